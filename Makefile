@@ -1,0 +1,135 @@
+# thpeval: build, test, run.  `make help` lists the targets.
+#
+#   make                 build bin/thpeval and the static guest programs
+#   make check           the whole test suite (unit + integration; needs root for the latter)
+#   make run             install what is missing, then `thpeval run --host-thp=always`
+#   make bench           orchestration / fidelity benchmarks, figures to bench/results/
+#   WERROR=1             warnings are errors (CI)      SANITIZE=address,undefined
+#   V=1                  show full commands
+
+VERSION := 0.1.0
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+O := build
+
+WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wvla -Wnull-dereference \
+	-Wimplicit-fallthrough -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+CFLAGS ?= -O2 -g
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DTHPEVAL_VERSION='"$(VERSION)"' -I. -MMD -MP
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+endif
+
+PKGS := libvirt libguestfs json-c sqlite3 libxml-2.0
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2);
+endif
+
+# ---- sources ----------------------------------------------------------------
+LIB_SRC := $(wildcard lib/*.c)
+HOST_SRC := $(wildcard host/*.c)
+IMAGES_SRC := $(wildcard images/*.c)
+ORCH_SRC := $(filter-out orchestrator/main.c,$(wildcard orchestrator/*.c))
+GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
+GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c
+
+CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
+GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
+
+BIN := bin/thpeval
+GUEST_BIN := bin/thpeval-guest
+
+TEST_SRC := $(wildcard tests/lib/test_*.c tests/host/test_*.c tests/images/test_*.c tests/orchestrator/test_*.c)
+GTEST_SRC := $(wildcard tests/guest/test_*.c)
+TEST_BIN := $(patsubst %.c,$(O)/%,$(TEST_SRC))
+GTEST_BIN := $(patsubst %.c,$(O)/%,$(GTEST_SRC))
+
+.PHONY: all clean check unit integration run bench help deps fuzz
+all: $(BIN) $(GUEST_BIN)
+
+$(O)/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+# guest objects: static, libc only, no sanitizers (they run as PID 1 in the guest)
+$(O)/g/%.o: %.c
+	$(call msg,CC,$< '(guest)')
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) -DTHPEVAL_GUEST $(CFLAGS) -c -o $@ $<
+
+$(O)/libthpeval.a: $(CORE_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/libguest.a: $(GUEST_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(O)/orchestrator/main.o $(O)/libthpeval.a
+	$(call msg,LD,$@)
+	@mkdir -p bin
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(GUEST_BIN): $(O)/g/guest/main.o $(O)/libguest.a
+	$(call msg,LD,$@ '(static)')
+	@mkdir -p bin
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ -lm
+
+$(O)/tests/%: tests/%.c $(O)/libthpeval.a
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CMOCKA_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ $< \
+		$(O)/libthpeval.a $(PKG_LIBS) $(CMOCKA_LIBS) -lm
+
+$(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) -DTHPEVAL_GUEST $(CMOCKA_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ $< \
+		$(O)/libguest.a $(CMOCKA_LIBS) -lm
+
+# ---- tests --------------------------------------------------------------------
+unit: all $(TEST_BIN) $(GTEST_BIN)
+	@tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN)
+
+integration: all
+	@tests/integration/run.sh
+
+check: deps
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
+deps:
+	@tools/deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@tools/services.sh
+	$(BIN) run --host-thp=always --out results
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@tools/services.sh
+	@bench/run.sh
+
+help:
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+clean:
+	rm -rf $(O) bin
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,29 @@
+/*
+ * err: a caller-owned error slot (first error wins: code + one-line message).
+ * Every module below main reports failure through it; nothing here prints,
+ * exits or aborts. Codes are negative errno values.
+ */
+#ifndef THPEVAL_LIB_ERR_H
+#define THPEVAL_LIB_ERR_H
+
+#include <stdbool.h>
+
+#define ERR_MSG_MAX 512
+
+struct err {
+	int code;		/* 0 = no error, else a negative errno */
+	char msg[ERR_MSG_MAX];
+};
+
+#define ERR_INIT { 0, { 0 } }
+
+/* Record an error unless one is already set; returns the code kept. */
+int err_set(struct err *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prefix the stored message with context ("while X: <old msg>"). */
+int err_wrap(struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void err_clear(struct err *e);
+bool err_isset(const struct err *e);
+
+#endif

@@ -1,0 +1,168 @@
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int digits_only(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!digits_only(s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+	uint64_t v;
+	int neg = 0, r;
+
+	if (s && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	r = parse_u64(s, &v);
+	if (r)
+		return r;
+	if (neg) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (v > INT64_MAX)
+			return -ERANGE;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
+
+int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	int r = parse_u64(s, &v);
+
+	if (r)
+		return r;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_double(const char *s, double *out)
+{
+	const char *p;
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (p = s; *p; p++)
+		if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p))
+			return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || end == s)
+		return -EINVAL;
+	if (errno == ERANGE || !isfinite(v))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int split_suffix(const char *s, char *num, size_t numlen, const char **suffix)
+{
+	size_t n = 0;
+
+	if (!s)
+		return -EINVAL;
+	while (isdigit((unsigned char)s[n]))
+		n++;
+	if (n == 0 || n >= numlen)
+		return n == 0 ? -EINVAL : -ERANGE;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	*suffix = s + n;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct { const char *sfx; unsigned shift; } tab[] = {
+		{ "", 0 }, { "B", 0 },
+		{ "K", 10 }, { "k", 10 }, { "KiB", 10 }, { "KB", 10 },
+		{ "M", 20 }, { "MiB", 20 }, { "MB", 20 },
+		{ "G", 30 }, { "GiB", 30 }, { "GB", 30 },
+		{ "T", 40 }, { "TiB", 40 }, { "TB", 40 },
+	};
+	char num[32];
+	const char *sfx;
+	uint64_t v;
+	size_t i;
+	int r;
+
+	r = split_suffix(s, num, sizeof(num), &sfx);
+	if (r)
+		return r;
+	r = parse_u64(num, &v);
+	if (r)
+		return r;
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(sfx, tab[i].sfx))
+			continue;
+		if (tab[i].shift && v > (UINT64_MAX >> tab[i].shift))
+			return -ERANGE;
+		*bytes = v << tab[i].shift;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int parse_duration_ms(const char *s, uint64_t *ms)
+{
+	static const struct { const char *sfx; uint64_t mult; } tab[] = {
+		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	};
+	char num[32];
+	const char *sfx;
+	uint64_t v;
+	size_t i;
+	int r;
+
+	r = split_suffix(s, num, sizeof(num), &sfx);
+	if (r)
+		return r;
+	r = parse_u64(num, &v);
+	if (r)
+		return r;
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(sfx, tab[i].sfx))
+			continue;
+		if (v > UINT64_MAX / tab[i].mult)
+			return -ERANGE;
+		*ms = v * tab[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,22 @@
+/*
+ * parse: strict conversion of user and guest text to numbers. The whole
+ * string must be consumed; no atoi, no silent truncation, no overflow.
+ * Returns 0 or -EINVAL / -ERANGE; never prints.
+ */
+#ifndef THPEVAL_LIB_PARSE_H
+#define THPEVAL_LIB_PARSE_H
+
+#include <stdint.h>
+
+int parse_u64(const char *s, uint64_t *out);
+int parse_i64(const char *s, int64_t *out);
+/* unsigned integer within [min, max] */
+int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* finite double (no nan/inf, no hex floats) */
+int parse_double(const char *s, double *out);
+/* bytes with optional binary suffix: K, M, G, T (also KiB, MiB, GiB, TiB, k) */
+int parse_size(const char *s, uint64_t *bytes);
+/* seconds with optional suffix ms, s, m, h; result in milliseconds */
+int parse_duration_ms(const char *s, uint64_t *ms);
+
+#endif

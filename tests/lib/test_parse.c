@@ -1,0 +1,90 @@
+/* tests for lib/parse.c: strict numbers, sizes and durations */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+
+#include "lib/parse.h"
+
+static void test_size(void **state)
+{
+	static const struct { const char *in; int rc; uint64_t want; } cases[] = {
+		{ "0", 0, 0 }, { "4096", 0, 4096 }, { "4K", 0, 4096 }, { "4k", 0, 4096 },
+		{ "256M", 0, 256ull << 20 }, { "256MiB", 0, 256ull << 20 }, { "1G", 0, 1ull << 30 },
+		{ "2T", 0, 2ull << 40 },
+		{ "", -EINVAL, 0 }, { "abc", -EINVAL, 0 }, { "M", -EINVAL, 0 }, { "-1M", -EINVAL, 0 },
+		{ "1.5G", -EINVAL, 0 }, { "12Q", -EINVAL, 0 }, { " 1M", -EINVAL, 0 }, { "1M ", -EINVAL, 0 },
+		{ "99999999999999999999", -ERANGE, 0 }, { "17179869184G", -ERANGE, 0 },
+		{ "1;rm -rf /", -EINVAL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 12345;
+		int rc = parse_size(cases[i].in, &v);
+
+		if (rc != cases[i].rc)
+			fail_msg("parse_size('%s') = %d, want %d", cases[i].in, rc, cases[i].rc);
+		if (rc == 0 && v != cases[i].want)
+			fail_msg("parse_size('%s') value %llu", cases[i].in, (unsigned long long)v);
+	}
+	assert_int_equal(parse_size(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+static void test_numbers(void **state)
+{
+	uint64_t u;
+	int64_t i;
+	double d;
+
+	assert_int_equal(parse_u64("42", &u), 0);
+	assert_int_equal(u, 42);
+	assert_int_equal(parse_u64("+42", &u), -EINVAL);
+	assert_int_equal(parse_u64("0x10", &u), -EINVAL);
+	assert_int_equal(parse_u64("18446744073709551616", &u), -ERANGE);
+	assert_int_equal(parse_u64_range("0", 1, 10, &u), -ERANGE);
+	assert_int_equal(parse_u64_range("11", 1, 10, &u), -ERANGE);
+	assert_int_equal(parse_u64_range("10", 1, 10, &u), 0);
+	assert_int_equal(parse_i64("-5", &i), 0);
+	assert_int_equal(i, -5);
+	assert_int_equal(parse_i64("-", &i), -EINVAL);
+	assert_int_equal(parse_double("1.5e3", &d), 0);
+	assert_true(d == 1500.0);
+	assert_int_equal(parse_double("nan", &d), -EINVAL);
+	assert_int_equal(parse_double("inf", &d), -EINVAL);
+	assert_int_equal(parse_double("1e999", &d), -ERANGE);
+	assert_int_equal(parse_double("", &d), -EINVAL);
+	assert_int_equal(parse_double("1.5x", &d), -EINVAL);
+}
+
+static void test_duration(void **state)
+{
+	static const struct { const char *in; int rc; uint64_t ms; } cases[] = {
+		{ "30", 0, 30000 }, { "30s", 0, 30000 }, { "250ms", 0, 250 }, { "2m", 0, 120000 },
+		{ "1h", 0, 3600000 }, { "", -EINVAL, 0 }, { "5d", -EINVAL, 0 }, { "s", -EINVAL, 0 },
+		{ "-1s", -EINVAL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 0;
+		int rc = parse_duration_ms(cases[i].in, &v);
+
+		if (rc != cases[i].rc || (rc == 0 && v != cases[i].ms))
+			fail_msg("parse_duration_ms('%s') = %d (%llu)", cases[i].in, rc, (unsigned long long)v);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_duration),
+	};
+
+	return cmocka_run_group_tests_name("lib/parse", tests, NULL, NULL);
+}

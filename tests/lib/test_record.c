@@ -1,0 +1,276 @@
+/* tests for lib/record.c: the guest <-> host record protocol */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/record.h"
+
+static int fmt_sample(char *buf, size_t len)
+{
+	struct record r;
+
+	rec_init(&r, REC_RESULT, 7);
+	assert_int_equal(rec_add_str(&r, "workload", "memset"), 0);
+	assert_int_equal(rec_add_f64(&r, "access_ns", 123.5), 0);
+	assert_int_equal(rec_add_u64(&r, "size_bytes", 268435456), 0);
+	assert_int_equal(rec_add_str(&r, "reason", "a b=c%d\n"), 0);
+	return rec_format(&r, buf, len);
+}
+
+static void test_roundtrip(void **state)
+{
+	char buf[REC_MAX_LINE + 2], why[128];
+	struct record out;
+	double d;
+	uint64_t u;
+	int n = fmt_sample(buf, sizeof(buf));
+
+	assert_true(n > 0);
+	assert_int_equal(buf[n - 1], '\n');
+	assert_int_equal(rec_parse(buf, (size_t)n, &out, why, sizeof(why)), 0);
+	assert_int_equal(out.type, REC_RESULT);
+	assert_int_equal(out.seq, 7);
+	assert_string_equal(rec_get(&out, "workload"), "memset");
+	assert_string_equal(rec_get(&out, "reason"), "a b=c%d\n");
+	assert_int_equal(rec_get_f64(&out, "access_ns", &d), 0);
+	assert_true(d == 123.5);
+	assert_int_equal(rec_get_u64(&out, "size_bytes", &u), 0);
+	assert_int_equal(u, 268435456);
+	assert_null(rec_get(&out, "missing"));
+	assert_int_not_equal(rec_get_u64(&out, "workload", &u), 0);
+}
+
+/* each malformed line, with the reason the parser must give */
+struct bad_case {
+	const char *name;
+	const char *line;	/* if NULL, derived by mutate() from a good line */
+	int mutate;
+	const char *why_contains;
+};
+
+enum { MUT_NONE, MUT_FLIP_BYTE, MUT_TRUNCATE, MUT_DROP_CRC, MUT_NUL };
+
+static void test_rejects(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "empty", "", MUT_NONE, "not a" },
+		{ "garbage", "hello world", MUT_NONE, "not a" },
+		{ "wrong magic", "THPEVAL2 1 result #00000000", MUT_NONE, "not a" },
+		{ "no checksum", "THPEVAL1 1 result a=b", MUT_NONE, "checksum" },
+		{ "bad checksum digits", "THPEVAL1 1 result a=b #zzzzzzzz", MUT_NONE, "checksum" },
+		{ "flipped byte", NULL, MUT_FLIP_BYTE, "checksum mismatch" },
+		{ "truncated", NULL, MUT_TRUNCATE, "checksum" },
+		{ "dropped crc", NULL, MUT_DROP_CRC, "checksum" },
+		{ "nul byte", NULL, MUT_NUL, "NUL" },
+	};
+	char buf[REC_MAX_LINE + 2], why[128];
+	struct record out;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad_case *c = &cases[i];
+		size_t len;
+
+		if (c->line) {
+			snprintf(buf, sizeof(buf), "%s", c->line);
+			len = strlen(buf);
+		} else {
+			int n = fmt_sample(buf, sizeof(buf));
+
+			assert_true(n > 0);
+			len = (size_t)n;
+			switch (c->mutate) {
+			case MUT_FLIP_BYTE: buf[12] ^= 1; break;
+			case MUT_TRUNCATE: len = (size_t)n / 2; break;
+			case MUT_DROP_CRC: len -= 11; break;
+			case MUT_NUL: buf[20] = '\0'; break;
+			}
+		}
+		why[0] = '\0';
+		if (rec_parse(buf, len, &out, why, sizeof(why)) == 0)
+			fail_msg("case '%s' was accepted", c->name);
+		if (!strstr(why, c->why_contains))
+			fail_msg("case '%s': reason '%s' lacks '%s'", c->name, why, c->why_contains);
+	}
+}
+
+/* build a line with a correct checksum around an arbitrary body */
+static size_t with_crc(char *buf, size_t len, const char *body)
+{
+	int n = snprintf(buf, len, "%s ", body);
+
+	n += snprintf(buf + n, len - (size_t)n, "#%08x", rec_crc32(buf, (size_t)n));
+	return (size_t)n;
+}
+
+static void test_rejects_structure(void **state)
+{
+	static const struct { const char *name, *body, *why; } cases[] = {
+		{ "unknown type", "THPEVAL1 1 bogus a=b", "unknown record type" },
+		{ "missing type", "THPEVAL1 1", "missing record type" },
+		{ "bad seq", "THPEVAL1 x1 result", "sequence" },
+		{ "leading zero seq", "THPEVAL1 01 result", "sequence" },
+		{ "huge seq", "THPEVAL1 99999999999 result", "sequence" },
+		{ "no equals", "THPEVAL1 1 result abc", "without '='" },
+		{ "empty key", "THPEVAL1 1 result =v", "key" },
+		{ "upper key", "THPEVAL1 1 result Key=v", "key" },
+		{ "double space", "THPEVAL1 1 result a=b  c=d", "empty field" },
+		{ "bad value char", "THPEVAL1 1 result a=b\"c", "bad character" },
+		{ "bad escape", "THPEVAL1 1 result a=%zz", "escape" },
+		{ "short escape", "THPEVAL1 1 result a=%2", "escape" },
+		{ "non canonical escape", "THPEVAL1 1 result a=%41", "non-canonical" },
+		{ "nul escape", "THPEVAL1 1 result a=%00", "non-canonical" },
+		{ "duplicate key", "THPEVAL1 1 result a=1 a=2", "duplicate" },
+	};
+	char buf[REC_MAX_LINE + 64], why[128];
+	struct record out;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = with_crc(buf, sizeof(buf), cases[i].body);
+
+		why[0] = '\0';
+		if (rec_parse(buf, len, &out, why, sizeof(why)) == 0)
+			fail_msg("case '%s' was accepted", cases[i].name);
+		if (!strstr(why, cases[i].why))
+			fail_msg("case '%s': reason '%s' lacks '%s'", cases[i].name, why, cases[i].why);
+	}
+}
+
+static void test_limits(void **state)
+{
+	char body[REC_MAX_LINE * 2], buf[REC_MAX_LINE * 2 + 64], why[128], key[16];
+	char val[REC_VAL_MAX + 8];
+	struct record r, out;
+	size_t len;
+	int i, n;
+
+	/* too many fields */
+	n = snprintf(body, sizeof(body), "THPEVAL1 1 result");
+	for (i = 0; i <= REC_MAX_FIELDS; i++)
+		n += snprintf(body + n, sizeof(body) - (size_t)n, " k%d=1", i);
+	len = with_crc(buf, sizeof(buf), body);
+	assert_int_not_equal(rec_parse(buf, len, &out, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "fields"));
+
+	/* oversized line */
+	memset(body, 'a', sizeof(body) - 1);
+	body[sizeof(body) - 1] = '\0';
+	assert_int_not_equal(rec_parse(body, strlen(body), &out, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "longer"));
+
+	/* value too long for the writer and for the parser */
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = '\0';
+	rec_init(&r, REC_INFO, 0);
+	assert_int_equal(rec_add_str(&r, "v", val), -E2BIG);
+	snprintf(body, sizeof(body), "THPEVAL1 1 info v=%s", val);
+	len = with_crc(buf, sizeof(buf), body);
+	assert_int_not_equal(rec_parse(buf, len, &out, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "too long"));
+
+	/* writer refuses bad keys, duplicates, too many fields, non-finite */
+	rec_init(&r, REC_INFO, 0);
+	assert_int_equal(rec_add_str(&r, "Bad", "x"), -EINVAL);
+	assert_int_equal(rec_add_str(&r, "", "x"), -EINVAL);
+	assert_int_equal(rec_add_str(&r, "a", "x"), 0);
+	assert_int_equal(rec_add_str(&r, "a", "y"), -EINVAL);
+	assert_int_equal(rec_add_f64(&r, "nan", 0.0 / 0.0), -EINVAL);
+	for (i = 1; i < REC_MAX_FIELDS; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(rec_add_u64(&r, key, (uint64_t)i), 0);
+	}
+	assert_int_equal(rec_add_u64(&r, "one_more", 1), -E2BIG);
+	/* a full record still formats within a line */
+	n = rec_format(&r, buf, sizeof(buf));
+	assert_true(n > 0 && n <= REC_MAX_LINE + 1);
+	assert_int_equal(rec_parse(buf, (size_t)n, &out, why, sizeof(why)), 0);
+	assert_int_equal(out.nfields, REC_MAX_FIELDS);
+	/* a too small buffer is refused, not truncated */
+	assert_int_equal(rec_format(&r, buf, 40), -E2BIG);
+}
+
+struct collect {
+	int ok, oversized;
+	char last[REC_MAX_LINE + 1];
+};
+
+static int collect_line(void *opaque, enum rec_line_kind kind, const char *line, size_t len)
+{
+	struct collect *c = opaque;
+
+	if (kind == REC_LINE_OVERSIZED) {
+		c->oversized++;
+		return 0;
+	}
+	c->ok++;
+	memcpy(c->last, line, len);
+	c->last[len] = '\0';
+	return 0;
+}
+
+static void test_reader(void **state)
+{
+	struct rec_reader *rd = malloc(sizeof(*rd));
+	struct collect c = { 0 };
+	char *flood;
+	size_t i;
+
+	assert_non_null(rd);
+	rec_reader_init(rd);
+	/* lines split across feeds */
+	assert_int_equal(rec_reader_feed(rd, "ab", 2, collect_line, &c), 0);
+	assert_int_equal(c.ok, 0);
+	assert_int_equal(rec_reader_feed(rd, "c\nde", 4, collect_line, &c), 0);
+	assert_int_equal(c.ok, 1);
+	assert_string_equal(c.last, "abc");
+	/* a flood without newline: reported once as oversized, memory bounded */
+	flood = malloc(REC_MAX_LINE * 10);
+	assert_non_null(flood);
+	memset(flood, 'x', REC_MAX_LINE * 10);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(rec_reader_feed(rd, flood, REC_MAX_LINE * 10, collect_line, &c), 0);
+	assert_int_equal(c.oversized, 1);
+	assert_int_equal(c.ok, 1);
+	/* after the newline, lines are delivered again */
+	assert_int_equal(rec_reader_feed(rd, "\nok\n", 4, collect_line, &c), 0);
+	assert_int_equal(c.ok, 2);
+	assert_string_equal(c.last, "ok");
+	free(flood);
+	free(rd);
+}
+
+static void test_type_names(void **state)
+{
+	enum rec_type t;
+	unsigned i;
+
+	for (i = 0; i < REC__COUNT; i++) {
+		assert_int_equal(rec_type_parse(rec_type_name((enum rec_type)i), &t), 0);
+		assert_int_equal(t, i);
+	}
+	assert_int_not_equal(rec_type_parse("nope", &t), 0);
+	/* CRC-32 (IEEE) check value */
+	assert_int_equal(rec_crc32("123456789", 9), 0xcbf43926u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_rejects_structure),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_type_names),
+	};
+
+	return cmocka_run_group_tests_name("lib/record", tests, NULL, NULL);
+}

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Install the Debian packages thpeval needs to build, test and run, if missing.
+# Idempotent: does nothing (and needs no network) when everything is present.
+set -eu
+
+PKGS="gcc make pkg-config libc6-dev
+libvirt-daemon-system libvirt-dev qemu-system-x86 qemu-utils
+libguestfs-dev supermin linux-image-amd64
+libcmocka-dev libjson-c-dev libsqlite3-dev libxml2-dev libxml2-utils"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	case "$st" in
+	ii*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+
+if [ -z "$missing" ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "thpeval: missing packages:$missing; run as root or: apt-get install$missing" >&2
+	exit 1
+fi
+
+echo "thpeval: installing missing packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Start virtlogd and libvirtd if they are not running (there may be no systemd),
+# and wait until libvirtd's socket answers. Needs root.
+set -eu
+
+SOCK=/run/libvirt/libvirt-sock
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "thpeval: starting libvirtd needs root; skipping (use --connect to reach a running one)" >&2
+	exit 0
+fi
+if ! pgrep -x virtlogd >/dev/null 2>&1; then
+	virtlogd -d
+fi
+if ! pgrep -x libvirtd >/dev/null 2>&1; then
+	libvirtd -d
+fi
+i=0
+while [ ! -S "$SOCK" ]; do
+	i=$((i + 1))
+	if [ "$i" -gt 100 ]; then
+		echo "thpeval: libvirtd did not create $SOCK within 10 s; see /var/log/libvirt/libvirtd.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
