@@ -1,0 +1,358 @@
+#include "orchestrator/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/parse.h"
+
+#define CLI_MAX_OPTS 64
+
+int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, void *ctx,
+	      int *first_arg, bool *want_help, struct err *e)
+{
+	struct option lo[CLI_MAX_OPTS + 2];
+	size_t i, n = 0;
+	int c, idx;
+
+	*want_help = false;
+	if (cmd->nopts > CLI_MAX_OPTS)
+		return err_set(e, -E2BIG, "internal: too many options for '%s'", cmd->name);
+	for (i = 0; i < cmd->nopts; i++) {
+		lo[n].name = cmd->opts[i].name;
+		lo[n].has_arg = cmd->opts[i].arg ? required_argument : no_argument;
+		lo[n].flag = NULL;
+		lo[n].val = 1000 + (int)i;
+		n++;
+	}
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ NULL, 0, NULL, 0 };
+
+	optind = 0;	/* full reset (GNU) */
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		c = getopt_long(argc, argv, "+:h", lo, &idx);
+		if (c == -1)
+			break;
+		if (c == 'h') {
+			*want_help = true;
+			continue;
+		}
+		if (c == '?') {
+			const char *bad = argv[optind - 1];
+
+			if (optopt && optopt < 1000)
+				return err_set(e, -EINVAL, "%s: unknown option '-%c'; see 'thpeval %s --help'",
+					       cmd->name, optopt, cmd->name);
+			return err_set(e, -EINVAL, "%s: unknown option '%s'; see 'thpeval %s --help'",
+				       cmd->name, bad ? bad : "?", cmd->name);
+		}
+		if (c == ':') {
+			const char *bad = argv[optind - 1];
+
+			return err_set(e, -EINVAL, "%s: option '%s' needs a value; see 'thpeval %s --help'",
+				       cmd->name, bad ? bad : "?", cmd->name);
+		}
+		if (c >= 1000 && (size_t)(c - 1000) < cmd->nopts) {
+			const struct opt *o = &cmd->opts[c - 1000];
+			int r;
+
+			if (o->arg && optarg && !*optarg)
+				return err_set(e, -EINVAL, "%s: option '--%s' needs a non-empty value",
+					       cmd->name, o->name);
+			r = fn(ctx, o->id, optarg, e);
+			if (r)
+				return err_wrap(e, "%s: --%s", cmd->name, o->name);
+		}
+	}
+	*first_arg = optind;
+	return 0;
+}
+
+/* "  --left   text..." with text wrapped at 79 columns under itself */
+static void print_wrapped(FILE *out, const char *left, const char *text)
+{
+	const int indent = 29, width = 79;
+	const char *p = text;
+	int col;
+
+	col = fprintf(out, "  %-26s ", left);
+	if (col > indent) {
+		fputc('\n', out);
+		col = fprintf(out, "%*s", indent, "");
+	}
+	while (*p) {
+		const char *w = p;
+		bool line_start = col <= indent;
+		int wl;
+
+		while (*w && *w != ' ')
+			w++;
+		wl = (int)(w - p);
+		if (!line_start && col + 1 + wl > width) {
+			fputc('\n', out);
+			col = fprintf(out, "%*s", indent, "");
+			line_start = true;
+		}
+		col += fprintf(out, "%s%.*s", line_start ? "" : " ", wl, p);
+		p = w;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+void cli_help(const struct command *cmd, FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: thpeval %s [options]%s%s\n\n%s\n", cmd->name, cmd->args ? " " : "",
+		cmd->args ? cmd->args : "", cmd->summary);
+	if (cmd->details)
+		fprintf(out, "\n%s\n", cmd->details);
+	fprintf(out, "\noptions:\n");
+	for (i = 0; i < cmd->nopts; i++) {
+		const struct opt *o = &cmd->opts[i];
+		char left[64];
+
+		char text[512];
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? "=" : "", o->arg ? o->arg : "");
+		snprintf(text, sizeof(text), "%s%s%s%s", o->help, o->def ? " (default: " : "",
+			 o->def ? o->def : "", o->def ? ")" : "");
+		print_wrapped(out, left, text);
+	}
+	print_wrapped(out, "-h, --help", "show this help");
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+enum run_opt {
+	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
+	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
+	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET,
+};
+
+static const struct opt run_opts[] = {
+	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always)", RO_HOST_THP },
+	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
+	{ "workloads", "LIST", "memset", "workloads to run in the guest", RO_WORKLOADS },
+	{ "reps", "N", "3", "measured repetitions per cell (1-100)", RO_REPS },
+	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
+	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
+	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
+	{ "accesses", "N", "2000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
+	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes)", RO_TIMEOUT },
+	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
+	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
+	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
+	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
+	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", RO_GUEST_BIN },
+	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
+	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
+	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
+};
+
+const struct command cli_run_cmd = {
+	.name = "run",
+	.args = NULL,
+	.summary = "Boot guests over libvirt with host THP set to 'never' and to each setting under\n"
+		   "evaluation, run the workloads inside with guest THP 'never' and each guest setting,\n"
+		   "and report every cell with its repetitions, 95% confidence intervals and the\n"
+		   "evidence (host and guest huge-page coverage) that the intended THP state held.",
+	.details = "Host THP settings are journaled before they are changed and restored on exit,\n"
+		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
+		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
+	.opts = run_opts,
+	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+};
+
+void run_config_defaults(struct run_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->host_thp[0], "always");
+	c->n_host_thp = 1;
+	strcpy(c->guest_thp[0], "always");
+	c->n_guest_thp = 1;
+	strcpy(c->workloads, "memset");
+	c->reps = 3;
+	c->warmup = 1;
+	c->vcpus = 1;
+	c->memory = 1ull << 30;
+	c->size = 256ull << 20;
+	c->accesses = 2000000;
+	c->seed = 0;
+	c->timeout_ms = 15 * 60 * 1000;
+	c->min_coverage = 90.0;
+	c->accel = ACCEL_AUTO;
+	strcpy(c->uri, "qemu:///system");
+	strcpy(c->cache_dir, "/var/cache/thpeval/images");
+	strcpy(c->state_dir, "/var/lib/thpeval");
+	strcpy(c->sysfs_root, "/");
+}
+
+int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
+		   const char *what, struct err *e)
+{
+	static const char *const valid[] = { "always", "madvise", "never" };
+	char buf[256], *tok, *save = NULL;
+	size_t i, k;
+
+	*n = 0;
+	if (strlen(s) >= sizeof(buf))
+		return err_set(e, -EINVAL, "%s list too long", what);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool ok = false, dup = false;
+
+		for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+			if (!strcmp(tok, valid[i]))
+				ok = true;
+		if (!ok)
+			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
+		if (drop_never && !strcmp(tok, "never"))
+			continue;
+		for (k = 0; k < *n; k++)
+			if (!strcmp(out[k], tok))
+				dup = true;
+		if (dup)
+			continue;
+		if (*n >= max)
+			return err_set(e, -E2BIG, "too many %s settings", what);
+		strcpy(out[(*n)++], tok);
+	}
+	if (*n == 0 && !strstr(s, "never"))
+		return err_set(e, -EINVAL, "empty %s list", what);
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *arg, const char *what, struct err *e)
+{
+	if (strlen(arg) >= len)
+		return err_set(e, -ENAMETOOLONG, "%s path too long", what);
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
+{
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+}
+
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct run_config *c = ctx;
+	uint64_t v;
+	double d;
+	int r;
+
+	switch ((enum run_opt)id) {
+	case RO_HOST_THP:
+		return thp_list_parse(arg, c->host_thp, CLI_MAX_THP, &c->n_host_thp, true, "host THP", e);
+	case RO_GUEST_THP:
+		return thp_list_parse(arg, c->guest_thp, CLI_MAX_THP, &c->n_guest_thp, true, "guest THP", e);
+	case RO_WORKLOADS:
+		if (strcmp(arg, "memset"))
+			return err_set(e, -EINVAL, "unknown workload list '%s': available: memset", arg);
+		strcpy(c->workloads, arg);
+		return 0;
+	case RO_REPS:
+		r = parse_u64_range(arg, 1, 100, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition count from 1 to 100");
+		c->reps = (unsigned)v;
+		return 0;
+	case RO_WARMUP:
+		r = parse_u64_range(arg, 0, 10, &v);
+		if (r)
+			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
+		c->warmup = (unsigned)v;
+		return 0;
+	case RO_MEMORY:
+		r = parse_size(arg, &v);
+		if (r || v < (256ull << 20) || v > (1ull << 40))
+			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
+		c->memory = v;
+		return 0;
+	case RO_VCPUS:
+		r = parse_u64_range(arg, 1, 64, &v);
+		if (r)
+			return bad_value(e, r, arg, "a vCPU count from 1 to 64");
+		c->vcpus = (unsigned)v;
+		return 0;
+	case RO_SIZE:
+		r = parse_size(arg, &v);
+		if (r || v == 0 || v % (2u << 20))
+			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
+		c->size = v;
+		return 0;
+	case RO_ACCESSES:
+		r = parse_u64_range(arg, 1000, 1000000000ull, &v);
+		if (r)
+			return bad_value(e, r, arg, "an access count from 1000 to 1000000000");
+		c->accesses = v;
+		return 0;
+	case RO_SEED:
+		r = parse_u64_range(arg, 1, 0xffffffffull, &v);
+		if (r)
+			return bad_value(e, r, arg, "a seed from 1 to 4294967295");
+		c->seed = v;
+		return 0;
+	case RO_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 48ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 48h (e.g. 900, 15m)");
+		c->timeout_ms = v;
+		return 0;
+	case RO_MIN_COV:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 100)
+			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
+		c->min_coverage = d;
+		return 0;
+	case RO_ACCEL:
+		if (accel_parse(arg, &c->accel))
+			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+		return 0;
+	case RO_CONNECT:
+		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
+	case RO_OUT:
+		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
+	case RO_KERNEL:
+		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
+	case RO_GUEST_BIN:
+		return set_path(c->guest_bin, sizeof(c->guest_bin), arg, "guest program", e);
+	case RO_CACHE_DIR:
+		return set_path(c->cache_dir, sizeof(c->cache_dir), arg, "cache", e);
+	case RO_STATE_DIR:
+		return set_path(c->state_dir, sizeof(c->state_dir), arg, "state", e);
+	case RO_SYSFS_ROOT:
+		return set_path(c->sysfs_root, sizeof(c->sysfs_root), arg, "sysfs root", e);
+	case RO_QUIET:
+		c->quiet = true;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+int run_config_check(struct run_config *c, struct err *e)
+{
+	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
+
+	if (c->size + margin > c->memory)
+		return err_set(e, -EINVAL,
+			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
+			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
+			       (unsigned long long)((c->size + margin) >> 20));
+	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
+		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
+			       c->kernel);
+	return 0;
+}

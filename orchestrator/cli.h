@@ -1,0 +1,76 @@
+/*
+ * cli: the command table's option tables, turned into getopt_long input and
+ * into --help text (one source for both), and the parsed `run` configuration
+ * with its validation. Never prints except through cli_help(); never exits.
+ */
+#ifndef THPEVAL_ORCH_CLI_H
+#define THPEVAL_ORCH_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+#include "orchestrator/domain.h"
+
+struct opt {
+	const char *name;	/* long option name */
+	const char *arg;	/* metavar, NULL for a flag */
+	const char *def;	/* default shown in help, NULL for none */
+	const char *help;
+	int id;
+};
+
+struct command {
+	const char *name;
+	const char *args;	/* positional synopsis */
+	const char *summary;
+	const char *details;	/* paragraph for --help, may be NULL */
+	const struct opt *opts;
+	size_t nopts;
+};
+
+typedef int (*cli_opt_fn)(void *ctx, int id, const char *arg, struct err *e);
+
+/* Parse argv (argv[0] = command name). On return *first_arg indexes the positionals. */
+int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, void *ctx,
+	      int *first_arg, bool *want_help, struct err *e);
+void cli_help(const struct command *cmd, FILE *out);
+
+#define CLI_MAX_THP 8
+#define CLI_THP_LEN 16
+
+struct run_config {
+	char host_thp[CLI_MAX_THP][CLI_THP_LEN];	/* treatments, "never" baseline implied */
+	size_t n_host_thp;
+	char guest_thp[CLI_MAX_THP][CLI_THP_LEN];
+	size_t n_guest_thp;
+	char workloads[128];
+	unsigned reps, warmup, vcpus;
+	uint64_t memory, size, accesses, seed;
+	uint64_t timeout_ms;
+	double min_coverage;
+	enum accel accel;
+	char uri[256];
+	char out_dir[PATH_MAX];
+	char kernel[PATH_MAX];
+	char guest_bin[PATH_MAX];
+	char cache_dir[PATH_MAX];
+	char state_dir[PATH_MAX];
+	char sysfs_root[PATH_MAX];
+	bool quiet;
+};
+
+extern const struct command cli_run_cmd;
+
+void run_config_defaults(struct run_config *c);
+/* option callback for cli_parse on cli_run_cmd */
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
+/* cross-option checks after parsing */
+int run_config_check(struct run_config *c, struct err *e);
+/* "always,madvise" -> validated, deduplicated list; "never" dropped when drop_never */
+int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
+		   const char *what, struct err *e);
+
+#endif

@@ -1,0 +1,471 @@
+#include "orchestrator/results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void results_init(struct results *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->thpeval_version, sizeof(r->thpeval_version), "%s", THPEVAL_VERSION);
+	snprintf(r->status, sizeof(r->status), "running");
+	r->started = time(NULL);
+}
+
+void results_release(struct results *r)
+{
+	if (!r)
+		return;
+	free(r->cells);
+	free(r->guests);
+	r->cells = NULL;
+	r->guests = NULL;
+	r->ncells = r->nguests = r->cap_cells = r->cap_guests = 0;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 8;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
+			  const char *guest_thp, const char *workload, struct err *e)
+{
+	struct cell *c;
+	size_t i;
+
+	for (i = 0; i < r->ncells; i++) {
+		c = &r->cells[i];
+		if (!strcmp(c->target, target) && !strcmp(c->host_thp, host_thp) &&
+		    !strcmp(c->guest_thp, guest_thp) && !strcmp(c->workload, workload))
+			return c;
+	}
+	if (strlen(host_thp) >= RES_NAME_MAX || strlen(guest_thp) >= RES_NAME_MAX ||
+	    strlen(workload) >= RES_NAME_MAX || strlen(target) >= sizeof(c->target)) {
+		err_set(e, -EINVAL, "cell name too long");
+		return NULL;
+	}
+	if (grow((void **)&r->cells, &r->cap_cells, r->ncells + 1, sizeof(*c))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	c = &r->cells[r->ncells++];
+	memset(c, 0, sizeof(*c));
+	strcpy(c->target, target);
+	strcpy(c->host_thp, host_thp);
+	strcpy(c->guest_thp, guest_thp);
+	strcpy(c->workload, workload);
+	strcpy(c->host_cov.name, "host_huge_pct");
+	strcpy(c->guest_cov.name, "guest_huge_pct");
+	c->valid = true;
+	return c;
+}
+
+struct guest_log *results_guest_add(struct results *r, struct err *e)
+{
+	struct guest_log *g;
+
+	if (grow((void **)&r->guests, &r->cap_guests, r->nguests + 1, sizeof(*g))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	g = &r->guests[r->nguests++];
+	memset(g, 0, sizeof(*g));
+	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	return g;
+}
+
+int metric_add(struct metric *m, double v)
+{
+	if (!isfinite(v))
+		return -EINVAL;
+	if (m->n >= RES_MAX_SAMPLES)
+		return -E2BIG;
+	m->samples[m->n++] = v;
+	return 0;
+}
+
+const struct metric *cell_metric_find(const struct cell *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nmetrics; i++)
+		if (!strcmp(c->metrics[i].name, name))
+			return &c->metrics[i];
+	return NULL;
+}
+
+struct metric *cell_metric(struct cell *c, const char *name, struct err *e)
+{
+	struct metric *m;
+	size_t i;
+
+	for (i = 0; i < c->nmetrics; i++)
+		if (!strcmp(c->metrics[i].name, name))
+			return &c->metrics[i];
+	if (c->nmetrics >= RES_MAX_METRICS || strlen(name) >= REC_KEY_MAX) {
+		err_set(e, -E2BIG, "too many metrics in cell %s/%s/%s", c->host_thp, c->guest_thp, c->workload);
+		return NULL;
+	}
+	m = &c->metrics[c->nmetrics++];
+	memset(m, 0, sizeof(*m));
+	strcpy(m->name, name);
+	return m;
+}
+
+void cell_add_failure(struct cell *c, const char *reason)
+{
+	c->reps_failed++;
+	if (c->nfailures < RES_MAX_FAILURES)
+		snprintf(c->failures[c->nfailures++], sizeof(c->failures[0]), "%s", reason);
+}
+
+static bool thp_is_off(const char *setting)
+{
+	return !strcmp(setting, "never");
+}
+
+static void cell_validate(struct cell *c, double min_cov)
+{
+	const double off_max = 1.0;	/* % huge allowed where THP is "never" */
+
+	c->valid = true;
+	c->invalid_reason[0] = '\0';
+	if (c->reps_ok == 0) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "no successful repetition%s%s",
+			 c->nfailures ? ": " : "", c->nfailures ? c->failures[0] : "");
+		return;
+	}
+	if (c->host_cov.n == 0) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "no host coverage evidence (QEMU smaps could not be read)");
+		return;
+	}
+	if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "host THP is never but %.1f%% of guest RAM is on host huge pages", c->host_cov.s.max);
+	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "host THP is %s but only %.1f%% of guest RAM is on host huge pages (need %.0f%%)",
+			 c->host_thp, c->host_cov.s.min, min_cov);
+	} else if (c->guest_cov.n == 0) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "no guest coverage evidence");
+	} else if (thp_is_off(c->guest_thp) && c->guest_cov.s.max > off_max) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "guest THP is never but %.1f%% of the buffer is on guest huge pages", c->guest_cov.s.max);
+	} else if (!thp_is_off(c->guest_thp) && c->guest_cov.s.min < min_cov) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "guest THP is %s but only %.1f%% of the buffer is on guest huge pages (need %.0f%%)",
+			 c->guest_thp, c->guest_cov.s.min, min_cov);
+	}
+}
+
+void results_finish(struct results *r, double min_cov_pct)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->ncells; i++) {
+		struct cell *c = &r->cells[i];
+
+		for (j = 0; j < c->nmetrics; j++)
+			summarize(c->metrics[j].samples, c->metrics[j].n, &c->metrics[j].s);
+		summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
+		summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
+		cell_validate(c, min_cov_pct);
+	}
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static json_object *jnum(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL;	/* NULL = JSON null */
+}
+
+static json_object *jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+static json_object *j_metric(const struct metric *m)
+{
+	json_object *o = json_object_new_object();
+	json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		json_object_array_add(arr, jnum(m->samples[i]));
+	json_object_object_add(o, "samples", arr);
+	json_object_object_add(o, "n", json_object_new_int64((int64_t)m->s.n));
+	json_object_object_add(o, "mean", jnum(m->s.mean));
+	json_object_object_add(o, "sd", jnum(m->s.sd));
+	json_object_object_add(o, "cv_pct", jnum(m->s.cv_pct));
+	json_object_object_add(o, "ci95_low", jnum(m->s.ci95_low));
+	json_object_object_add(o, "ci95_high", jnum(m->s.ci95_high));
+	return o;
+}
+
+static json_object *j_thp(const struct thp_settings *s)
+{
+	json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		json_object_object_add(o, s->s[i].key, jstr(s->s[i].value));
+	return o;
+}
+
+static json_object *j_cell(const struct cell *c)
+{
+	json_object *o = json_object_new_object();
+	json_object *metrics = json_object_new_object();
+	json_object *cov = json_object_new_object();
+	json_object *fails = json_object_new_array();
+	size_t i;
+
+	json_object_object_add(o, "target", jstr(c->target));
+	json_object_object_add(o, "host_thp", jstr(c->host_thp));
+	json_object_object_add(o, "guest_thp", jstr(c->guest_thp));
+	json_object_object_add(o, "workload", jstr(c->workload));
+	json_object_object_add(o, "guest", jstr(c->guest));
+	for (i = 0; i < c->nmetrics; i++)
+		json_object_object_add(metrics, c->metrics[i].name, j_metric(&c->metrics[i]));
+	json_object_object_add(o, "metrics", metrics);
+	json_object_object_add(cov, "host_huge_pct", jnum(c->host_cov.s.mean));
+	json_object_object_add(cov, "guest_huge_pct", jnum(c->guest_cov.s.mean));
+	json_object_object_add(cov, "host_huge_pct_samples", j_metric(&c->host_cov));
+	json_object_object_add(cov, "guest_huge_pct_samples", j_metric(&c->guest_cov));
+	json_object_object_add(o, "coverage", cov);
+	json_object_object_add(o, "reps_ok", json_object_new_int64(c->reps_ok));
+	json_object_object_add(o, "reps_failed", json_object_new_int64(c->reps_failed));
+	json_object_object_add(o, "warmups", json_object_new_int64(c->warmups));
+	for (i = 0; i < c->nfailures; i++)
+		json_object_array_add(fails, jstr(c->failures[i]));
+	json_object_object_add(o, "failures", fails);
+	json_object_object_add(o, "valid", json_object_new_boolean(c->valid));
+	json_object_object_add(o, "invalid_reason", c->valid ? NULL : jstr(c->invalid_reason));
+	return o;
+}
+
+static json_object *j_guest(const struct guest_log *g)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", jstr(g->name));
+	json_object_object_add(o, "host_thp", jstr(g->host_thp));
+	json_object_object_add(o, "status", jstr(g->status));
+	json_object_object_add(o, "error", g->error[0] ? jstr(g->error) : NULL);
+	json_object_object_add(o, "domain_xml", jstr(g->xml_path));
+	json_object_object_add(o, "console_log", jstr(g->console_path));
+	json_object_object_add(o, "guest_kernel", jstr(g->guest_kernel));
+	json_object_object_add(o, "create_to_first_record_s", jnum(g->create_to_first_record_s));
+	json_object_object_add(o, "teardown_s", jnum(g->teardown_s));
+	json_object_object_add(o, "total_s", jnum(g->total_s));
+	json_object_object_add(o, "records", json_object_new_int64(g->records));
+	json_object_object_add(o, "rejected_lines", json_object_new_int64(g->rejected));
+	return o;
+}
+
+static json_object *j_results(const struct results *r)
+{
+	const struct run_settings *s = &r->settings;
+	json_object *o = json_object_new_object();
+	json_object *host = json_object_new_object();
+	json_object *set = json_object_new_object();
+	json_object *cells = json_object_new_array();
+	json_object *guests = json_object_new_array();
+	size_t i;
+
+	json_object_object_add(o, "schema_version", json_object_new_int(RESULTS_SCHEMA_VERSION));
+	json_object_object_add(o, "thpeval_version", jstr(r->thpeval_version));
+	json_object_object_add(o, "status", jstr(r->status));
+	json_object_object_add(o, "error", r->error[0] ? jstr(r->error) : NULL);
+	json_object_object_add(o, "started_unix", json_object_new_int64((int64_t)r->started));
+	json_object_object_add(o, "finished_unix", r->finished ? json_object_new_int64((int64_t)r->finished) : NULL);
+	json_object_object_add(o, "accel", jstr(r->accel));
+	json_object_object_add(o, "accel_reason", jstr(r->accel_reason));
+	json_object_object_add(host, "kernel", jstr(r->host.kernel));
+	json_object_object_add(host, "cpu_model", jstr(r->host.cpu_model));
+	json_object_object_add(host, "cpus", json_object_new_int64(r->host.cpus));
+	json_object_object_add(host, "mem_total_kb", json_object_new_int64((int64_t)r->host.mem_total_kb));
+	json_object_object_add(host, "libvirt_version", jstr(r->libvirt_version));
+	json_object_object_add(host, "hypervisor_version", jstr(r->hypervisor_version));
+	json_object_object_add(host, "thp_before", j_thp(&r->thp_before));
+	json_object_object_add(host, "thp_after", r->have_thp_after ? j_thp(&r->thp_after) : NULL);
+	json_object_object_add(o, "host", host);
+	json_object_object_add(o, "image_id", jstr(r->image_id));
+	json_object_object_add(set, "uri", jstr(s->uri));
+	json_object_object_add(set, "host_thp", jstr(s->host_thp_list));
+	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));
+	json_object_object_add(set, "workloads", jstr(s->workloads));
+	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
+	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
+	json_object_object_add(set, "vcpus", json_object_new_int64(s->vcpus));
+	json_object_object_add(set, "memory_bytes", json_object_new_int64((int64_t)s->memory_bytes));
+	json_object_object_add(set, "size_bytes", json_object_new_int64((int64_t)s->size_bytes));
+	json_object_object_add(set, "accesses", json_object_new_int64((int64_t)s->accesses));
+	json_object_object_add(set, "seed", json_object_new_int64((int64_t)s->seed));
+	json_object_object_add(set, "min_coverage_pct", jnum(s->min_coverage_pct));
+	json_object_object_add(o, "settings", set);
+	for (i = 0; i < r->ncells; i++)
+		json_object_array_add(cells, j_cell(&r->cells[i]));
+	json_object_object_add(o, "cells", cells);
+	for (i = 0; i < r->nguests; i++)
+		json_object_array_add(guests, j_guest(&r->guests[i]));
+	json_object_object_add(o, "guests", guests);
+	return o;
+}
+
+int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	size_t off = 0;
+	int fd, dfd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return err_set(e, -ENAMETOOLONG, "path too long: '%s'", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (!r && fsync(fd) < 0)
+		r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+	if (close(fd) < 0 && !r)
+		r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+	if (!r && rename(tmp, path) < 0)
+		r = err_set(e, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+	if (r) {
+		unlink(tmp);
+		return r;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int results_write_json(const struct results *r, const char *path, struct err *e)
+{
+	json_object *o = j_results(r);
+	const char *txt;
+	size_t len;
+	int rc;
+
+	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!txt) {
+		json_object_put(o);
+		return err_set(e, -ENOMEM, "cannot serialise results");
+	}
+	len = strlen(txt);
+	{
+		char *buf = malloc(len + 2);
+
+		if (!buf) {
+			json_object_put(o);
+			return err_set(e, -ENOMEM, "out of memory");
+		}
+		memcpy(buf, txt, len);
+		buf[len] = '\n';
+		rc = write_file_atomic(path, buf, len + 1, 0644, e);
+		free(buf);
+	}
+	json_object_put(o);
+	return rc;
+}
+
+/* ---- text table ------------------------------------------------------------- */
+
+static void fmt_ci(char *buf, size_t len, const struct metric *m, int prec)
+{
+	if (!m || m->s.n == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	if (isfinite(m->s.ci95_high))
+		snprintf(buf, len, "%.*f ±%.*f", prec, m->s.mean, prec, m->s.ci95_high - m->s.mean);
+	else
+		snprintf(buf, len, "%.*f", prec, m->s.mean);
+}
+
+static void fmt_pct(char *buf, size_t len, const struct metric *m)
+{
+	if (m->s.n == 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f", m->s.mean);
+}
+
+void results_print_table(const struct results *r, FILE *out)
+{
+	size_t i;
+	bool any_invalid = false;
+
+	fprintf(out, "thpeval %s  accel=%s  host kernel %s  %s\n", r->thpeval_version, r->accel,
+		r->host.kernel, r->host.cpu_model);
+	fprintf(out, "reps=%u (+%u warm-up)  memory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width\n\n",
+		r->settings.reps, r->settings.warmup, r->settings.memory_bytes >> 20,
+		r->settings.size_bytes >> 20);
+	fprintf(out, "%-9s %-9s %-9s %-20s %-18s %7s %7s %2s  %s\n", "host_thp", "guest_thp", "workload",
+		"fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		char f[40], a[40], hp[16], gp[16];
+
+		fmt_ci(f, sizeof(f), cell_metric_find(c, "fault_ns_per_4k"), 1);
+		fmt_ci(a, sizeof(a), cell_metric_find(c, "access_ns"), 1);
+		fmt_pct(hp, sizeof(hp), &c->host_cov);
+		fmt_pct(gp, sizeof(gp), &c->guest_cov);
+		fprintf(out, "%-9s %-9s %-9s %-20s %-18s %7s %7s %2u  %s\n", c->host_thp, c->guest_thp,
+			c->workload, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
+		if (!c->valid)
+			any_invalid = true;
+	}
+	if (any_invalid) {
+		fprintf(out, "\ninvalid cells:\n");
+		for (i = 0; i < r->ncells; i++)
+			if (!r->cells[i].valid)
+				fprintf(out, "  %s/%s/%s: %s\n", r->cells[i].host_thp, r->cells[i].guest_thp,
+					r->cells[i].workload, r->cells[i].invalid_reason);
+	}
+	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
+		     " guest%% = share of the workload buffer on guest huge pages\n");
+}

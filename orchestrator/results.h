@@ -1,0 +1,115 @@
+/*
+ * results: the one results model of a run (cells, samples, coverage
+ * evidence, validity, guests) and its renderers: results.json (json-c,
+ * written atomically) and the terminal table. Statistics are computed here
+ * once (results_finish); renderers are pure. Never touches /sys or libvirt.
+ */
+#ifndef THPEVAL_ORCH_RESULTS_H
+#define THPEVAL_ORCH_RESULTS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "host/procfs.h"
+#include "host/thp.h"
+#include "lib/err.h"
+#include "lib/record.h"
+#include "orchestrator/stats.h"
+
+#define RESULTS_SCHEMA_VERSION 1
+#define RES_MAX_METRICS 40
+#define RES_MAX_SAMPLES 512
+#define RES_MAX_FAILURES 8
+#define RES_NAME_MAX 32
+
+struct metric {
+	char name[REC_KEY_MAX];
+	size_t n;
+	double samples[RES_MAX_SAMPLES];
+	struct summary s;
+};
+
+struct cell {
+	char target[8];			/* "guest" */
+	char host_thp[RES_NAME_MAX];
+	char guest_thp[RES_NAME_MAX];
+	char workload[RES_NAME_MAX];
+	char guest[64];			/* domain that produced the samples */
+	size_t nmetrics;
+	struct metric metrics[RES_MAX_METRICS];
+	struct metric host_cov;		/* host_huge_pct per repetition */
+	struct metric guest_cov;	/* guest_huge_pct per repetition */
+	unsigned reps_ok, reps_failed, warmups;
+	size_t nfailures;
+	char failures[RES_MAX_FAILURES][200];
+	bool valid;
+	char invalid_reason[256];
+};
+
+struct guest_log {
+	char name[64];
+	char host_thp[RES_NAME_MAX];
+	char xml_path[PATH_MAX];
+	char console_path[PATH_MAX];
+	char status[32];		/* "ok", "timeout", "failed", "interrupted" */
+	char error[ERR_MSG_MAX];
+	double create_to_first_record_s;
+	double teardown_s;
+	double total_s;
+	unsigned records, rejected;
+	char guest_kernel[64];
+};
+
+struct run_settings {			/* echo of the configuration */
+	unsigned reps, warmup, vcpus;
+	unsigned long long memory_bytes, size_bytes, accesses, seed;
+	double min_coverage_pct;
+	char host_thp_list[128], guest_thp_list[128], workloads[128];
+	char uri[256];
+};
+
+struct results {
+	char thpeval_version[32];
+	char accel[8];
+	char accel_reason[256];
+	char libvirt_version[32];
+	char hypervisor_version[32];
+	char image_id[20];
+	struct host_info host;
+	struct thp_settings thp_before;
+	struct thp_settings thp_after;
+	bool have_thp_after;
+	struct run_settings settings;
+	time_t started, finished;
+	char status[32];		/* "running", "complete", "interrupted", "failed" */
+	char error[ERR_MSG_MAX];
+	size_t ncells, cap_cells;
+	struct cell *cells;
+	size_t nguests, cap_guests;
+	struct guest_log *guests;
+};
+
+void results_init(struct results *r);
+void results_release(struct results *r);
+
+struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
+			  const char *guest_thp, const char *workload, struct err *e);
+struct guest_log *results_guest_add(struct results *r, struct err *e);
+int metric_add(struct metric *m, double v);
+struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
+const struct metric *cell_metric_find(const struct cell *c, const char *name);
+void cell_add_failure(struct cell *c, const char *reason);
+
+/* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
+void results_finish(struct results *r, double min_cov_pct);
+
+int results_write_json(const struct results *r, const char *path, struct err *e);
+void results_print_table(const struct results *r, FILE *out);
+
+/* write buf to path atomically: temp file in the same dir, fsync, rename, fsync dir */
+int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
+
+#endif
