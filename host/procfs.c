@@ -1,0 +1,575 @@
+#include "host/procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "lib/parse.h"
+
+#define SMAPS_LINE_MAX (PATH_MAX + 256)
+#define PROC_LINE_MAX 4096
+#define STAT_MAX 4096
+
+/*
+ * Next line of f into buf, '\n' removed. 1: a line, 0: end of file, -EOVERFLOW:
+ * longer than len - 1 (the rest of it is left in f), else -errno.
+ */
+static int next_line(FILE *f, char *buf, size_t len)
+{
+	size_t l;
+
+	errno = 0;
+	if (!fgets(buf, (int)len, f)) {
+		if (ferror(f))
+			return errno ? -errno : -EIO;
+		return 0;
+	}
+	l = strlen(buf);
+	if (l && buf[l - 1] == '\n') {
+		buf[l - 1] = '\0';
+		return 1;
+	}
+	if (l + 1 < len || feof(f))
+		return 1;	/* last line without '\n' */
+	return -EOVERFLOW;
+}
+
+/* drop the rest of an overlong line */
+static int skip_rest(FILE *f)
+{
+	int c;
+
+	while ((c = getc(f)) != EOF)
+		if (c == '\n')
+			return 0;
+	return ferror(f) ? -EIO : 0;
+}
+
+static int proc_path(char *buf, size_t len, const char *proc_root, int pid, const char *name,
+		     struct err *e)
+{
+	int n;
+
+	if (!proc_root || !*proc_root)
+		return err_set(e, -EINVAL, "empty proc root");
+	if (pid > 0)
+		n = snprintf(buf, len, "%s/%d/%s", proc_root, pid, name);
+	else
+		n = snprintf(buf, len, "%s/%s", proc_root, name);
+	if (n < 0 || (size_t)n >= len)
+		return err_set(e, -ENAMETOOLONG, "proc root '%s' is too long", proc_root);
+	return 0;
+}
+
+/* ---- smaps ------------------------------------------------------------------ */
+
+enum map_kind {
+	MAP_ANON,		/* no name, [anon:...], [anon_shmem:...], /dev/zero (deleted) */
+	MAP_MEMFD,		/* /memfd:... */
+	MAP_FILE,		/* counts only when hugetlbfs (VmFlags ht) */
+	MAP_SPECIAL,		/* [heap], [stack], [vdso], ...: never */
+};
+
+struct map {
+	bool open;
+	unsigned line;
+	enum map_kind kind;
+	bool hugetlb;
+	bool have_size;
+	uint64_t size, rss, anon_huge, shmem_pmd, hugetlb_kb;
+};
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static const char *skip_hex(const char *p, size_t maxd)
+{
+	size_t n = 0;
+
+	while (is_hex(p[n]) && n <= maxd)
+		n++;
+	return n == 0 || n > maxd ? NULL : p + n;
+}
+
+/* "start-end perms offset dev inode [name]" */
+static bool parse_map_header(const char *p, enum map_kind *kind)
+{
+	const char *name;
+	size_t i;
+
+	if (!(p = skip_hex(p, 16)) || *p++ != '-')
+		return false;
+	if (!(p = skip_hex(p, 16)) || *p++ != ' ')
+		return false;
+	for (i = 0; i < 4; i++)
+		if (!strchr(i == 3 ? "ps" : (i == 0 ? "r-" : i == 1 ? "w-" : "x-"), p[i]) || !p[i])
+			return false;
+	p += 4;
+	if (*p++ != ' ' || !(p = skip_hex(p, 16)) || *p++ != ' ')
+		return false;
+	if (!(p = skip_hex(p, 8)) || *p++ != ':' || !(p = skip_hex(p, 8)) || *p++ != ' ')
+		return false;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	name = p;
+	while (*name == ' ')
+		name++;
+	if (*p && p == name)
+		return false;
+	if (!*name || !strncmp(name, "[anon:", 6) || !strncmp(name, "[anon_shmem:", 12) ||
+	    !strcmp(name, "/dev/zero (deleted)"))
+		*kind = MAP_ANON;
+	else if (!strncmp(name, "/memfd:", 7))
+		*kind = MAP_MEMFD;
+	else if (name[0] == '[')
+		*kind = MAP_SPECIAL;
+	else
+		*kind = MAP_FILE;
+	return true;
+}
+
+/* "   1234 kB" */
+static bool parse_kb(const char *p, uint64_t *v)
+{
+	char num[24];
+	size_t n = 0;
+
+	while (*p == ' ')
+		p++;
+	while (p[n] >= '0' && p[n] <= '9')
+		n++;
+	if (n == 0 || n >= sizeof(num) || strcmp(p + n, " kB"))
+		return false;
+	memcpy(num, p, n);
+	num[n] = '\0';
+	return !parse_u64(num, v);
+}
+
+static bool has_flag(const char *flags, const char *flag)
+{
+	size_t fl = strlen(flag);
+	const char *p = flags;
+
+	while (*p) {
+		size_t l;
+
+		while (*p == ' ')
+			p++;
+		l = strcspn(p, " ");
+		if (l == fl && !strncmp(p, flag, fl))
+			return true;
+		p += l;
+	}
+	return false;
+}
+
+static void map_finish(struct map *m, uint64_t want_kb, struct smaps_cov *out)
+{
+	bool counts;
+
+	if (!m->open)
+		return;
+	m->open = false;
+	counts = m->kind == MAP_ANON || m->kind == MAP_MEMFD || (m->kind == MAP_FILE && m->hugetlb);
+	if (!counts || m->size < want_kb)
+		return;
+	out->mapping_kb += m->size;
+	out->rss_kb += m->rss;
+	out->anon_huge_kb += m->anon_huge;
+	out->shmem_pmd_kb += m->shmem_pmd;
+	out->hugetlb_kb += m->hugetlb_kb;
+	out->mappings++;
+}
+
+/* "Name:   value" of the open mapping; NULL reason = fine */
+static const char *parse_field(struct map *m, char *line)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} kb_fields[] = {
+		{ "Rss", offsetof(struct map, rss) },
+		{ "AnonHugePages", offsetof(struct map, anon_huge) },
+		{ "ShmemPmdMapped", offsetof(struct map, shmem_pmd) },
+	};
+	char *colon, *val;
+	uint64_t v;
+	size_t i;
+
+	for (colon = line; (*colon >= 'A' && *colon <= 'Z') || (*colon >= 'a' && *colon <= 'z') ||
+			   (*colon >= '0' && *colon <= '9') || *colon == '_'; colon++)
+		;
+	if (colon == line || *colon != ':')
+		return "expected 'Name: value'";
+	*colon = '\0';
+	val = colon + 1;
+	if (!m->open)
+		return "field before any mapping";
+	if (!strcmp(line, "VmFlags")) {
+		if (has_flag(val, "ht"))
+			m->hugetlb = true;
+		return NULL;
+	}
+	if (!strcmp(line, "Size")) {
+		if (m->have_size)
+			return "Size given twice";
+		if (!parse_kb(val, &m->size))
+			return "bad Size";
+		m->have_size = true;
+		return NULL;
+	}
+	if (!strcmp(line, "Private_Hugetlb") || !strcmp(line, "Shared_Hugetlb")) {
+		if (!parse_kb(val, &v))
+			return "bad hugetlb size";
+		m->hugetlb_kb += v;
+		return NULL;
+	}
+	for (i = 0; i < sizeof(kb_fields) / sizeof(kb_fields[0]); i++) {
+		if (strcmp(line, kb_fields[i].name))
+			continue;
+		if (!parse_kb(val, (uint64_t *)((char *)m + kb_fields[i].off)))
+			return "bad size field";
+		return NULL;
+	}
+	return NULL;
+}
+
+int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
+		    struct smaps_cov *out, struct err *e)
+{
+	char path[PATH_MAX], line[SMAPS_LINE_MAX];
+	uint64_t want_kb = (guest_ram_bytes + 1023) / 1024;
+	struct map m = { 0 };
+	const char *why = NULL;
+	unsigned no = 0;
+	FILE *f;
+	int r, saved;
+
+	memset(out, 0, sizeof(*out));
+	if (pid <= 0 || guest_ram_bytes == 0)
+		return err_set(e, -EINVAL, "bad smaps query: pid %d, guest RAM %" PRIu64 " bytes", pid,
+			       guest_ram_bytes);
+	r = proc_path(path, sizeof(path), proc_root, pid, "smaps", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		if (saved == ENOENT || saved == ESRCH)
+			return err_set(e, -ENOENT, "process %d is gone (no '%s')", pid, path);
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while ((r = next_line(f, line, sizeof(line))) > 0) {
+		no++;
+		if (is_hex(line[0])) {
+			map_finish(&m, want_kb, out);
+			if (!parse_map_header(line, &m.kind)) {
+				why = "bad mapping header";
+				break;
+			}
+			m = (struct map){ .open = true, .line = no, .kind = m.kind };
+			continue;
+		}
+		if (m.open && !m.have_size && no > m.line + 1) {
+			why = "mapping without Size";
+			break;
+		}
+		why = parse_field(&m, line);
+		if (why)
+			break;
+	}
+	fclose(f);
+	if (r == -EOVERFLOW)
+		return err_set(e, -EBADMSG, "malformed '%s' line %u: line too long", path, no + 1);
+	if (r == -ESRCH)
+		return err_set(e, -ENOENT, "process %d exited while '%s' was read", pid, path);
+	if (r < 0)
+		return err_set(e, r, "cannot read '%s': %s", path, strerror(-r));
+	if (!why && m.open && !m.have_size)
+		why = "mapping without Size";
+	if (why)
+		return err_set(e, -EBADMSG, "malformed '%s' line %u: %s", path, no, why);
+	map_finish(&m, want_kb, out);
+	if (!out->mappings)
+		return err_set(e, -ESRCH, "no guest-RAM mapping of %" PRIu64 " MiB in '%s': is pid %d the QEMU of this guest?",
+			       guest_ram_bytes >> 20, path, pid);
+	return 0;
+}
+
+double smaps_huge_pct(const struct smaps_cov *c)
+{
+	double denom, pct;
+
+	if (!c)
+		return 0;
+	denom = (double)c->rss_kb + (double)c->hugetlb_kb;
+	if (denom <= 0)
+		return 0;
+	pct = ((double)c->anon_huge_kb + (double)c->shmem_pmd_kb + (double)c->hugetlb_kb) /
+	      denom * 100.0;
+	return pct > 100.0 ? 100.0 : pct;
+}
+
+/* ---- vmstat ------------------------------------------------------------------ */
+
+static bool vmstat_wanted(const char *name)
+{
+	return !strncmp(name, "thp_", 4) || !strncmp(name, "compact_", 8) ||
+	       !strcmp(name, "pgfault") || !strcmp(name, "pgmajfault") ||
+	       !strcmp(name, "nr_anon_transparent_hugepages");
+}
+
+int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e)
+{
+	char path[PATH_MAX], line[PROC_LINE_MAX];
+	const char *why = NULL;
+	unsigned no = 0;
+	uint64_t v;
+	char *sp;
+	FILE *f;
+	int r, saved;
+
+	out->n = 0;
+	r = proc_path(path, sizeof(path), proc_root, 0, "vmstat", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while ((r = next_line(f, line, sizeof(line))) > 0) {
+		no++;
+		sp = strchr(line, ' ');
+		if (!sp || sp == line || strspn(line, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+					       (size_t)(sp - line)) {
+			why = "expected 'name value'";
+			break;
+		}
+		*sp = '\0';
+		if (!vmstat_wanted(line)) {
+			if (parse_u64(sp[1] == '-' ? sp + 2 : sp + 1, &v)) {
+				why = "bad number";
+				break;
+			}
+			continue;
+		}
+		if (parse_u64(sp + 1, &v)) {
+			why = "bad number";
+			break;
+		}
+		if (strlen(line) >= VMSTAT_NAME_MAX) {
+			why = "counter name too long";
+			break;
+		}
+		if (out->n >= VMSTAT_MAX) {
+			why = "too many thp counters";
+			break;
+		}
+		strcpy(out->e[out->n].name, line);
+		out->e[out->n].v = v;
+		out->n++;
+	}
+	fclose(f);
+	if (r == -EOVERFLOW)
+		return err_set(e, -EBADMSG, "malformed '%s' line %u: line too long", path, no + 1);
+	if (r < 0)
+		return err_set(e, r, "cannot read '%s': %s", path, strerror(-r));
+	if (why)
+		return err_set(e, -EBADMSG, "malformed '%s' line %u: %s", path, no, why);
+	return 0;
+}
+
+int vmstat_get(const struct vmstat *v, const char *name, uint64_t *out)
+{
+	size_t i;
+
+	for (i = 0; v && name && i < v->n && i < VMSTAT_MAX; i++) {
+		if (!strcmp(v->e[i].name, name)) {
+			*out = v->e[i].v;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- host info --------------------------------------------------------------- */
+
+/* "key<tabs/spaces>: value" -> value, or NULL when line's key is not key */
+static const char *kv_value(const char *line, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p;
+
+	if (strncmp(line, key, kl))
+		return NULL;
+	p = line + kl;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p != ':')
+		return NULL;
+	p++;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+static int read_cpuinfo(const char *proc_root, struct host_info *out, struct err *e)
+{
+	char path[PATH_MAX], line[PROC_LINE_MAX];
+	const char *v;
+	bool model = false;
+	FILE *f;
+	int r, saved;
+
+	r = proc_path(path, sizeof(path), proc_root, 0, "cpuinfo", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while ((r = next_line(f, line, sizeof(line))) != 0) {
+		if (r == -EOVERFLOW) {
+			/* flags lines grow with every CPU generation: not ours */
+			r = skip_rest(f);
+			if (r)
+				break;
+			continue;
+		}
+		if (r < 0)
+			break;
+		if (kv_value(line, "processor")) {
+			out->cpus++;
+		} else if (!model && (v = kv_value(line, "model name"))) {
+			snprintf(out->cpu_model, sizeof(out->cpu_model), "%s", v);
+			model = true;
+		}
+	}
+	fclose(f);
+	if (r < 0)
+		return err_set(e, r, "cannot read '%s': %s", path, strerror(-r));
+	if (!model)
+		snprintf(out->cpu_model, sizeof(out->cpu_model), "unknown");
+	return 0;
+}
+
+static int read_meminfo(const char *proc_root, struct host_info *out, struct err *e)
+{
+	char path[PATH_MAX], line[PROC_LINE_MAX];
+	const char *v;
+	bool found = false;
+	FILE *f;
+	int r, saved;
+
+	r = proc_path(path, sizeof(path), proc_root, 0, "meminfo", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while (!found && (r = next_line(f, line, sizeof(line))) > 0) {
+		if (!(v = kv_value(line, "MemTotal")))
+			continue;
+		if (!parse_kb(v, &out->mem_total_kb)) {
+			fclose(f);
+			return err_set(e, -EBADMSG, "malformed MemTotal in '%s'", path);
+		}
+		found = true;
+	}
+	fclose(f);
+	if (r < 0)
+		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path,
+			       strerror(-r));
+	if (!found)
+		return err_set(e, -EBADMSG, "no MemTotal in '%s'", path);
+	return 0;
+}
+
+int host_info_read(const char *proc_root, struct host_info *out, struct err *e)
+{
+	struct utsname u;
+	int r, saved;
+
+	memset(out, 0, sizeof(*out));
+	if (uname(&u) < 0) {
+		saved = errno;
+		return err_set(e, -saved, "uname failed: %s", strerror(saved));
+	}
+	snprintf(out->kernel, sizeof(out->kernel), "%s", u.release);
+	r = read_cpuinfo(proc_root, out, e);
+	if (r)
+		return r;
+	return read_meminfo(proc_root, out, e);
+}
+
+/* ---- stat -------------------------------------------------------------------- */
+
+int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e)
+{
+	char path[PATH_MAX], buf[STAT_MAX], *p, *tok, *save = NULL;
+	size_t off = 0;
+	ssize_t n;
+	int fd, r, saved, i;
+
+	if (pid <= 0)
+		return err_set(e, -EINVAL, "bad pid %d", pid);
+	r = proc_path(path, sizeof(path), proc_root, pid, "stat", e);
+	if (r)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		if (saved == ENOENT || saved == ESRCH)
+			return err_set(e, -ENOENT, "process %d is gone (no '%s')", pid, path);
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	for (;;) {
+		if (off + 1 >= sizeof(buf)) {
+			close(fd);
+			return err_set(e, -EBADMSG, "malformed '%s': longer than %zu bytes", path,
+				       sizeof(buf) - 1);
+		}
+		n = read(fd, buf + off, sizeof(buf) - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			close(fd);
+			if (saved == ESRCH)
+				return err_set(e, -ENOENT, "process %d exited while '%s' was read", pid, path);
+			return err_set(e, -saved, "cannot read '%s': %s", path, strerror(saved));
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	if (off && buf[off - 1] == '\n')
+		buf[--off] = '\0';
+	/* comm may hold spaces and ')': the fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || !strchr(buf, '(') || strchr(buf, '(') > p || p[1] != ' ')
+		return err_set(e, -EBADMSG, "malformed '%s': no '(comm) ' field", path);
+	p += 2;
+	/* state ppid pgrp session tty_nr tpgid flags minflt: minflt is the 8th after comm */
+	for (i = 0, tok = strtok_r(p, " ", &save); tok && i < 7; i++)
+		tok = strtok_r(NULL, " ", &save);
+	if (!tok || parse_u64(tok, minflt))
+		return err_set(e, -EBADMSG, "malformed '%s': no minflt (field 10)", path);
+	return 0;
+}

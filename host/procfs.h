@@ -1,0 +1,64 @@
+/*
+ * procfs: read-only views of /proc for verifying a treatment: THP coverage of
+ * a QEMU process's guest RAM (smaps), THP/compaction event counters
+ * (vmstat), host identity and per-process minor faults. proc_root is a
+ * parameter ("/proc" on a host, a fake tree in tests). Parses strictly with
+ * bounded lines; never writes, never prints, never exits.
+ */
+#ifndef THPEVAL_HOST_PROCFS_H
+#define THPEVAL_HOST_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+struct smaps_cov {
+	uint64_t mapping_kb;	/* Size */
+	uint64_t rss_kb;	/* Rss (smaps leaves hugetlb pages out of it) */
+	uint64_t anon_huge_kb;	/* AnonHugePages */
+	uint64_t shmem_pmd_kb;	/* ShmemPmdMapped (memfd guest RAM) */
+	uint64_t hugetlb_kb;	/* Private_Hugetlb + Shared_Hugetlb */
+	unsigned mappings;	/* how many mappings were summed */
+};
+
+/*
+ * Sum the guest-RAM mapping(s) of a QEMU process: mappings with Size >=
+ * guest_ram_bytes that are anonymous (no name or "[anon:...]"), memfd
+ * ("/memfd:...") or hugetlbfs (VmFlags "ht"); other files and [heap],
+ * [stack]... never count. -ENOENT when the process is gone, -ESRCH when no
+ * mapping matched, -EBADMSG for malformed smaps.
+ */
+int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
+		    struct smaps_cov *out, struct err *e);
+/* (anon_huge + shmem_pmd + hugetlb) / (rss + hugetlb) * 100, capped at 100; 0 when empty */
+double smaps_huge_pct(const struct smaps_cov *c);
+
+#define VMSTAT_NAME_MAX 48
+#define VMSTAT_MAX 128
+
+struct vmstat {
+	size_t n;
+	struct {
+		char name[VMSTAT_NAME_MAX];
+		uint64_t v;
+	} e[VMSTAT_MAX];
+};
+
+/* only thp_*, compact_*, pgfault, pgmajfault, nr_anon_transparent_hugepages */
+int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e);
+/* 0, or -ENOENT when the counter is not there */
+int vmstat_get(const struct vmstat *v, const char *name, uint64_t *out);
+
+struct host_info {
+	char kernel[128];	/* uname(2) release */
+	char cpu_model[128];	/* first "model name" of cpuinfo, "unknown" without one */
+	unsigned cpus;		/* "processor" entries of cpuinfo */
+	uint64_t mem_total_kb;	/* MemTotal of meminfo */
+};
+
+int host_info_read(const char *proc_root, struct host_info *out, struct err *e);
+/* field 10 (minflt) of /proc/PID/stat, read past the last ')' of comm */
+int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e);
+
+#endif
