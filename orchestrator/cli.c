@@ -145,7 +145,7 @@ static const struct opt run_opts[] = {
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
-	{ "accesses", "N", "2000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes)", RO_TIMEOUT },
 	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
@@ -187,7 +187,7 @@ void run_config_defaults(struct run_config *c)
 	c->vcpus = 1;
 	c->memory = 1ull << 30;
 	c->size = 256ull << 20;
-	c->accesses = 2000000;
+	c->accesses = 1000000;
 	c->seed = 0;
 	c->timeout_ms = 15 * 60 * 1000;
 	c->min_coverage = 90.0;

@@ -1,0 +1,294 @@
+#include "harness.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "emit.h"
+#include "lib/parse.h"
+#include "sysinfo.h"
+
+static const char *const ptype_names[] = {
+	[WL_P_SIZE] = "size",
+	[WL_P_U64] = "integer",
+	[WL_P_BOOL] = "0|1",
+};
+_Static_assert(sizeof(ptype_names) / sizeof(ptype_names[0]) == WL_P__COUNT,
+	       "ptype_names out of sync with enum wl_ptype");
+
+uint64_t harness_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int64_t harness_now_ms(void)
+{
+	return (int64_t)(harness_now_ns() / 1000000u);
+}
+
+void harness_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static uint64_t tv_us(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
+}
+
+void harness_usage_now(struct harness_usage *u)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	u->minflt = (uint64_t)ru.ru_minflt;
+	u->majflt = (uint64_t)ru.ru_majflt;
+	u->user_us = tv_us(&ru.ru_utime);
+	u->sys_us = tv_us(&ru.ru_stime);
+}
+
+static int set_param(const struct wl_param *p, const char *val, struct wl_args *a, struct err *e)
+{
+	char lo[32], hi[32];
+	uint64_t v;
+	int r;
+
+	switch (p->type) {
+	case WL_P_BOOL:
+		if (strcmp(val, "0") && strcmp(val, "1"))
+			return err_set(e, -EINVAL, "bad value '%s' for --%s: expected 0 or 1", val,
+				       p->name);
+		*(bool *)((char *)a + p->off) = val[0] == '1';
+		return 0;
+	case WL_P_SIZE:
+		r = parse_size(val, &v);
+		if (r)
+			return err_set(e, r, "bad value '%s' for --%s: expected a size such as 256M",
+				       val, p->name);
+		if (v < p->min || v > p->max) {
+			fmt_size(p->min, lo, sizeof(lo));
+			fmt_size(p->max, hi, sizeof(hi));
+			return err_set(e, -ERANGE, "--%s=%s is out of range (%s to %s)", p->name, val,
+				       lo, hi);
+		}
+		break;
+	case WL_P_U64:
+		r = parse_u64(val, &v);
+		if (r)
+			return err_set(e, r, "bad value '%s' for --%s: expected an integer", val,
+				       p->name);
+		if (v < p->min || v > p->max)
+			return err_set(e, -ERANGE,
+				       "--%s=%s is out of range (%" PRIu64 " to %" PRIu64 ")", p->name,
+				       val, p->min, p->max);
+		break;
+	default:
+		return err_set(e, -EINVAL, "parameter --%s has a bad type", p->name);
+	}
+	*(uint64_t *)((char *)a + p->off) = v;
+	return 0;
+}
+
+static bool key_valid(const char *k)
+{
+	size_t n;
+
+	for (n = 0; k[n]; n++)
+		if (!((k[n] >= 'a' && k[n] <= 'z') || (k[n] >= '0' && k[n] <= '9') || k[n] == '_'))
+			return false;
+	return n > 0 && n < REC_KEY_MAX;
+}
+
+static int add_label(const struct workload *w, const char *kv, struct wl_args *a, struct err *e)
+{
+	const char *eq = strchr(kv, '=');
+	struct wl_label *l;
+	size_t klen, i;
+
+	if (!eq)
+		return err_set(e, -EINVAL, "bad --label '%s': expected key=value", kv);
+	if (a->nlabels >= WL_MAX_LABELS)
+		return err_set(e, -E2BIG, "more than %d --label options", WL_MAX_LABELS);
+	l = &a->labels[a->nlabels];
+	klen = (size_t)(eq - kv);
+	if (klen >= sizeof(l->key))
+		return err_set(e, -EINVAL, "bad --label key in '%s': longer than %d", kv,
+			       REC_KEY_MAX - 1);
+	memcpy(l->key, kv, klen);
+	l->key[klen] = '\0';
+	if (!key_valid(l->key))
+		return err_set(e, -EINVAL, "bad --label key '%s': use [a-z0-9_]", l->key);
+	if (workload_has_field(w, l->key) || !strcmp(l->key, "reason"))
+		return err_set(e, -EINVAL, "--label key '%s' is a field of the %s record", l->key,
+			       w->name);
+	for (i = 0; i < a->nlabels; i++)
+		if (!strcmp(a->labels[i].key, l->key))
+			return err_set(e, -EINVAL, "--label '%s' given twice", l->key);
+	if (strlen(eq + 1) >= sizeof(l->val))
+		return err_set(e, -E2BIG, "--label '%s' value longer than %d", l->key,
+			       REC_VAL_MAX - 1);
+	strcpy(l->val, eq + 1);
+	a->nlabels++;
+	return 0;
+}
+
+static int set_defaults(const struct wl_param *p, struct wl_args *a, struct err *e)
+{
+	int r;
+
+	for (; p && p->name; p++)
+		if ((r = set_param(p, p->def, a, e)))
+			return err_wrap(e, "default of --%s", p->name);
+	return 0;
+}
+
+int harness_parse_args(const struct workload *w, int argc, char *const argv[],
+		       struct wl_args *a, struct err *e)
+{
+	const char *seen[64];
+	size_t nseen = 0, k;
+	int i, r;
+
+	memset(a, 0, sizeof(*a));
+	if ((r = set_defaults(wl_common_params, a, e)) || (r = set_defaults(w->params, a, e)))
+		return r;
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *eq;
+		const struct wl_param *p;
+		char name[32];
+		size_t n;
+
+		if (strncmp(arg, "--", 2) || !(eq = strchr(arg + 2, '=')))
+			return err_set(e, -EINVAL, "bad argument '%s': expected --name=value", arg);
+		n = (size_t)(eq - arg - 2);
+		if (n == 0 || n >= sizeof(name))
+			return err_set(e, -EINVAL, "unknown option '%s'", arg);
+		memcpy(name, arg + 2, n);
+		name[n] = '\0';
+		if (!strcmp(name, "label")) {
+			if ((r = add_label(w, eq + 1, a, e)))
+				return r;
+			continue;
+		}
+		p = workload_param(w, name);
+		if (!p)
+			return err_set(e, -EINVAL, "unknown option '--%s' for workload %s", name,
+				       w->name);
+		for (k = 0; k < nseen; k++)
+			if (!strcmp(seen[k], p->name))
+				return err_set(e, -EINVAL, "--%s given twice", p->name);
+		if (nseen >= sizeof(seen) / sizeof(seen[0]))
+			return err_set(e, -E2BIG, "too many options");
+		seen[nseen++] = p->name;
+		if ((r = set_param(p, eq + 1, a, e)))
+			return r;
+	}
+	return 0;
+}
+
+/* workload, rep, warmup, seed, THP knobs, labels: the fields every record carries */
+static void base_fields(const struct workload *w, const struct wl_args *a,
+			const struct wl_env *env, struct record *r)
+{
+	char v[THP_VALUE_MAX];
+	size_t i;
+
+	rec_add_str(r, "workload", w->name);
+	rec_add_u64(r, "rep", a->rep);
+	rec_add_u64(r, "warmup", a->warmup);
+	rec_add_u64(r, "seed", a->seed);
+	thp_knob_get(env->root, "enabled", v, sizeof(v), NULL);
+	rec_add_str(r, "thp_enabled", v);
+	thp_knob_get(env->root, "defrag", v, sizeof(v), NULL);
+	rec_add_str(r, "thp_defrag", v);
+	for (i = 0; i < a->nlabels; i++)
+		rec_add_str(r, a->labels[i].key, a->labels[i].val);
+}
+
+static int fail(struct emitter *em, const struct record *base, const char *why, int code,
+		struct err *e)
+{
+	struct err werr = ERR_INIT;
+
+	if (emitter_send_reason(em, REC_FAIL, base, why, &werr))
+		err_set(e, werr.code, "%s (and the fail record: %s)", why, werr.msg);
+	else
+		err_set(e, -EINVAL, "%s", why);
+	return code;
+}
+
+int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
+			  struct err *e)
+{
+	const struct workload *w;
+	struct err why = ERR_INIT;
+	struct emitter em;
+	struct wl_args a;
+	struct record base, res;
+	char name[64];
+
+	emitter_init(&em, out_fd, -1);
+	rec_init(&base, REC_FAIL, 0);
+	if (argc < 1) {
+		return fail(&em, &base, "no workload named: see 'thpeval-guest workloads'",
+			    HARNESS_USAGE, e);
+	}
+	w = workload_find(argv[0]);
+	if (!w) {
+		snprintf(name, sizeof(name), "%s", argv[0]);
+		rec_add_str(&base, "workload", name);
+		err_set(&why, -EINVAL, "unknown workload '%s': see 'thpeval-guest workloads'", name);
+		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
+	}
+	if (harness_parse_args(w, argc - 1, argv + 1, &a, &why)) {
+		rec_add_str(&base, "workload", w->name);
+		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
+	}
+	base_fields(w, &a, env, &base);
+	if (w->check && w->check(&a, env, &why))
+		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
+
+	res = base;
+	res.type = REC_RESULT;
+	if (w->run(&a, env, &res, &why))
+		return fail(&em, &base, why.msg, HARNESS_FAILED, e);
+	if (emitter_send(&em, &res, e))
+		return HARNESS_FAILED;
+	return HARNESS_OK;
+}
+
+void harness_list(FILE *f)
+{
+	const struct workload *w;
+	const struct wl_param *tabs[2], *p;
+	const struct wl_metric *m;
+	char opt[64];
+	size_t i, t;
+
+	for (i = 0; (w = workload_at(i)); i++) {
+		fprintf(f, "%s\n    %s\n  parameters:\n", w->name, w->description);
+		tabs[0] = w->params;
+		tabs[1] = wl_common_params;
+		for (t = 0; t < 2; t++) {
+			for (p = tabs[t]; p && p->name; p++) {
+				snprintf(opt, sizeof(opt), "--%s=%s", p->name, p->def);
+				fprintf(f, "    %-20s %-8s %s\n", opt, ptype_names[p->type], p->help);
+			}
+		}
+		fprintf(f, "    %-20s %-8s copied into every record (up to %d)\n",
+			"--label=KEY=VALUE", "text", WL_MAX_LABELS);
+		fprintf(f, "  result fields:\n");
+		for (m = wl_common_fields; m->key; m++)
+			fprintf(f, "    %-18s %s\n", m->key, m->help);
+		for (m = w->metrics; m && m->key; m++)
+			fprintf(f, "    %-18s %s\n", m->key, m->help);
+	}
+}

@@ -1,0 +1,683 @@
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "plan.h"
+#include "port.h"
+#include "prng.h"
+#include "sysinfo.h"
+
+#ifndef THPEVAL_VERSION
+#define THPEVAL_VERSION "dev"
+#endif
+
+#define MALFORMED "workload printed a malformed record: "
+
+/* ---- forwarding a child's records --------------------------------------- */
+
+struct fwd {
+	struct emitter *em;
+	const struct record *ctx;
+	struct fwd_stats *st;
+	uint32_t want_seq;
+	struct err *e;
+};
+
+static int fwd_bad(struct fwd *f, const char *why)
+{
+	char reason[256];	/* cut to a record value on send */
+
+	f->st->malformed++;
+	if (f->st->malformed > RUNNER_MAX_BAD_LINES)
+		return 0;	/* reported enough: drop the rest */
+	snprintf(reason, sizeof(reason), MALFORMED "%s%s", why,
+		 f->st->malformed == RUNNER_MAX_BAD_LINES ? " (further ones dropped)" : "");
+	return emitter_send_reason(f->em, REC_FAIL, f->ctx, reason, f->e);
+}
+
+static int fwd_line(void *opaque, enum rec_line_kind kind, const char *line, size_t len)
+{
+	struct fwd *f = opaque;
+	struct record r;
+	char why[128];
+	int ret;
+
+	if (kind == REC_LINE_OVERSIZED) {
+		snprintf(why, sizeof(why), "line longer than %d bytes", REC_MAX_LINE);
+		return fwd_bad(f, why);
+	}
+	f->st->lines++;
+	if (rec_parse(line, len, &r, why, sizeof(why)))
+		return fwd_bad(f, why);
+	if (r.type == REC_HELLO || r.type == REC_END) {
+		snprintf(why, sizeof(why), "'%s' records belong to the runner",
+			 rec_type_name(r.type));
+		return fwd_bad(f, why);
+	}
+	if (r.seq != f->want_seq) {
+		snprintf(why, sizeof(why), "sequence %" PRIu32 " where %" PRIu32 " was due", r.seq,
+			 f->want_seq);
+		f->want_seq = r.seq + 1;
+		return fwd_bad(f, why);
+	}
+	f->want_seq++;
+	ret = emitter_send(f->em, &r, f->e);	/* renumbered in the runner's stream */
+	if (ret)
+		return ret;
+	f->st->forwarded++;
+	f->st->by_type[r.type]++;
+	return 0;
+}
+
+int runner_forward(int in_fd, struct emitter *em, const struct record *context,
+		   uint64_t deadline_ns, struct fwd_stats *st, struct err *e)
+{
+	struct fwd f = { em, context, st, 0, e };
+	struct rec_reader rd;
+	char buf[4096];
+	int ret;
+
+	rec_reader_init(&rd);
+	for (;;) {
+		struct pollfd pfd = { in_fd, POLLIN, 0 };
+		int wait = -1, r;
+		ssize_t n;
+
+		if (deadline_ns) {
+			uint64_t now = harness_now_ns();
+
+			if (now >= deadline_ns)
+				return -ETIMEDOUT;
+			wait = (int)((deadline_ns - now) / 1000000u) + 1;
+			if ((deadline_ns - now) / 1000000u > 60000)
+				wait = 60000;
+		}
+		r = poll(&pfd, 1, wait);
+		if (r < 0 && errno != EINTR)
+			return err_set(e, -errno, "cannot poll workload output: %s", strerror(errno));
+		if (r <= 0)
+			continue;
+		n = read(in_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return err_set(e, -errno, "cannot read workload output: %s", strerror(errno));
+		if (n == 0)
+			break;
+		ret = rec_reader_feed(&rd, buf, (size_t)n, fwd_line, &f);
+		if (ret)
+			return ret;
+	}
+	if (rd.len && !rd.overflow)
+		return fwd_bad(&f, "output ends inside a line (no newline)");
+	return 0;
+}
+
+/* ---- running one child ---------------------------------------------------- */
+
+static int send_fail(struct emitter *em, const struct record *ctx, const char *key,
+		     int64_t val, const char *reason, struct err *e)
+{
+	struct record r = *ctx;
+
+	if (key)
+		rec_add_i64(&r, key, val);
+	return emitter_send_reason(em, REC_FAIL, &r, reason, e);
+}
+
+/* the exit status, waiting until deadline_ns; -ETIMEDOUT if it is still running */
+static int wait_child(pid_t pid, uint64_t deadline_ns, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (harness_now_ns() >= deadline_ns)
+			return -ETIMEDOUT;
+		harness_sleep_ms(5);
+	}
+}
+
+static void child_exec(char *const argv[], int out_fd, int err_fd)
+{
+	int saved, nul;
+
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out_fd, STDOUT_FILENO) < 0)
+		goto fail;
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul >= 0)
+		dup2(nul, STDIN_FILENO);
+	execv(argv[0], argv);
+fail:
+	saved = errno;
+	if (write(err_fd, &saved, sizeof(saved)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
+		uint64_t timeout_ms, struct fwd_stats *st, struct err *e)
+{
+	uint64_t deadline = harness_now_ns() + timeout_ms * 1000000u;
+	int out[2], ep[2], status = 0, exec_errno = 0, ret;
+	char reason[REC_VAL_MAX];
+	bool timed_out = false;
+	ssize_t n;
+	pid_t pid;
+
+	memset(st, 0, sizeof(*st));
+	if (pipe2(out, O_CLOEXEC))
+		return send_fail(em, context, NULL, 0, "runner cannot create a pipe", e);
+	if (pipe2(ep, O_CLOEXEC)) {
+		close(out[0]);
+		close(out[1]);
+		return send_fail(em, context, NULL, 0, "runner cannot create a pipe", e);
+	}
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, out[1], ep[1]);
+	close(out[1]);
+	close(ep[1]);
+	if (pid < 0) {
+		close(out[0]);
+		close(ep[0]);
+		snprintf(reason, sizeof(reason), "runner cannot fork: %s", strerror(errno));
+		return send_fail(em, context, NULL, 0, reason, e);
+	}
+	/* exec succeeded when the close-on-exec pipe closes without a word */
+	do
+		n = read(ep[0], &exec_errno, sizeof(exec_errno));
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(exec_errno)) {
+		close(out[0]);
+		waitpid(pid, &status, 0);
+		snprintf(reason, sizeof(reason), "cannot execute '%s': %s", argv[0],
+			 strerror(exec_errno));
+		return send_fail(em, context, NULL, 0, reason, e);
+	}
+
+	ret = runner_forward(out[0], em, context, deadline, st, e);
+	close(out[0]);
+	if (ret == -ETIMEDOUT)
+		timed_out = true;
+	else if (ret) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return ret;
+	} else if (wait_child(pid, deadline, &status) == -ETIMEDOUT) {
+		timed_out = true;	/* closed its output but did not exit */
+	}
+	if (timed_out) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		return send_fail(em, context, "timeout_ms", (int64_t)timeout_ms, "timeout", e);
+	}
+
+	if (st->by_type[REC_FAIL] || st->by_type[REC_SKIP]) {
+		return 0;	/* the workload said what went wrong */
+	} else if (WIFSIGNALED(status)) {
+		snprintf(reason, sizeof(reason), "workload killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return send_fail(em, context, "signal", WTERMSIG(status), reason, e);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status)) {
+		snprintf(reason, sizeof(reason), "workload exited with status %d without a fail record",
+			 WEXITSTATUS(status));
+		return send_fail(em, context, "exit_status", WEXITSTATUS(status), reason, e);
+	} else if (!st->by_type[REC_RESULT]) {
+		return send_fail(em, context, "exit_status", 0,
+				 "workload exited without a result record", e);
+	}
+	return 0;
+}
+
+/* ---- the runner ------------------------------------------------------------ */
+
+struct runner {
+	bool pid1;
+	bool set_thp;		/* write the THP knob (always as PID 1) */
+	bool vport;		/* output is the virtio port: wait for "bye" */
+	const char *root;
+	const char *exe;
+	const char *cmdline_path;
+	const char *port_path;	/* test mode output */
+	int console;		/* progress and diagnostics */
+	struct emitter em;
+	struct plan plan;
+};
+
+static void say(struct runner *rn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct runner *rn, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(rn->console, "thpeval: ", 9) < 0 || write(rn->console, line, (size_t)n) < 0)
+		return;	/* nowhere else to say it */
+}
+
+static void mount_all(struct runner *rn)
+{
+	static const struct {
+		const char *src, *dir, *type;
+		unsigned long flags;
+	} m[] = {
+		{ "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC },
+		{ "sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC },
+		{ "devtmpfs", "/dev", "devtmpfs", MS_NOSUID },
+		{ "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV },
+		{ "debugfs", "/sys/kernel/debug", "debugfs", MS_NOSUID | MS_NODEV | MS_NOEXEC },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		if (mkdir(m[i].dir, 0755) && errno != EEXIST)
+			say(rn, "cannot create '%s': %s", m[i].dir, strerror(errno));
+		if (mount(m[i].src, m[i].dir, m[i].type, m[i].flags, NULL) && errno != EBUSY)
+			say(rn, "cannot mount %s on '%s': %s", m[i].type, m[i].dir, strerror(errno));
+	}
+}
+
+/* Never returns as PID 1: the kernel panics if init exits. */
+static int finish(struct runner *rn, int code)
+{
+	if (rn->em.fd > STDERR_FILENO)
+		close(rn->em.fd);
+	if (!rn->pid1)
+		return code;
+	say(rn, "powering off");
+	sync();
+	reboot(RB_POWER_OFF);
+	say(rn, "reboot(RB_POWER_OFF) failed: %s", strerror(errno));
+	for (;;)
+		pause();
+}
+
+static int read_text(const char *path, char *buf, size_t len, struct err *e)
+{
+	size_t have = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
+	for (;;) {
+		ssize_t n = read(fd, buf + have, len - 1 - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+
+			close(fd);
+			return err_set(e, -saved, "cannot read '%s': %s", path, strerror(saved));
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		if (have == len - 1) {
+			close(fd);
+			return err_set(e, -E2BIG, "'%s' is longer than %zu bytes", path, len - 2);
+		}
+	}
+	close(fd);
+	buf[have] = '\0';
+	return 0;
+}
+
+static void join_thp(const enum guest_thp *v, size_t n, char *buf, size_t len)
+{
+	size_t i, pos = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && pos < len; i++)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? "," : "",
+					guest_thp_name(v[i]));
+}
+
+static int send_hello(struct runner *rn, bool plan_ok, struct err *e)
+{
+	const struct plan *p = &rn->plan;
+	char v[THP_VALUE_MAX], list[160];
+	struct utsname u;
+	uint64_t mem = 0;
+	struct record r;
+	size_t i, pos = 0;
+	char path[512];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	rec_init(&r, REC_HELLO, 0);
+	rec_add_str(&r, "version", THPEVAL_VERSION);
+	rec_add_str(&r, "kernel", uname(&u) ? "unknown" : u.release);
+	if (!meminfo_get(rn->root, "MemTotal", &mem, NULL))
+		rec_add_u64(&r, "mem_total_kb", mem / 1024);
+	rec_add_u64(&r, "cpus", cpus > 0 ? (uint64_t)cpus : 0);
+	rec_add_u64(&r, "thp_supported", thp_supported(rn->root));
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage/khugepaged", rn->root);
+	rec_add_u64(&r, "khugepaged", access(path, F_OK) == 0);
+	thp_knob_get(rn->root, "enabled", v, sizeof(v), NULL);
+	rec_add_str(&r, "thp_enabled", v);
+	thp_knob_get(rn->root, "defrag", v, sizeof(v), NULL);
+	rec_add_str(&r, "thp_defrag", v);
+	rec_add_u64(&r, "pid1", rn->pid1);
+	rec_add_u64(&r, "plan_ok", plan_ok);
+	if (plan_ok) {
+		join_thp(p->guest_thp, p->nthp, list, sizeof(list));
+		rec_add_str(&r, "guest_thp", list);
+		list[0] = '\0';
+		for (i = 0; i < p->nworkloads && pos < sizeof(list); i++)
+			pos += (size_t)snprintf(list + pos, sizeof(list) - pos, "%s%s", i ? "," : "",
+						p->workloads[i]->name);
+		rec_add_str(&r, "workloads", list);
+		rec_add_u64(&r, "reps", p->reps);
+		rec_add_u64(&r, "warmup", p->warmup);
+		rec_add_u64(&r, "size_bytes", p->size);
+		rec_add_u64(&r, "accesses", p->accesses);
+		rec_add_u64(&r, "seed", p->seed);
+		rec_add_u64(&r, "timeout_ms", p->timeout_ms);
+		rec_add_str(&r, "port", p->port);
+	}
+	return emitter_send(&rn->em, &r, e);
+}
+
+/* THP for one cell: 0 to run it, 1 when a skip or fail was sent, < 0 on output errors */
+static int cell_thp(struct runner *rn, enum guest_thp t, const struct record *ctx, struct err *e)
+{
+	const char *want = guest_thp_name(t);
+	struct err why = ERR_INIT;
+	char now[THP_VALUE_MAX], reason[ERR_MSG_MAX + 64];	/* cut to a record value on send */
+	enum rec_type type = REC_FAIL;
+	int r;
+
+	if (!thp_supported(rn->root)) {
+		type = REC_SKIP;
+		snprintf(reason, sizeof(reason), "transparent hugepages not supported by this kernel");
+	} else if (rn->set_thp) {
+		if (!thp_knob_set(rn->root, "enabled", want, &why))
+			return 0;
+		snprintf(reason, sizeof(reason), "cannot set guest THP: %s", why.msg);
+	} else {
+		if (thp_knob_get(rn->root, "enabled", now, sizeof(now), &why) == 0 &&
+		    !strcmp(now, want))
+			return 0;
+		type = REC_SKIP;
+		snprintf(reason, sizeof(reason),
+			 "THP is '%s' here and test mode leaves it alone (--set-thp writes it)",
+			 now);
+	}
+	say(rn, "%s guest_thp=%s: %s", type == REC_SKIP ? "skip" : "fail", want, reason);
+	r = emitter_send_reason(&rn->em, type, ctx, reason, e);
+	return r ? r : 1;
+}
+
+static void context_init(struct record *ctx, const char *workload, unsigned round, bool warm,
+			 uint64_t seed, enum guest_thp t)
+{
+	rec_init(ctx, REC_FAIL, 0);
+	rec_add_str(ctx, "workload", workload);
+	rec_add_u64(ctx, "rep", round);
+	rec_add_u64(ctx, "warmup", warm);
+	rec_add_u64(ctx, "seed", seed);
+	rec_add_str(ctx, "guest_thp", guest_thp_name(t));
+}
+
+static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct err *e)
+{
+	const struct plan *p = &rn->plan;
+	bool warm = round < p->warmup;
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->nworkloads; i++) {
+		const struct workload *w = p->workloads[i];
+		char o[10][72], *argv[11];
+		struct fwd_stats st;
+		struct record ctx;
+		size_t k;
+		int n = 0;
+
+		context_init(&ctx, w->name, round, warm, p->seed, t);
+		if (i == 0) {
+			/* the THP setting is per cell; its failure is reported for each workload */
+			r = cell_thp(rn, t, &ctx, e);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				for (k = 1; k < p->nworkloads; k++) {
+					context_init(&ctx, p->workloads[k]->name, round, warm, p->seed, t);
+					if ((r = emitter_send_reason(&rn->em, REC_SKIP, &ctx,
+								     "THP setting of the cell failed", e)))
+						return r;
+				}
+				return 0;
+			}
+		}
+		say(rn, "round %u%s guest_thp=%s %s", round, warm ? " (warm-up)" : "",
+		    guest_thp_name(t), w->name);
+		snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
+		snprintf(o[n++], sizeof(o[0]), "workload");
+		snprintf(o[n++], sizeof(o[0]), "%s", w->name);
+		snprintf(o[n++], sizeof(o[0]), "--rep=%u", round);
+		snprintf(o[n++], sizeof(o[0]), "--warmup=%d", warm);
+		snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
+		snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
+		if (workload_param(w, "size"))
+			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, p->size);
+		if (workload_param(w, "accesses"))
+			snprintf(o[n++], sizeof(o[0]), "--accesses=%" PRIu64, p->accesses);
+		if (workload_param(w, "madvise"))
+			/* under 'madvise' the workload opts in, as an application using THP would */
+			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
+		for (k = 0; k < (size_t)n; k++)
+			argv[k] = o[k];
+		argv[n] = NULL;
+		r = runner_exec(argv, &rn->em, &ctx, p->timeout_ms, &st, e);
+		if (r)
+			return r;
+		if (st.by_type[REC_RESULT] == 0)
+			say(rn, "round %u guest_thp=%s %s: no result (see the fail record)", round,
+			    guest_thp_name(t), w->name);
+	}
+	return 0;
+}
+
+static int run_plan(struct runner *rn, struct err *e)
+{
+	const struct plan *p = &rn->plan;
+	uint64_t rounds = p->warmup + p->reps, round;
+	int r;
+
+	for (round = 0; round < rounds; round++) {
+		enum guest_thp order[GUEST_THP__COUNT];
+		uint64_t st = prng_mix(p->seed ^ (0x5851f42d4c957f2dull * (round + 1)));
+		char list[64];
+		struct record info;
+		size_t i;
+
+		memcpy(order, p->guest_thp, sizeof(order));
+		for (i = p->nthp; i > 1; i--) {
+			size_t j = (size_t)prng_below(&st, i);
+			enum guest_thp t = order[i - 1];
+
+			order[i - 1] = order[j];
+			order[j] = t;
+		}
+		join_thp(order, p->nthp, list, sizeof(list));
+		rec_init(&info, REC_INFO, 0);
+		rec_add_str(&info, "event", "round");
+		rec_add_u64(&info, "round", round);
+		rec_add_u64(&info, "warmup", round < p->warmup);
+		rec_add_str(&info, "order", list);
+		if ((r = emitter_send(&rn->em, &info, e)))
+			return r;
+		say(rn, "round %" PRIu64 " of 0..%" PRIu64 "%s: guest_thp order %s", round,
+		    rounds - 1, round < p->warmup ? " (warm-up)" : "", list);
+		for (i = 0; i < p->nthp; i++)
+			if ((r = run_cell(rn, (unsigned)round, order[i], e)))
+				return r;
+		if (rn->pid1)
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;	/* orphans reparented to init */
+	}
+	return 0;
+}
+
+static int parse_opts(struct runner *rn, int argc, char *const argv[], struct err *e)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} opts[] = {
+		{ "--cmdline=", offsetof(struct runner, cmdline_path) },
+		{ "--port=", offsetof(struct runner, port_path) },
+		{ "--exe=", offsetof(struct runner, exe) },
+		{ "--root=", offsetof(struct runner, root) },
+	};
+	int i;
+	size_t k;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--set-thp")) {
+			rn->set_thp = true;
+			continue;
+		}
+		for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+			size_t n = strlen(opts[k].name);
+
+			if (!strncmp(argv[i], opts[k].name, n) && argv[i][n]) {
+				*(const char **)((char *)rn + opts[k].off) = argv[i] + n;
+				break;
+			}
+		}
+		if (k == sizeof(opts) / sizeof(opts[0]))
+			return err_set(e, -EINVAL, "unknown runner option '%s': runner " RUNNER_USAGE,
+				       argv[i]);
+	}
+	return 0;
+}
+
+static int open_output(struct runner *rn, struct err *e)
+{
+	int fd;
+
+	if (rn->port_path && !strcmp(rn->port_path, "-"))
+		return STDOUT_FILENO;
+	if (rn->port_path) {
+		fd = open(rn->port_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+		if (fd < 0)
+			return err_set(e, -errno, "cannot open '%s': %s", rn->port_path,
+				       strerror(errno));
+		return fd;
+	}
+	fd = port_open(rn->root, rn->plan.port, rn->pid1, RUNNER_PORT_WAIT_MS, e);
+	if (fd >= 0)
+		rn->vport = true;
+	return fd;
+}
+
+int runner_main(int argc, char *const argv[], bool pid1)
+{
+	char cmdline[PLAN_CMDLINE_MAX + 2];
+	struct runner rn = {
+		.pid1 = pid1, .set_thp = pid1, .root = "", .exe = "/proc/self/exe",
+		.cmdline_path = "/proc/cmdline", .console = STDERR_FILENO,
+	};
+	struct err e = ERR_INIT;
+	char why[ERR_MSG_MAX], ports[256];
+	bool plan_ok;
+	int fd, r;
+
+	rn.em.fd = -1;
+	if (!pid1 && parse_opts(&rn, argc, argv, &e)) {
+		say(&rn, "%s", e.msg);
+		return 2;
+	}
+	if (pid1) {
+		mount_all(&rn);
+		fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0)
+			rn.console = fd;
+	}
+	signal(SIGPIPE, SIG_IGN);	/* a closed output is an error return, not a death */
+	say(&rn, "runner %s starting%s", THPEVAL_VERSION, pid1 ? " as PID 1" : " (test mode)");
+
+	why[0] = '\0';
+	if (read_text(rn.cmdline_path, cmdline, sizeof(cmdline), &e)) {
+		snprintf(why, sizeof(why), "%s", e.msg);
+		err_clear(&e);
+		plan_defaults(&rn.plan);
+	} else {
+		plan_parse(cmdline, &rn.plan, why, sizeof(why));
+	}
+	plan_ok = !why[0];
+	if (!plan_ok)
+		say(&rn, "bad plan: %s", why);
+
+	fd = open_output(&rn, &e);
+	if (fd < 0) {
+		port_list(rn.root, ports, sizeof(ports));
+		say(&rn, "no output for records: %s; virtio ports seen: %s", e.msg, ports);
+		return finish(&rn, 2);
+	}
+	emitter_init(&rn.em, fd, RUNNER_WRITE_MS);
+	say(&rn, "records go to %s", rn.vport ? rn.plan.port : rn.port_path);
+
+	if ((r = send_hello(&rn, plan_ok, &e)))
+		goto fatal;
+	if (!plan_ok) {
+		char reason[ERR_MSG_MAX + 16];	/* cut to a record value on send */
+
+		snprintf(reason, sizeof(reason), "bad plan: %s", why);
+		if ((r = emitter_send_reason(&rn.em, REC_FAIL, NULL, reason, &e)))
+			goto fatal;
+	} else if ((r = run_plan(&rn, &e))) {
+		goto fatal;
+	}
+	{
+		struct record end;
+
+		rec_init(&end, REC_END, 0);
+		rec_add_u64(&end, "results", rn.em.sent[REC_RESULT]);
+		rec_add_u64(&end, "failed", rn.em.sent[REC_FAIL]);
+		rec_add_u64(&end, "skipped", rn.em.sent[REC_SKIP]);
+		if ((r = emitter_send(&rn.em, &end, &e)))
+			goto fatal;
+		say(&rn, "done: %u results, %u failed, %u skipped", rn.em.sent[REC_RESULT],
+		    rn.em.sent[REC_FAIL], rn.em.sent[REC_SKIP]);
+	}
+	if (rn.vport && port_wait_bye(rn.em.fd, RUNNER_BYE_MS, &e))
+		say(&rn, "%s", e.msg);
+	return finish(&rn, rn.em.sent[REC_FAIL] ? 1 : 0);
+
+fatal:
+	say(&rn, "fatal: %s", e.msg);
+	return finish(&rn, 1);
+}

@@ -1,0 +1,320 @@
+#include "sysinfo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/parse.h"
+
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+static int path_join(char *buf, size_t len, const char *root, const char *path, struct err *e)
+{
+	int n = snprintf(buf, len, "%s%s", root ? root : "", path);
+
+	if (n < 0 || (size_t)n >= len)
+		return err_set(e, -ENAMETOOLONG, "path '%s%s' too long", root ? root : "", path);
+	return 0;
+}
+
+/* One line without its '\n': 1, 0 at end of file, -E2BIG if longer than len - 1. */
+static int read_line(FILE *f, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!fgets(buf, (int)len, f))
+		return ferror(f) ? -EIO : 0;
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n') {
+		buf[n - 1] = '\0';
+		return 1;
+	}
+	if (n + 1 >= len)
+		return -E2BIG;
+	return 1;	/* last line without newline */
+}
+
+/* "  <digits> kB" -> bytes */
+static int parse_kb(const char *s, uint64_t *bytes)
+{
+	char num[24];
+	size_t n = 0;
+	uint64_t kb;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0 || n >= sizeof(num) || strcmp(s + n, " kB"))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_u64(num, &kb) || kb > UINT64_MAX / 1024)
+		return -ERANGE;
+	*bytes = kb * 1024;
+	return 0;
+}
+
+int meminfo_get(const char *root, const char *key, uint64_t *bytes, struct err *e)
+{
+	char path[512], line[256];
+	size_t klen = strlen(key);
+	unsigned nlines = 0;
+	FILE *f;
+	int r, ret = -ENOENT;
+
+	if ((r = path_join(path, sizeof(path), root, "/proc/meminfo", e)))
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
+	while ((r = read_line(f, line, sizeof(line))) == 1 && ++nlines < 10000) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		if (parse_kb(line + klen + 1, bytes)) {
+			ret = err_set(e, -EINVAL, "bad '%s' line in '%s': '%s'", key, path, line);
+			goto cleanup;
+		}
+		ret = 0;
+		goto cleanup;
+	}
+	if (r < 0)
+		ret = err_set(e, r, "cannot read '%s': line too long or read error", path);
+	else
+		ret = err_set(e, -ENOENT, "no '%s' in '%s'", key, path);
+cleanup:
+	fclose(f);
+	return ret;
+}
+
+int thp_knob_parse(const char *text, char *out, size_t len)
+{
+	const char *open = strchr(text, '['), *close;
+	size_t n;
+
+	if (!open || strchr(open + 1, '['))
+		return -EINVAL;
+	close = strchr(open, ']');
+	if (!close || strchr(close + 1, ']'))
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n == 0 || n >= len)
+		return -EINVAL;
+	memcpy(out, open + 1, n);
+	out[n] = '\0';
+	for (; *out; out++)
+		if (!((*out >= 'a' && *out <= 'z') || *out == '+'))
+			return -EINVAL;
+	return 0;
+}
+
+static int knob_path(char *buf, size_t len, const char *root, const char *knob, struct err *e)
+{
+	char rel[128];
+
+	if (!*knob || strchr(knob, '/') || strstr(knob, ".."))
+		return err_set(e, -EINVAL, "bad THP knob name '%s'", knob);
+	snprintf(rel, sizeof(rel), THP_DIR "/%s", knob);
+	return path_join(buf, len, root, rel, e);
+}
+
+static int knob_read_raw(const char *path, char *buf, size_t len, struct err *e)
+{
+	ssize_t n;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
+	n = read(fd, buf, len - 1);
+	saved = errno;
+	close(fd);
+	if (n < 0)
+		return err_set(e, -saved, "cannot read '%s': %s", path, strerror(saved));
+	buf[n] = '\0';
+	if ((size_t)n == len - 1)
+		return err_set(e, -E2BIG, "'%s' is longer than expected", path);
+	return 0;
+}
+
+int thp_knob_get(const char *root, const char *knob, char *out, size_t len, struct err *e)
+{
+	char path[512], text[256];
+	int r;
+
+	snprintf(out, len, "%s", THP_UNSUPPORTED);
+	if ((r = knob_path(path, sizeof(path), root, knob, e)))
+		return r;
+	if (access(path, F_OK) && errno == ENOENT)
+		return -ENOENT;
+	if ((r = knob_read_raw(path, text, sizeof(text), e))) {
+		snprintf(out, len, "%s", "unreadable");
+		return r;
+	}
+	if (thp_knob_parse(text, out, len)) {
+		snprintf(out, len, "%s", "invalid");
+		return err_set(e, -EINVAL, "'%s' has no single [selected] value", path);
+	}
+	return 0;
+}
+
+int thp_knob_set(const char *root, const char *knob, const char *value, struct err *e)
+{
+	char path[512], now[THP_VALUE_MAX];
+	size_t n = strlen(value);
+	ssize_t w;
+	int fd, r, saved;
+
+	if ((r = knob_path(path, sizeof(path), root, knob, e)))
+		return r;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open '%s' for writing: %s", path, strerror(errno));
+	do
+		w = write(fd, value, n);
+	while (w < 0 && errno == EINTR);
+	saved = errno;
+	close(fd);
+	if (w < 0)
+		return err_set(e, -saved, "cannot write '%s' to '%s': %s", value, path,
+			       strerror(saved));
+	if ((size_t)w != n)
+		return err_set(e, -EIO, "short write of '%s' to '%s'", value, path);
+	if ((r = thp_knob_get(root, knob, now, sizeof(now), e)))
+		return r == -ENOENT ? err_set(e, r, "'%s' vanished", path) : r;
+	if (strcmp(now, value))
+		return err_set(e, -EIO, "wrote '%s' to '%s' but it reads back '%s'", value, path,
+			       now);
+	return 0;
+}
+
+bool thp_supported(const char *root)
+{
+	char path[512];
+
+	if (knob_path(path, sizeof(path), root, "enabled", NULL))
+		return false;
+	return access(path, F_OK) == 0;
+}
+
+bool thp_value_valid(const char *v)
+{
+	return !strcmp(v, "always") || !strcmp(v, "madvise") || !strcmp(v, "never");
+}
+
+/* "start-end ..." with lower-case hex: true and the range, or false */
+static bool smaps_header(const char *line, uint64_t *start, uint64_t *end)
+{
+	uint64_t v[2] = { 0, 0 };
+	const char *p = line;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *s = p;
+
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) {
+			if (p - s >= 16)
+				return false;
+			v[i] = v[i] << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+			p++;
+		}
+		if (p == s || *p != (i == 0 ? '-' : ' '))
+			return false;
+		p++;
+	}
+	if (v[1] <= v[0])
+		return false;
+	*start = v[0];
+	*end = v[1];
+	return true;
+}
+
+int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
+{
+	char line[SYSINFO_LINE_MAX];
+	bool in = false, have_rss = false;
+	unsigned nlines = 0;
+	uint64_t s, en;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	while ((r = read_line(f, line, sizeof(line))) == 1) {
+		if (++nlines > SYSINFO_MAX_LINES)
+			return err_set(e, -E2BIG, "smaps has more than %u lines", SYSINFO_MAX_LINES);
+		if (smaps_header(line, &s, &en)) {
+			if (in)
+				break;	/* the next mapping: ours is complete */
+			if (addr >= s && addr < en) {
+				in = true;
+				out->start = s;
+				out->end = en;
+			}
+			continue;
+		}
+		if (!in)
+			continue;
+		if (!strncmp(line, "Rss:", 4)) {
+			if (have_rss || parse_kb(line + 4, &out->rss_bytes))
+				return err_set(e, -EINVAL, "bad or repeated Rss line in smaps: '%.80s'",
+					       line);
+			have_rss = true;
+		} else if (!strncmp(line, "AnonHugePages:", 14)) {
+			if (out->have_anon_huge || parse_kb(line + 14, &out->anon_huge_bytes))
+				return err_set(e, -EINVAL,
+					       "bad or repeated AnonHugePages line in smaps: '%.80s'",
+					       line);
+			out->have_anon_huge = true;
+		}
+	}
+	if (r < 0)
+		return err_set(e, r, "smaps line %u longer than %d bytes or unreadable", nlines + 1,
+			       SYSINFO_LINE_MAX - 1);
+	if (!in)
+		return err_set(e, -ENOENT, "no mapping contains address 0x%" PRIx64 " in smaps", addr);
+	if (!have_rss)
+		return err_set(e, -EINVAL, "mapping 0x%" PRIx64 "-0x%" PRIx64 " has no Rss line",
+			       out->start, out->end);
+	if (out->anon_huge_bytes > out->rss_bytes)
+		return err_set(e, -EINVAL, "AnonHugePages larger than Rss in smaps");
+	return 0;
+}
+
+int smaps_self(const char *root, uint64_t addr, struct smaps_vma *out, struct err *e)
+{
+	char path[512];
+	FILE *f;
+	int r;
+
+	if ((r = path_join(path, sizeof(path), root, "/proc/self/smaps", e)))
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
+	r = smaps_find(f, addr, out, e);
+	fclose(f);
+	return r;
+}
+
+void fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const struct { uint64_t unit; char sfx; } u[] = {
+		{ 1ull << 40, 'T' }, { 1ull << 30, 'G' }, { 1ull << 20, 'M' },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		if (bytes && bytes % u[i].unit == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", bytes / u[i].unit, u[i].sfx);
+			return;
+		}
+	}
+	if (bytes >= (1u << 20))
+		snprintf(buf, len, "%" PRIu64 "M", bytes >> 20);
+	else if (bytes && bytes % 1024 == 0)
+		snprintf(buf, len, "%" PRIu64 "K", bytes >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64, bytes);
+}

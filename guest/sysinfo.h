@@ -1,0 +1,54 @@
+/*
+ * sysinfo: what the guest programs read from /proc and /sys: MemAvailable,
+ * the THP knobs (read and, for the runner, write with read-back) and the
+ * smaps entry of one mapping. Every path is under a caller-given root ("" on
+ * a real system, a fake tree in tests). Parsing is strict and bounded; nothing
+ * here prints or exits.
+ */
+#ifndef THPEVAL_GUEST_SYSINFO_H
+#define THPEVAL_GUEST_SYSINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+
+#define SYSINFO_LINE_MAX 4608	/* a smaps header holds a path: PATH_MAX plus the rest */
+#define SYSINFO_MAX_LINES 4000000u
+#define THP_VALUE_MAX 32
+#define THP_UNSUPPORTED "unsupported"
+
+/* "MemAvailable" etc. from <root>/proc/meminfo, in bytes; -ENOENT if absent. */
+int meminfo_get(const char *root, const char *key, uint64_t *bytes, struct err *e);
+
+/* The bracketed choice of a THP knob's text ("always [madvise] never\n"). */
+int thp_knob_parse(const char *text, char *out, size_t len);
+/*
+ * <root>/sys/kernel/mm/transparent_hugepage/<knob>: the selected value, or
+ * THP_UNSUPPORTED (and -ENOENT) when the file does not exist, "unreadable" or
+ * "invalid" (and the error) when it cannot be read or parsed.
+ */
+int thp_knob_get(const char *root, const char *knob, char *out, size_t len, struct err *e);
+/* Write value to the knob and read it back; -EIO if the kernel kept another. */
+int thp_knob_set(const char *root, const char *knob, const char *value, struct err *e);
+bool thp_supported(const char *root);
+bool thp_value_valid(const char *v);	/* always | madvise | never */
+
+struct smaps_vma {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t rss_bytes;
+	uint64_t anon_huge_bytes;
+	bool have_anon_huge;	/* false on kernels without THP */
+};
+
+/* Find the mapping that contains addr in smaps text; -ENOENT if none. */
+int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e);
+/* Same on <root>/proc/self/smaps. */
+int smaps_self(const char *root, uint64_t addr, struct smaps_vma *out, struct err *e);
+
+/* "256M", "1G": exact T/G/M multiples as such; else MiB rounded down ("900M"), or K, or bytes. */
+void fmt_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

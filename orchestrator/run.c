@@ -1,0 +1,574 @@
+#include "orchestrator/run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/journal.h"
+#include "host/procfs.h"
+#include "host/thp.h"
+#include "images/image.h"
+#include "orchestrator/domain.h"
+#include "orchestrator/virt.h"
+
+#define BYE_LINE "bye\n"
+#define MAX_REJECTED 64		/* garbage lines tolerated from one guest */
+#define POWEROFF_WAIT_MS 30000
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void progress(const struct run_io *io, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!io->progress)
+		return;
+	fputs("thpeval: ", io->progress);
+	va_start(ap, fmt);
+	vfprintf(io->progress, fmt, ap);
+	va_end(ap);
+	fputc('\n', io->progress);
+	fflush(io->progress);
+}
+
+static void image_progress(void *opaque, const char *msg)
+{
+	FILE *out = opaque;
+
+	if (out) {
+		fprintf(out, "thpeval: %s\n", msg);
+		fflush(out);
+	}
+}
+
+static void *io_progress_opaque(const struct run_io *io)
+{
+	return io->progress;
+}
+
+static int mkdir_p(const char *path, mode_t mode, struct err *e)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return err_set(e, -ENAMETOOLONG, "path too long: '%s'", path);
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return err_set(e, -errno, "cannot create directory '%s': %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return err_set(e, -errno, "cannot create directory '%s': %s", buf, strerror(errno));
+	return 0;
+}
+
+/* what one guest is expected to produce, and what it did */
+struct guest_ctx {
+	const struct run_config *cfg;
+	const struct run_io *io;
+	struct results *res;
+	struct guest_log *log;
+	struct guest *g;
+	const char *host_thp;
+	const char *proc_root;
+	double t_create;
+	bool got_first, got_end;
+	uint32_t next_seq;
+	int qemu_pid;
+	struct err err;		/* a protocol violation that stops this guest */
+};
+
+static bool in_list(const char list[][CLI_THP_LEN], size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* guest settings of this run: never + the treatments */
+static bool guest_thp_planned(const struct run_config *cfg, const char *s)
+{
+	return !strcmp(s, "never") || in_list(cfg->guest_thp, cfg->n_guest_thp, s);
+}
+
+static bool workload_planned(const struct run_config *cfg, const char *w)
+{
+	return !strcmp(w, cfg->workloads);
+}
+
+static bool is_label(const char *key)
+{
+	static const char *const labels[] = {
+		"workload", "guest_thp", "rep", "warmup", "thp_enabled", "thp_defrag", "seed", "madvise",
+		"size_bytes", "accesses", "guest_huge_pct", "reason", "target",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (!strcmp(key, labels[i]))
+			return true;
+	return false;
+}
+
+static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
+{
+	struct smaps_cov cov;
+	struct err e = ERR_INIT;
+
+	if (gc->qemu_pid <= 0)
+		gc->qemu_pid = guest_qemu_pid(gc->g);
+	if (gc->qemu_pid <= 0) {
+		progress(gc->io, "warning: QEMU pid of %s unknown: no host coverage evidence", gc->log->name);
+		return;
+	}
+	if (smaps_guest_ram(gc->proc_root, gc->qemu_pid, gc->cfg->memory, &cov, &e)) {
+		progress(gc->io, "warning: %s", e.msg);
+		return;
+	}
+	metric_add(&c->host_cov, smaps_huge_pct(&cov));
+}
+
+static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
+{
+	const char *w = rec_get(rec, "workload");
+	const char *gt = rec_get(rec, "guest_thp");
+	struct cell *c;
+
+	if (!w || !gt) {
+		err_set(&gc->err, -EPROTO, "guest %s sent a %s record without workload/guest_thp",
+			gc->log->name, rec_type_name(rec->type));
+		return NULL;
+	}
+	if (!workload_planned(gc->cfg, w) || !guest_thp_planned(gc->cfg, gt)) {
+		err_set(&gc->err, -EPROTO, "guest %s sent a record for a cell that was not asked for (%s/%s)",
+			gc->log->name, w, gt);
+		return NULL;
+	}
+	c = results_cell(gc->res, "guest", gc->host_thp, gt, w, &gc->err);
+	if (c)
+		snprintf(c->guest, sizeof(c->guest), "%s", gc->log->name);
+	return c;
+}
+
+static int on_result(struct guest_ctx *gc, const struct record *rec)
+{
+	struct cell *c = record_cell(gc, rec);
+	uint64_t warm = 0;
+	double v;
+	size_t i;
+
+	if (!c)
+		return 1;
+	if (rec_get(rec, "warmup") && rec_get_u64(rec, "warmup", &warm)) {
+		err_set(&gc->err, -EPROTO, "guest %s sent a bad warmup field", gc->log->name);
+		return 1;
+	}
+	if (warm) {
+		c->warmups++;
+		return 0;
+	}
+	for (i = 0; i < rec->nfields; i++) {
+		const struct rec_field *f = &rec->f[i];
+		struct metric *m;
+
+		if (is_label(f->key))
+			continue;
+		if (rec_get_f64(rec, f->key, &v))
+			continue;	/* non-numeric annotation */
+		m = cell_metric(c, f->key, &gc->err);
+		if (!m)
+			return 1;
+		metric_add(m, v);
+	}
+	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
+		metric_add(&c->guest_cov, v);
+	sample_host_coverage(gc, c);
+	c->reps_ok++;
+	progress(gc->io, "  host=%s guest=%s %s rep %u done", gc->host_thp, c->guest_thp, c->workload,
+		 c->reps_ok);
+	return 0;
+}
+
+static int on_record(void *opaque, enum guest_event ev, const struct record *rec, const char *reason)
+{
+	struct guest_ctx *gc = opaque;
+	char msg[256];
+	struct cell *c;
+
+	if (ev == GUEST_EV_REJECTED) {
+		gc->log->rejected++;
+		progress(gc->io, "warning: %s: rejected a line from the guest: %s", gc->log->name, reason);
+		if (gc->log->rejected > MAX_REJECTED) {
+			err_set(&gc->err, -EPROTO, "guest %s sent more than %d malformed lines", gc->log->name,
+				MAX_REJECTED);
+			return 1;
+		}
+		return 0;
+	}
+	if (!gc->got_first) {
+		gc->got_first = true;
+		gc->log->create_to_first_record_s = now_s() - gc->t_create;
+	}
+	if (rec->seq != gc->next_seq) {
+		err_set(&gc->err, -EPROTO, "guest %s sent record %u where %u was due (lost or replayed output)",
+			gc->log->name, rec->seq, gc->next_seq);
+		return 1;
+	}
+	gc->next_seq++;
+	gc->log->records++;
+	switch (rec->type) {
+	case REC_HELLO:
+		snprintf(gc->log->guest_kernel, sizeof(gc->log->guest_kernel), "%s",
+			 rec_get(rec, "kernel") ? rec_get(rec, "kernel") : "");
+		progress(gc->io, "  %s is up (%.1f s after create)", gc->log->name,
+			 gc->log->create_to_first_record_s);
+		return 0;
+	case REC_RESULT:
+		return on_result(gc, rec);
+	case REC_FAIL:
+	case REC_SKIP:
+		snprintf(msg, sizeof(msg), "%s: %s", rec->type == REC_FAIL ? "failed" : "skipped",
+			 rec_get(rec, "reason") ? rec_get(rec, "reason") : "no reason given");
+		if (!rec_get(rec, "workload")) {
+			/* the runner itself failed */
+			err_set(&gc->err, -EIO, "guest %s %s", gc->log->name, msg);
+			return 1;
+		}
+		c = record_cell(gc, rec);
+		if (!c)
+			return 1;
+		cell_add_failure(c, msg);
+		progress(gc->io, "  host=%s guest=%s %s %s", gc->host_thp, c->guest_thp, c->workload, msg);
+		return 0;
+	case REC_INFO:
+		return 0;
+	case REC_END:
+		gc->got_end = true;
+		return 1;
+	case REC__COUNT:
+		break;
+	}
+	return 0;
+}
+
+static void append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void append(char *dst, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(dst);
+	va_list ap;
+
+	if (n >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+static void build_cmdline(const struct run_config *cfg, const struct image *img, char *buf, size_t len)
+{
+	size_t i;
+
+	snprintf(buf, len, "%s thpeval.guest_thp=never", img->cmdline);
+	for (i = 0; i < cfg->n_guest_thp; i++)
+		append(buf, len, ",%s", cfg->guest_thp[i]);
+	append(buf, len, " thpeval.workloads=%s thpeval.reps=%u thpeval.warmup=%u thpeval.size=%llu",
+	       cfg->workloads, cfg->reps, cfg->warmup, (unsigned long long)cfg->size);
+	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
+	       (unsigned long long)cfg->accesses, (unsigned long long)cfg->seed,
+	       (unsigned long long)(cfg->timeout_ms / 1000));
+}
+
+/* record a failure in every planned cell of this host setting that lacks repetitions */
+static void fail_missing(struct results *res, const struct run_config *cfg, const char *host_thp,
+			 const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i <= cfg->n_guest_thp; i++) {
+		const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
+		struct cell *c = results_cell(res, "guest", host_thp, gt, cfg->workloads, NULL);
+
+		if (c && c->reps_ok + c->reps_failed < cfg->reps)
+			cell_add_failure(c, reason);
+	}
+}
+
+static int run_guest(const struct run_config *cfg, const struct run_io *io, struct virt *v,
+		     enum accel accel, const struct image *img, const char *host_thp, unsigned idx,
+		     struct results *res, struct err *e)
+{
+	char name[64], overlay[PATH_MAX], cmdline[2048], *xml = NULL;
+	struct domain_spec spec = { 0 };
+	struct guest_opts go = { 0 };
+	struct guest_ctx gc = { 0 };
+	enum guest_poll_result pr;
+	struct guest_log *log;
+	double t_end = 0;
+	int r;
+
+	snprintf(name, sizeof(name), "thpeval-%d-%u", (int)getpid(), idx);
+	log = results_guest_add(res, e);
+	if (!log)
+		return e->code;
+	snprintf(log->name, sizeof(log->name), "%s", name);
+	snprintf(log->host_thp, sizeof(log->host_thp), "%s", host_thp);
+	snprintf(log->status, sizeof(log->status), "failed");
+	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, name) >=
+		    (int)sizeof(log->xml_path) ||
+	    snprintf(log->console_path, sizeof(log->console_path), "%s/guests/%s.console.log", cfg->out_dir,
+		     name) >= (int)sizeof(log->console_path) ||
+	    snprintf(overlay, sizeof(overlay), "%s/overlays/%s.qcow2", cfg->state_dir, name) >= (int)sizeof(overlay))
+		return err_set(e, -ENAMETOOLONG, "--out or --state-dir path too long");
+
+	r = mkdir_p(cfg->state_dir, 0700, e);
+	if (!r) {
+		char d[PATH_MAX];
+
+		if (snprintf(d, sizeof(d), "%s/overlays", cfg->state_dir) >= (int)sizeof(d))
+			r = err_set(e, -ENAMETOOLONG, "--state-dir path too long");
+		else
+			r = mkdir_p(d, 0711, e);
+	}
+	if (!r)
+		r = image_overlay_create(img, overlay, e);
+	if (r)
+		goto out;
+
+	build_cmdline(cfg, img, cmdline, sizeof(cmdline));
+	spec.name = name;
+	spec.memory_bytes = cfg->memory;
+	spec.vcpus = cfg->vcpus;
+	spec.accel = accel;
+	spec.kernel = img->kernel;
+	spec.initrd = img->initrd;
+	spec.cmdline = cmdline;
+	spec.disk_path = overlay;
+	spec.disk_format = "qcow2";
+	spec.channel_name = DOMAIN_CHANNEL_NAME;
+	spec.prefault = PREFAULT_ONDEMAND;
+	spec.description = "thpeval guest";
+	r = domain_xml(&spec, &xml, e);
+	if (r)
+		goto out;
+	r = write_file_atomic(log->xml_path, xml, strlen(xml), 0644, e);
+	if (r)
+		goto out;
+
+	go.xml = xml;
+	go.console_log_path = log->console_path;
+	go.channel_name = DOMAIN_CHANNEL_NAME;
+	gc.cfg = cfg;
+	gc.io = io;
+	gc.res = res;
+	gc.log = log;
+	gc.host_thp = host_thp;
+	gc.proc_root = "/proc";
+	gc.qemu_pid = -1;
+	progress(io, "booting %s (host THP %s, %s)", name, host_thp, accel_name(accel));
+	gc.t_create = now_s();
+	r = guest_start(v, &go, &gc.g, e);
+	if (r)
+		goto out;
+	r = guest_poll(gc.g, (int)cfg->timeout_ms, (volatile const int *)io->stop, on_record, &gc, &pr, e);
+	t_end = now_s();
+	if (r)
+		goto out;
+	if (err_isset(&gc.err)) {
+		r = err_set(e, gc.err.code, "%s", gc.err.msg);
+		goto out;
+	}
+	if (!gc.got_end) {
+		switch (pr) {
+		case GUEST_POLL_TIMEOUT:
+			snprintf(log->status, sizeof(log->status), "timeout");
+			r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
+				    name, (unsigned long long)(cfg->timeout_ms / 1000));
+			break;
+		case GUEST_POLL_INTERRUPTED:
+			snprintf(log->status, sizeof(log->status), "interrupted");
+			r = err_set(e, -EINTR, "interrupted");
+			break;
+		default:
+			r = err_set(e, -EIO, "guest %s stopped before it finished (QEMU killed or guest crashed): see %s",
+				    name, log->console_path);
+			break;
+		}
+		goto out;
+	}
+	/* the guest waits for our "bye" before it powers off: evidence was sampled by then */
+	if (guest_send(gc.g, BYE_LINE, strlen(BYE_LINE), e) == 0)
+		guest_poll(gc.g, POWEROFF_WAIT_MS, (volatile const int *)io->stop, on_record, &gc, &pr, NULL);
+	err_clear(e);
+	snprintf(log->status, sizeof(log->status), "ok");
+	r = 0;
+out:
+	if (gc.g) {
+		double t0 = now_s();
+
+		guest_destroy(gc.g);
+		if (r == 0)
+			log->teardown_s = now_s() - t_end;
+		else
+			log->teardown_s = now_s() - t0;
+		log->total_s = now_s() - gc.t_create;
+	}
+	unlink(overlay);
+	free(xml);
+	if (r) {
+		snprintf(log->error, sizeof(log->error), "%s", e->msg);
+		fail_missing(res, cfg, host_thp, e->msg);
+	}
+	return r;
+}
+
+static void save_partial(struct results *res, const struct run_config *cfg, const char *path)
+{
+	struct err e = ERR_INIT;
+
+	results_finish(res, cfg->min_coverage);
+	if (results_write_json(res, path, &e))
+		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
+}
+
+int run_experiment(const struct run_config *cfg, const struct run_io *io, struct results *res,
+		   char *json_path, size_t json_len, struct err *e)
+{
+	struct image_opts io_img = { 0 };
+	struct host_session hs;
+	struct image img;
+	struct virt *v = NULL;
+	enum accel accel = ACCEL_TCG;
+	bool session = false, stale = false, built = false;
+	char gdir[PATH_MAX];
+	unsigned idx = 0;
+	size_t i;
+	int r, reaped = 0;
+
+	memset(&hs, 0, sizeof(hs));
+	if (snprintf(json_path, json_len, "%s/results.json", cfg->out_dir) >= (int)json_len ||
+	    snprintf(gdir, sizeof(gdir), "%s/guests", cfg->out_dir) >= (int)sizeof(gdir))
+		return err_set(e, -ENAMETOOLONG, "--out path too long");
+	r = mkdir_p(gdir, 0755, e);
+	if (r)
+		return r;
+
+	/* settings echo */
+	res->settings.reps = cfg->reps;
+	res->settings.warmup = cfg->warmup;
+	res->settings.vcpus = cfg->vcpus;
+	res->settings.memory_bytes = cfg->memory;
+	res->settings.size_bytes = cfg->size;
+	res->settings.accesses = cfg->accesses;
+	res->settings.seed = cfg->seed;
+	res->settings.min_coverage_pct = cfg->min_coverage;
+	snprintf(res->settings.uri, sizeof(res->settings.uri), "%s", cfg->uri);
+	snprintf(res->settings.workloads, sizeof(res->settings.workloads), "%s", cfg->workloads);
+	snprintf(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), "never");
+	for (i = 0; i < cfg->n_host_thp; i++)
+		append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", cfg->host_thp[i]);
+	snprintf(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), "never");
+	for (i = 0; i < cfg->n_guest_thp; i++)
+		append(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), ",%s", cfg->guest_thp[i]);
+
+	r = host_info_read("/proc", &res->host, e);
+	if (r)
+		return r;
+	r = thp_settings_read(cfg->sysfs_root, &res->thp_before, e);
+	if (r)
+		return r;
+	if (!thp_settings_get(&res->thp_before, "enabled"))
+		return err_set(e, -EOPNOTSUPP, "this host kernel has no transparent hugepage support (%s%s missing)",
+			       cfg->sysfs_root, THP_DIR);
+
+	r = virt_open(cfg->uri, &v, e);
+	if (r)
+		return r;
+	virt_versions(v, res->libvirt_version, sizeof(res->libvirt_version), res->hypervisor_version,
+		      sizeof(res->hypervisor_version), NULL);
+	r = virt_accel_choose(v, cfg->accel, "/proc/cpuinfo", &accel, res->accel_reason,
+			      sizeof(res->accel_reason), e);
+	if (r)
+		goto out;
+	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(accel));
+	progress(io, "accelerator: %s (%s)", res->accel, res->accel_reason);
+	if (virt_reap_stale(v, &reaped, NULL) == 0 && reaped)
+		progress(io, "removed %d guest(s) left by a killed thpeval run", reaped);
+
+	io_img.cache_dir = cfg->cache_dir;
+	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
+	io_img.guest_bin = cfg->guest_bin;
+	io_img.progress = image_progress;
+	io_img.opaque = io_progress_opaque(io);
+	r = image_ensure(&io_img, &img, &built, e);
+	if (r)
+		goto out;
+	snprintf(res->image_id, sizeof(res->image_id), "%s", img.id);
+	progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
+
+	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
+	if (r)
+		goto out;
+	session = true;
+	if (stale)
+		progress(io, "restored host THP settings left changed by a killed thpeval run");
+
+	/* host 'never' baseline first, then each setting under evaluation */
+	for (i = 0; i <= cfg->n_host_thp && !*io->stop; i++) {
+		const char *ht = i == 0 ? "never" : cfg->host_thp[i - 1];
+		struct err ge = ERR_INIT;
+
+		r = host_session_set(&hs, "enabled", ht, e);
+		if (r)
+			goto out;
+		progress(io, "host THP enabled=%s (cell group %zu of %zu)", ht, i + 1, cfg->n_host_thp + 1);
+		r = run_guest(cfg, io, v, accel, &img, ht, idx++, res, &ge);
+		if (r == -EINTR || *io->stop) {
+			r = err_set(e, -EINTR, "interrupted: partial results kept");
+			save_partial(res, cfg, json_path);
+			goto out;
+		}
+		if (r) {
+			/* one guest failing does not stop the run: the cells say why */
+			progress(io, "error: %s", ge.msg);
+			r = 0;
+		}
+		save_partial(res, cfg, json_path);
+	}
+	if (*io->stop)
+		r = err_set(e, -EINTR, "interrupted: partial results kept");
+out:
+	if (session) {
+		struct err re = ERR_INIT;
+
+		if (host_session_end(&hs, &re)) {
+			r = r ? r : re.code;
+			err_set(e, re.code, "%s", re.msg);
+		}
+	}
+	if (thp_settings_read(cfg->sysfs_root, &res->thp_after, NULL) == 0)
+		res->have_thp_after = true;
+	virt_close(v);
+	return r;
+}

@@ -1,0 +1,368 @@
+/*
+ * tests for guest/harness.c with the memset workload: argument parsing, the
+ * skip/fail records for bad parameters (fake /proc), a real small run in this
+ * process, and the binary's own output when bin/thpeval-guest is built.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guest/harness.h"
+#include "guest/sysinfo.h"
+#include "lib/record.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define MAXREC 8
+
+static char fake_root[] = "/tmp/thpeval-harness-XXXXXX";
+
+/* ---- argument parsing ----------------------------------------------------- */
+
+struct args_case {
+	const char *name;
+	const char *argv[6];
+	const char *why;	/* NULL: accepted */
+	uint64_t size;		/* when accepted */
+};
+
+static struct args_case args_cases[] = {
+	{ "defaults", { NULL }, NULL, 256ull << 20 },
+	{ "size and labels", { "--size=8M", "--label=guest_thp=always", "--label=host_thp=never" },
+	  NULL, 8ull << 20 },
+	{ "size 1G", { "--size=1G", "--rep=3", "--warmup=1", "--seed=99" }, NULL, 1ull << 30 },
+	{ "zero size", { "--size=0" }, "--size=0 is out of range (2M to 8T)", 0 },
+	{ "size below 2M", { "--size=1M" }, "--size=1M is out of range", 0 },
+	{ "size not a number", { "--size=lots" }, "bad value 'lots' for --size", 0 },
+	{ "accesses zero", { "--accesses=0" }, "--accesses=0 is out of range", 0 },
+	{ "warmup 2", { "--warmup=2" }, "expected 0 or 1", 0 },
+	{ "unknown option", { "--colour=red" }, "unknown option '--colour' for workload memset", 0 },
+	{ "positional", { "8M" }, "bad argument '8M': expected --name=value", 0 },
+	{ "option twice", { "--size=8M", "--size=16M" }, "--size given twice", 0 },
+	{ "label without =", { "--label=guest_thp" }, "expected key=value", 0 },
+	{ "label with a bad key", { "--label=Guest=x" }, "bad --label key 'Guest'", 0 },
+	{ "label shadowing a metric", { "--label=access_ns=1" }, "is a field of the memset record",
+	  0 },
+	{ "label shadowing reason", { "--label=reason=x" }, "is a field of the memset record", 0 },
+	{ "label twice", { "--label=a=1", "--label=a=2" }, "--label 'a' given twice", 0 },
+};
+
+static void test_args(void **state)
+{
+	const struct args_case *c = *state;
+	const struct workload *w = workload_find("memset");
+	struct err e = ERR_INIT;
+	struct wl_args a;
+	int argc = 0, r;
+
+	assert_non_null(w);
+	while (argc < (int)N(c->argv) && c->argv[argc])
+		argc++;
+	r = harness_parse_args(w, argc, (char *const *)(uintptr_t)c->argv, &a, &e);
+	if (!c->why) {
+		assert_int_equal(r, 0);
+		assert_int_equal(a.size, c->size);
+		return;
+	}
+	assert_true(r < 0);
+	if (!strstr(e.msg, c->why))
+		fail_msg("reason '%s' lacks '%s'", e.msg, c->why);
+}
+
+static void test_args_values(void **state)
+{
+	const char *argv[] = { "--size=8M", "--accesses=5", "--rep=3", "--warmup=1", "--seed=7",
+			       "--madvise=1", "--label=guest_thp=never" };
+	const struct workload *w = workload_find("memset");
+	struct err e = ERR_INIT;
+	struct wl_args a;
+
+	(void)state;
+	assert_int_equal(harness_parse_args(w, N(argv), (char *const *)(uintptr_t)argv, &a, &e), 0);
+	assert_int_equal(a.size, 8ull << 20);
+	assert_int_equal(a.accesses, 5);
+	assert_int_equal(a.rep, 3);
+	assert_true(a.warmup);
+	assert_int_equal(a.seed, 7);
+	assert_true(a.madvise);
+	assert_int_equal(a.nlabels, 1);
+	assert_string_equal(a.labels[0].key, "guest_thp");
+	assert_string_equal(a.labels[0].val, "never");
+}
+
+/* ---- records from harness_workload_main ------------------------------------ */
+
+struct run_out {
+	int rc;
+	size_t n;
+	struct record rec[MAXREC];
+};
+
+/* Run `workload <argv>` in this process; parse what it wrote (every line must parse). */
+static void run_main(const char *root, const char *const *argv, int argc, struct run_out *o)
+{
+	struct wl_env env = { root };
+	struct err e = ERR_INIT;
+	char *text, *line, *save = NULL, why[128];
+	int fd = memfd_create("records", 0);
+	off_t len;
+
+	assert_true(fd >= 0);
+	o->rc = harness_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, &e);
+	len = lseek(fd, 0, SEEK_CUR);
+	text = calloc(1, (size_t)len + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fd, text, (size_t)len, 0), len);
+	close(fd);
+	o->n = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		assert_true(o->n < MAXREC);
+		if (rec_parse(line, strlen(line), &o->rec[o->n], why, sizeof(why)))
+			fail_msg("invalid record '%s': %s", line, why);
+		assert_int_equal(o->rec[o->n].seq, o->n);
+		o->n++;
+	}
+	free(text);
+}
+
+struct bad_run_case {
+	const char *name;
+	const char *argv[4];
+	int rc;
+	const char *reason;
+};
+
+static struct bad_run_case bad_runs[] = {
+	{ "zero size", { "memset", "--size=0" }, HARNESS_USAGE, "--size=0 is out of range" },
+	{ "size not a 2M multiple", { "memset", "--size=3M" }, HARNESS_USAGE,
+	  "size 3M is not a multiple of 2M" },
+	{ "size above available memory", { "memset", "--size=64G", "--label=guest_thp=always" },
+	  HARNESS_USAGE, "size 64G exceeds available memory 900M" },
+	{ "size plus margin above available memory", { "memset", "--size=880M" }, HARNESS_USAGE,
+	  "size 880M exceeds available memory 900M" },
+	{ "unknown workload", { "tlb" }, HARNESS_USAGE, "unknown workload 'tlb'" },
+	{ "no workload", { NULL }, HARNESS_USAGE, "no workload named" },
+};
+
+static void test_bad_run(void **state)
+{
+	const struct bad_run_case *c = *state;
+	struct run_out o;
+	int argc = 0;
+
+	while (argc < (int)N(c->argv) && c->argv[argc])
+		argc++;
+	run_main(fake_root, c->argv, argc, &o);
+	assert_int_equal(o.rc, c->rc);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.rec[0].type, REC_FAIL);
+	assert_non_null(rec_get(&o.rec[0], "reason"));
+	if (!strstr(rec_get(&o.rec[0], "reason"), c->reason))
+		fail_msg("reason '%s' lacks '%s'", rec_get(&o.rec[0], "reason"), c->reason);
+	if (argc && !strcmp(c->argv[0], "memset"))
+		assert_string_equal(rec_get(&o.rec[0], "workload"), "memset");
+}
+
+static void test_fail_record_context(void **state)
+{
+	const char *argv[] = { "memset", "--size=64G", "--rep=4", "--label=guest_thp=always" };
+	struct run_out o;
+
+	(void)state;
+	run_main(fake_root, argv, N(argv), &o);
+	assert_int_equal(o.n, 1);
+	/* what the host needs to place the failure in its cell */
+	assert_string_equal(rec_get(&o.rec[0], "rep"), "4");
+	assert_string_equal(rec_get(&o.rec[0], "guest_thp"), "always");
+	assert_string_equal(rec_get(&o.rec[0], "thp_enabled"), THP_UNSUPPORTED);
+}
+
+static void check_result(const struct record *r, uint64_t size, uint64_t accesses)
+{
+	static const char *const positive[] = { "fault_elapsed_ns", "fault_ns_per_4k", "fault_mib_s",
+						"access_elapsed_ns", "access_ns", "rss_bytes",
+						"vma_bytes" };
+	const struct workload *w = workload_find("memset");
+	const struct wl_metric *m;
+	uint64_t u;
+	double d, pct;
+	size_t i, declared = 0;
+
+	assert_int_equal(r->type, REC_RESULT);
+	/* every declared field is there, and nothing else but the label */
+	for (m = wl_common_fields; m->key; m++, declared++)
+		if (!rec_get(r, m->key))
+			fail_msg("field '%s' missing", m->key);
+	for (m = w->metrics; m->key; m++, declared++)
+		if (!rec_get(r, m->key))
+			fail_msg("field '%s' missing", m->key);
+	assert_int_equal(r->nfields, declared + 1);
+	assert_string_equal(rec_get(r, "guest_thp"), "test");
+	assert_string_equal(rec_get(r, "workload"), "memset");
+	for (i = 0; i < N(positive); i++) {
+		assert_int_equal(rec_get_f64(r, positive[i], &d), 0);
+		if (!(isfinite(d) && d > 0))
+			fail_msg("%s = %g is not a positive number", positive[i], d);
+	}
+	assert_int_equal(rec_get_u64(r, "size_bytes", &u), 0);
+	assert_int_equal(u, size);
+	assert_int_equal(rec_get_u64(r, "accesses", &u), 0);
+	assert_int_equal(u, accesses);
+	assert_int_equal(rec_get_u64(r, "rss_bytes", &u), 0);
+	assert_int_equal(u, size);	/* the mapping is the buffer alone, every page touched */
+	assert_int_equal(rec_get_u64(r, "vma_bytes", &u), 0);
+	assert_int_equal(u, size);
+	assert_int_equal(rec_get_u64(r, "fault_minflt", &u), 0);
+	assert_true(u >= 1);
+	assert_int_equal(rec_get_f64(r, "guest_huge_pct", &pct), 0);
+	assert_true(pct >= 0 && pct <= 100);
+}
+
+static void test_real_run(void **state)
+{
+	const char *argv[] = { "memset", "--size=8M", "--accesses=100000", "--label=guest_thp=test" };
+	struct run_out o;
+
+	(void)state;
+	run_main("", argv, N(argv), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	assert_int_equal(o.n, 1);
+	check_result(&o.rec[0], 8ull << 20, 100000);
+}
+
+static void test_real_run_madvise(void **state)
+{
+	const char *argv[] = { "memset", "--size=4M", "--accesses=1000", "--madvise=1",
+			       "--label=guest_thp=test" };
+	char v[THP_VALUE_MAX];
+	struct run_out o;
+	double pct;
+
+	(void)state;
+	run_main("", argv, N(argv), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	check_result(&o.rec[0], 4ull << 20, 1000);
+	assert_string_equal(rec_get(&o.rec[0], "madvise"), "1");
+	if (thp_knob_get("", "enabled", v, sizeof(v), NULL) || !strcmp(v, "never"))
+		skip();	/* no huge pages to expect */
+	/* THP always/madvise plus MADV_HUGEPAGE on an aligned buffer: some huge coverage */
+	assert_int_equal(rec_get_f64(&o.rec[0], "guest_huge_pct", &pct), 0);
+	assert_true(pct > 0);
+}
+
+/* The static binary itself, as the runner and the host call it. */
+static void test_binary(void **state)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
+						       : "bin/thpeval-guest";
+	char cmd[512], line[REC_MAX_LINE + 2], why[128];
+	struct record r;
+	FILE *p;
+	int status;
+
+	(void)state;
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "%s workload memset --size=8M --accesses=100000 --label=guest_thp=test", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_null(fgets(why, sizeof(why), p));	/* exactly one line */
+	status = pclose(p);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (rec_parse(line, strlen(line), &r, why, sizeof(why)))
+		fail_msg("invalid record from %s: %s", bin, why);
+	assert_int_equal(r.seq, 0);
+	check_result(&r, 8ull << 20, 100000);
+
+	snprintf(cmd, sizeof(cmd), "%s workload memset --size=3M 2>/dev/null", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	status = pclose(p);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == HARNESS_USAGE);
+	assert_int_equal(rec_parse(line, strlen(line), &r, why, sizeof(why)), 0);
+	assert_int_equal(r.type, REC_FAIL);
+}
+
+static void test_list(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	harness_list(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "memset\n"));
+	assert_non_null(strstr(buf, "--size=256M"));
+	assert_non_null(strstr(buf, "--accesses=1000000"));
+	assert_non_null(strstr(buf, "fault_ns_per_4k"));
+	free(buf);
+}
+
+static int fake_setup(void **state)
+{
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	if (!mkdtemp(fake_root))
+		return -1;
+	snprintf(path, sizeof(path), "%s/proc", fake_root);
+	if (mkdir(path, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/proc/meminfo", fake_root);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("MemTotal:        1014500 kB\nMemAvailable:     921600 kB\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
+static int fake_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_root);
+	return system(cmd) ? -1 : 0;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 6];
+	size_t i, n = 0;
+
+	for (i = 0; i < N(args_cases); i++)
+		tests[n++] = (struct CMUnitTest){ args_cases[i].name, test_args, NULL, NULL,
+						  &args_cases[i] };
+	for (i = 0; i < N(bad_runs); i++)
+		tests[n++] = (struct CMUnitTest){ bad_runs[i].name, test_bad_run, NULL, NULL,
+						  &bad_runs[i] };
+	tests[n++] = (struct CMUnitTest){ "parsed values", test_args_values, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "fail record carries rep and labels",
+					  test_fail_record_context, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset 8M in process", test_real_run, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset 4M with MADV_HUGEPAGE", test_real_run_madvise,
+					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
+					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };
+	return _cmocka_run_group_tests("harness", tests, n, fake_setup, fake_teardown);
+}

@@ -1,0 +1,158 @@
+/* tests for guest/plan.c: plan_parse on kernel command lines */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "guest/plan.h"
+
+#define M (1ull << 20)
+
+struct ok_case {
+	const char *name;
+	const char *cmdline;
+	const char *thp;	/* expected guest_thp list, comma-joined */
+	uint64_t reps, warmup, size, accesses, seed, timeout_ms;
+	const char *port;
+};
+
+static struct ok_case ok_cases[] = {
+	{ "defaults when no thpeval key", "BOOT_IMAGE=/vmlinuz root=/dev/vda ro console=ttyS0\n",
+	  "never,always", 3, 1, 256 * M, 1000000, 1, 600000, "org.thpeval.records" },
+	{ "every key among kernel words",
+	  "console=ttyS0 thpeval.guest_thp=always,madvise,never thpeval.workloads=memset "
+	  "thpeval.reps=5 quiet thpeval.warmup=0 thpeval.size=1G thpeval.accesses=1000 "
+	  "thpeval.seed=42 thpeval.timeout=10m thpeval.port=org.x-y_z.1 panic=-1\n",
+	  "always,madvise,never", 5, 0, 1024 * M, 1000, 42, 600000, "org.x-y_z.1" },
+	{ "thpeval word inside an unrelated quoted value is not a key",
+	  "foo=\"a thpeval.reps=9\" thpeval.reps=2", "never,always", 2, 1, 256 * M, 1000000, 1,
+	  600000, "org.thpeval.records" },
+	{ "tabs and newlines separate words", "\tthpeval.size=2M\n\nthpeval.guest_thp=madvise\t",
+	  "madvise", 3, 1, 2 * M, 1000000, 1, 600000, "org.thpeval.records" },
+	{ "timeout in seconds", "thpeval.timeout=30 thpeval.seed=0", "never,always", 3, 1, 256 * M,
+	  1000000, 0, 30000, "org.thpeval.records" },
+	{ "empty command line", "", "never,always", 3, 1, 256 * M, 1000000, 1, 600000,
+	  "org.thpeval.records" },
+};
+
+static void test_ok(void **state)
+{
+	const struct ok_case *c = *state;
+	char why[256] = "", thp[64] = "";
+	struct plan p;
+	size_t i;
+
+	assert_int_equal(plan_parse(c->cmdline, &p, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	for (i = 0; i < p.nthp; i++) {
+		strcat(thp, i ? "," : "");
+		strcat(thp, guest_thp_name(p.guest_thp[i]));
+	}
+	assert_string_equal(thp, c->thp);
+	assert_int_equal(p.nworkloads, 1);
+	assert_string_equal(p.workloads[0]->name, "memset");
+	assert_int_equal(p.reps, c->reps);
+	assert_int_equal(p.warmup, c->warmup);
+	assert_int_equal(p.size, c->size);
+	assert_int_equal(p.accesses, c->accesses);
+	assert_int_equal(p.seed, c->seed);
+	assert_int_equal(p.timeout_ms, c->timeout_ms);
+	assert_string_equal(p.port, c->port);
+}
+
+struct bad_case {
+	const char *name;
+	const char *cmdline;
+	const char *why;	/* substring of the reason */
+};
+
+static char long_port[300];
+
+static struct bad_case bad_cases[] = {
+	{ "bogus thp value", "quiet thpeval.guest_thp=sometimes",
+	  "thpeval.guest_thp: 'sometimes' is not always, madvise or never" },
+	{ "thp value listed twice", "thpeval.guest_thp=always,never,always", "'always' listed twice" },
+	{ "empty thp item", "thpeval.guest_thp=always,", "empty item" },
+	{ "reps=0", "thpeval.reps=0", "thpeval.reps: 0 is out of range (1 to 10000)" },
+	{ "reps not a number", "thpeval.reps=3x", "thpeval.reps: '3x' is not an integer" },
+	{ "negative seed", "thpeval.seed=-1", "thpeval.seed: '-1' is not an integer" },
+	{ "size=abc", "thpeval.size=abc", "thpeval.size: 'abc' is not a size" },
+	{ "size not a 2M multiple", "thpeval.size=3M", "thpeval.size: 3M is not a multiple of 2M" },
+	{ "size zero", "thpeval.size=0", "is not a multiple of 2M" },
+	{ "accesses zero", "thpeval.accesses=0", "thpeval.accesses: 0 is out of range" },
+	{ "timeout zero", "thpeval.timeout=0", "thpeval.timeout: 0 is out of range (1s to 24h)" },
+	{ "timeout bad unit", "thpeval.timeout=5x", "is not a duration" },
+	{ "unknown workload", "thpeval.workloads=memset,dd", "unknown workload 'dd'" },
+	{ "unknown thpeval key", "console=ttyS0 thpeval.colour=red", "unknown key 'thpeval.colour'" },
+	{ "bare prefix", "thpeval.", "unknown key" },
+	{ "duplicate key", "thpeval.reps=1 thpeval.size=2M thpeval.reps=2", "thpeval.reps given twice" },
+	{ "key without value", "thpeval.reps", "thpeval.reps needs a value" },
+	{ "empty value", "thpeval.reps=", "thpeval.reps: empty value" },
+	{ "quoted value", "thpeval.port=\"a b\"", "quotes are not allowed" },
+	{ "overlong value", long_port, "thpeval.port: value longer than 128 bytes" },
+	{ "port name too long", "thpeval.port=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	  "thpeval.port: longer than 63 bytes" },
+	{ "port with a slash", "thpeval.port=../x", "thpeval.port: bad character" },
+};
+
+static void test_bad(void **state)
+{
+	const struct bad_case *c = *state;
+	char why[256] = "";
+	struct plan p;
+
+	assert_int_equal(plan_parse(c->cmdline, &p, why, sizeof(why)), -EINVAL);
+	if (!strstr(why, c->why))
+		fail_msg("reason '%s' lacks '%s'", why, c->why);
+}
+
+static void test_error_keeps_port(void **state)
+{
+	char why[128];
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(plan_parse("thpeval.port=org.a thpeval.reps=0", &p, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(p.port, "org.a");
+}
+
+static void test_thp_names(void **state)
+{
+	enum guest_thp t;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < GUEST_THP__COUNT; i++) {
+		assert_int_equal(guest_thp_parse(guest_thp_name((enum guest_thp)i), &t), 0);
+		assert_int_equal(t, i);
+	}
+	assert_int_equal(guest_thp_parse("Always", &t), -EINVAL);
+	assert_string_equal(guest_thp_name(GUEST_THP__COUNT), "?");
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+int main(void)
+{
+	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 2];
+	size_t i, n = 0;
+
+	memcpy(long_port, "thpeval.port=", 13);
+	memset(long_port + 13, 'p', 200);
+	for (i = 0; i < N(ok_cases); i++)
+		tests[n++] = (struct CMUnitTest){ ok_cases[i].name, test_ok, NULL, NULL,
+						  &ok_cases[i] };
+	for (i = 0; i < N(bad_cases); i++)
+		tests[n++] = (struct CMUnitTest){ bad_cases[i].name, test_bad, NULL, NULL,
+						  &bad_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "error keeps the port read before it",
+					  test_error_keeps_port, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "guest_thp names round-trip", test_thp_names, NULL,
+					  NULL, NULL };
+	return _cmocka_run_group_tests("plan", tests, n, NULL, NULL);
+}

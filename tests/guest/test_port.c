@@ -1,0 +1,155 @@
+/* tests for guest/port.c: finding the virtio-serial port in a fake sysfs, waiting for "bye" */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guest/harness.h"
+#include "guest/port.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static char root[] = "/tmp/thpeval-port-XXXXXX";
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(root))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) ? -1 : 0;
+}
+
+static void test_find(void **state)
+{
+	char dev[512], want[512], list[256];
+	struct err e = ERR_INIT;
+	int fd;
+
+	(void)state;
+	/* no virtio-ports class at all */
+	assert_int_equal(port_find(root, "org.thpeval.records", dev, sizeof(dev), &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "virtio_console not loaded"));
+	err_clear(&e);
+
+	put("/sys/class/virtio-ports/vport0p1/name", "org.qemu.guest_agent.0\n");
+	put("/sys/class/virtio-ports/vport0p2/name", "org.thpeval.records\n");
+	put("/sys/class/virtio-ports/vport1p1/name", "org.thpeval.records.old\n");
+	put("/sys/class/virtio-ports/junk/name", "org.thpeval.records\n");	/* not a vport name */
+	assert_int_equal(port_find(root, "org.thpeval.records", dev, sizeof(dev), &e), 0);
+	snprintf(want, sizeof(want), "%s/dev/vport0p2", root);
+	assert_string_equal(dev, want);
+	assert_int_equal(port_find(root, "org.thpeval", dev, sizeof(dev), &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "no virtio-serial port named 'org.thpeval'"));
+
+	port_list(root, list, sizeof(list));
+	assert_non_null(strstr(list, "vport0p2=org.thpeval.records"));
+	assert_non_null(strstr(list, "vport0p1=org.qemu.guest_agent.0"));
+	assert_null(strstr(list, "junk"));
+
+	/* found but no device node yet: port_open waits, then says why */
+	err_clear(&e);
+	assert_true(port_open(root, "org.thpeval.records", false, 200, &e) < 0);
+	assert_non_null(strstr(e.msg, "cannot open"));
+	put("/dev/vport0p2", "");
+	err_clear(&e);
+	fd = port_open(root, "org.thpeval.records", false, 200, &e);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+struct bye_case {
+	const char *name;
+	const char *chunks[3];	/* written with pauses between them */
+	int close_after;	/* close the writer after the chunks */
+	int ret;
+};
+
+static struct bye_case bye_cases[] = {
+	{ "bye", { "bye\n" }, 0, 0 },
+	{ "bye split over writes", { "b", "ye", "\n" }, 0, 0 },
+	{ "noise before bye", { "hello there\n", "bye\n" }, 0, 0 },
+	{ "host closes without bye", { "later\n" }, 1, -EPIPE },
+	{ "host silent", { NULL }, 0, -ETIMEDOUT },
+	{ "bye without newline", { "bye" }, 0, -ETIMEDOUT },
+};
+
+static void test_bye(void **state)
+{
+	const struct bye_case *c = *state;
+	struct err e = ERR_INIT;
+	int p[2], status;
+	uint64_t t0;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t i;
+
+		close(p[0]);
+		for (i = 0; i < N(c->chunks) && c->chunks[i]; i++) {
+			if (write(p[1], c->chunks[i], strlen(c->chunks[i])) < 0)
+				_exit(1);
+			harness_sleep_ms(20);
+		}
+		if (!c->close_after)
+			harness_sleep_ms(1000);
+		_exit(0);
+	}
+	close(p[1]);
+	t0 = harness_now_ns();
+	assert_int_equal(port_wait_bye(p[0], 400, &e), c->ret);
+	assert_true(harness_now_ns() - t0 < 900000000ull);
+	if (c->ret)
+		assert_true(err_isset(&e));
+	close(p[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[N(bye_cases) + 1];
+	size_t i, n = 0;
+
+	tests[n++] = (struct CMUnitTest){ "find and open the port by name", test_find, NULL, NULL,
+					  NULL };
+	for (i = 0; i < N(bye_cases); i++)
+		tests[n++] = (struct CMUnitTest){ bye_cases[i].name, test_bye, NULL, NULL,
+						  &bye_cases[i] };
+	return _cmocka_run_group_tests("port", tests, n, setup, teardown);
+}

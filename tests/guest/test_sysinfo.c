@@ -1,0 +1,253 @@
+/* tests for guest/sysinfo.c: smaps, meminfo and THP knob parsing on fixtures */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guest/sysinfo.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char smaps_fixture[] =
+	"55d0c0a00000-55d0c0a21000 r-xp 00000000 fe:01 1234   /usr/bin/thpeval guest\n"
+	"Size:                132 kB\n"
+	"Rss:                 120 kB\n"
+	"Pss:                 120 kB\n"
+	"VmFlags: rd ex mr mw me dw\n"
+	"7f2a00000000-7f2a10000000 rw-p 00000000 00:00 0 \n"
+	"Size:             262144 kB\n"
+	"KernelPageSize:        4 kB\n"
+	"Rss:              262144 kB\n"
+	"Pss:              262144 kB\n"
+	"Anonymous:        262144 kB\n"
+	"AnonHugePages:    204800 kB\n"
+	"ShmemPmdMapped:        0 kB\n"
+	"THPeligible:    1\n"
+	"VmFlags: rd wr mr mw me ac sd hg\n"
+	"7ffd1c000000-7ffd1c021000 rw-p 00000000 00:00 0                          [stack]\n"
+	"Size:                132 kB\n"
+	"Rss:                  16 kB\n"
+	"AnonHugePages:         0 kB\n";
+
+struct smaps_case {
+	const char *name;
+	const char *text;	/* NULL: the fixture */
+	uint64_t addr;
+	int ret;
+	uint64_t start, rss_kb, huge_kb;
+	int have_huge;
+};
+
+static struct smaps_case smaps_cases[] = {
+	{ "buffer mapping: coverage from AnonHugePages / Rss", NULL, 0x7f2a00000000ull + 4096, 0,
+	  0x7f2a00000000ull, 262144, 204800, 1 },
+	{ "last byte of the mapping", NULL, 0x7f2a10000000ull - 1, 0, 0x7f2a00000000ull, 262144,
+	  204800, 1 },
+	{ "file mapping without AnonHugePages", NULL, 0x55d0c0a00010ull, 0, 0x55d0c0a00000ull,
+	  120, 0, 0 },
+	{ "last mapping at end of text", NULL, 0x7ffd1c000000ull, 0, 0x7ffd1c000000ull, 16, 0, 1 },
+	{ "address in no mapping", NULL, 0x7f2a10000000ull, -ENOENT, 0, 0, 0, 0 },
+	{ "bad Rss value", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss:  12x kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	{ "Rss without unit", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss:  12\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	{ "repeated Rss", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss: 4 kB\nRss: 4 kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	{ "no Rss line", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nAnonHugePages: 0 kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	{ "AnonHugePages above Rss",
+	  "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss: 4 kB\nAnonHugePages: 2048 kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	{ "overlong line", NULL /* built in main */, 0x7f0000000000ull, -E2BIG, 0, 0, 0, 0 },
+};
+
+static char overlong[SYSINFO_LINE_MAX + 200];
+
+static void test_smaps(void **state)
+{
+	const struct smaps_case *c = *state;
+	const char *text = c->text ? c->text : smaps_fixture;
+	struct err e = ERR_INIT;
+	struct smaps_vma v;
+	FILE *f;
+	int r;
+
+	f = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+	assert_non_null(f);
+	r = smaps_find(f, c->addr, &v, &e);
+	fclose(f);
+	assert_int_equal(r, c->ret);
+	if (r) {
+		assert_true(err_isset(&e));
+		return;
+	}
+	assert_int_equal(v.start, c->start);
+	assert_true(v.end > v.start);
+	assert_int_equal(v.rss_bytes, c->rss_kb * 1024);
+	assert_int_equal(v.anon_huge_bytes, c->huge_kb * 1024);
+	assert_int_equal(v.have_anon_huge, c->have_huge);
+}
+
+struct knob_case {
+	const char *name;
+	const char *text;
+	int ret;
+	const char *value;
+};
+
+static struct knob_case knob_cases[] = {
+	{ "enabled madvise", "always [madvise] never\n", 0, "madvise" },
+	{ "enabled always", "[always] madvise never\n", 0, "always" },
+	{ "defrag defer+madvise", "always defer [defer+madvise] madvise never\n", 0,
+	  "defer+madvise" },
+	{ "mTHP inherit", "always [inherit] madvise never\n", 0, "inherit" },
+	{ "no selection", "always madvise never\n", -EINVAL, NULL },
+	{ "two selections", "[always] [madvise] never\n", -EINVAL, NULL },
+	{ "empty selection", "always [] never\n", -EINVAL, NULL },
+	{ "unclosed bracket", "always [madvise never\n", -EINVAL, NULL },
+	{ "odd characters", "[al ways]\n", -EINVAL, NULL },
+};
+
+static void test_knob(void **state)
+{
+	const struct knob_case *c = *state;
+	char out[THP_VALUE_MAX];
+
+	assert_int_equal(thp_knob_parse(c->text, out, sizeof(out)), c->ret);
+	if (!c->ret)
+		assert_string_equal(out, c->value);
+}
+
+struct size_case {
+	uint64_t bytes;
+	const char *text;
+};
+
+static void test_fmt_size(void **state)
+{
+	static const struct size_case cases[] = {
+		{ 256ull << 20, "256M" }, { 1ull << 30, "1G" }, { 64ull << 30, "64G" },
+		{ 2ull << 40, "2T" }, { (900ull << 20) + 12345, "900M" }, { 3072, "3K" },
+		{ 100, "100" }, { 0, "0" },
+	};
+	char buf[32];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(cases); i++) {
+		fmt_size(cases[i].bytes, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].text);
+	}
+}
+
+/* ---- fake /proc and /sys trees ----------------------------------------- */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int tree_setup(void **state)
+{
+	static char root[] = "/tmp/thpeval-sysinfo-XXXXXX";
+
+	if (!mkdtemp(root))
+		return -1;
+	*state = root;
+	return 0;
+}
+
+static int tree_teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)*state);
+	return system(cmd) ? -1 : 0;
+}
+
+static void test_meminfo(void **state)
+{
+	const char *root = *state;
+	struct err e = ERR_INIT;
+	uint64_t v = 0;
+
+	put(root, "/proc/meminfo",
+	    "MemTotal:        1014500 kB\nMemFree:          500000 kB\nMemAvailable:     921600 kB\n"
+	    "Bogus:           abc kB\n");
+	assert_int_equal(meminfo_get(root, "MemAvailable", &v, &e), 0);
+	assert_int_equal(v, 921600ull * 1024);
+	assert_int_equal(meminfo_get(root, "MemTotal", &v, &e), 0);
+	assert_int_equal(v, 1014500ull * 1024);
+	assert_int_equal(meminfo_get(root, "Mem", &v, &e), -ENOENT);	/* prefix is not a key */
+	err_clear(&e);
+	assert_int_equal(meminfo_get(root, "Bogus", &v, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "bad 'Bogus' line"));
+}
+
+static void test_knob_files(void **state)
+{
+	const char *root = *state;
+	char v[THP_VALUE_MAX];
+	struct err e = ERR_INIT;
+
+	/* no THP directory: unsupported, not an error */
+	assert_false(thp_supported(root));
+	assert_int_equal(thp_knob_get(root, "enabled", v, sizeof(v), &e), -ENOENT);
+	assert_string_equal(v, THP_UNSUPPORTED);
+	assert_false(err_isset(&e));
+
+	put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+	assert_true(thp_supported(root));
+	assert_int_equal(thp_knob_get(root, "enabled", v, sizeof(v), &e), 0);
+	assert_string_equal(v, "madvise");
+	assert_int_equal(thp_knob_get(root, "../enabled", v, sizeof(v), &e), -EINVAL);
+	err_clear(&e);
+
+	/* a plain file does not switch the selection like the kernel: the read-back catches it */
+	assert_int_equal(thp_knob_set(root, "enabled", "always", &e), -EIO);
+	assert_non_null(strstr(e.msg, "reads back 'madvise'"));
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[N(smaps_cases) + N(knob_cases) + 3];
+	const struct CMUnitTest tree[] = {
+		cmocka_unit_test(test_meminfo),
+		cmocka_unit_test(test_knob_files),
+	};
+	static const char head[] = "7f0000000000-7f0000200000 rw-p 0 00:00 0 /";
+	size_t i, n = 0;
+	int fails;
+
+	memcpy(overlong, head, sizeof(head) - 1);
+	memset(overlong + sizeof(head) - 1, 'a', sizeof(overlong) - sizeof(head) - 1);
+	overlong[sizeof(overlong) - 2] = '\n';
+	smaps_cases[N(smaps_cases) - 1].text = overlong;
+	for (i = 0; i < N(smaps_cases); i++)
+		tests[n++] = (struct CMUnitTest){ smaps_cases[i].name, test_smaps, NULL, NULL,
+						  &smaps_cases[i] };
+	for (i = 0; i < N(knob_cases); i++)
+		tests[n++] = (struct CMUnitTest){ knob_cases[i].name, test_knob, NULL, NULL,
+						  &knob_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "fmt_size", test_fmt_size, NULL, NULL, NULL };
+	fails = _cmocka_run_group_tests("sysinfo", tests, n, NULL, NULL);
+	return fails + cmocka_run_group_tests_name("sysinfo fake tree", tree, tree_setup,
+						   tree_teardown);
+}
