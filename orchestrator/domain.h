@@ -1,0 +1,68 @@
+/*
+ * domain: renders the libvirt domain XML for one thpeval guest from a typed
+ * spec. Owns the accel and prefault enums and their names. All text goes
+ * through libxml2's xmlTextWriter, so every value is escaped; the output is
+ * deterministic (golden-file tested). Pure: no libvirt calls, no I/O, never
+ * prints, never exits.
+ */
+#ifndef THPEVAL_ORCHESTRATOR_DOMAIN_H
+#define THPEVAL_ORCHESTRATOR_DOMAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+enum accel {
+	ACCEL_AUTO,	/* decide at run time (virt_accel_choose) */
+	ACCEL_KVM,	/* domain type 'kvm' */
+	ACCEL_TCG,	/* domain type 'qemu' (QEMU's TCG emulation) */
+	ACCEL__COUNT
+};
+
+/* "auto", "kvm", "tcg"; NULL when out of range */
+const char *accel_name(enum accel a);
+/* 0, or -EINVAL for an unknown name (exact, lower-case) */
+int accel_parse(const char *s, enum accel *out);
+
+/* how QEMU faults guest RAM in: libvirt <allocation mode='...'/> */
+enum prefault {
+	PREFAULT_ONDEMAND,	/* host faults happen as the guest touches RAM */
+	PREFAULT_IMMEDIATE,	/* QEMU preallocates all guest RAM at start */
+	PREFAULT__COUNT
+};
+
+/* "ondemand", "immediate"; NULL when out of range */
+const char *prefault_name(enum prefault p);
+/* 0, or -EINVAL for an unknown name */
+int prefault_parse(const char *s, enum prefault *out);
+
+#define DOMAIN_CHANNEL_NAME "org.thpeval.records"
+
+struct domain_spec {
+	const char *name;		/* thpeval-<pid>-<n>; no '/' */
+	const char *uuid;		/* optional: libvirt generates one */
+	uint64_t memory_bytes;		/* > 0, a multiple of 1 KiB */
+	unsigned vcpus;			/* >= 1 */
+	enum accel accel;		/* KVM or TCG here, never AUTO */
+	const char *kernel;		/* required */
+	const char *initrd;		/* optional */
+	const char *cmdline;		/* optional */
+	const char *disk_path;		/* optional: virtio disk vda, cache='unsafe' */
+	const char *disk_format;	/* "qcow2" or "raw"; required with disk_path */
+	const char *channel_name;	/* virtio-serial port name, e.g. DOMAIN_CHANNEL_NAME */
+	enum prefault prefault;
+	bool hugetlbfs;			/* <memoryBacking><hugepages/> */
+	const char *emulator;		/* optional: libvirt picks one */
+	const char *description;	/* optional free text */
+};
+
+/*
+ * Render the domain XML into a malloc'ed string (caller free()s). Returns 0,
+ * or -EINVAL for an invalid spec (the message names the field), -ENOMEM.
+ * Strings must be valid UTF-8 without control characters (description may
+ * hold tabs and newlines).
+ */
+int domain_xml(const struct domain_spec *s, char **xml, struct err *e);
+
+#endif
