@@ -1,0 +1,75 @@
+/*
+ * image: the guest image (kernel, initrd, raw ext2 root with the guest program
+ * as /init), built with supermin and the libguestfs C API and cached by a hash
+ * of everything that goes into it. Also per-guest qcow2 overlays and checks.
+ * Depends on libguestfs and libc only; runs supermin/dpkg-query by argv (no
+ * shell). Never prints, never exits: returns 0 or a negative errno and fills
+ * struct err; progress goes through the callback in image_opts.
+ */
+#ifndef THPEVAL_IMAGES_IMAGE_H
+#define THPEVAL_IMAGES_IMAGE_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "lib/err.h"
+
+#define IMAGE_CACHE_DIR_DEFAULT "/var/cache/thpeval/images"
+#define IMAGE_ID_LEN 16		/* hex digits */
+/* where the guest program lives in the root (a second copy is /init) */
+#define IMAGE_GUEST_PATH "/usr/lib/thpeval/thpeval-guest"
+
+struct image_opts {
+	const char *cache_dir;	/* NULL = IMAGE_CACHE_DIR_DEFAULT */
+	const char *kernel;	/* vmlinuz-<version> path; NULL = newest /boot/vmlinuz-* */
+	const char *guest_bin;	/* the static guest program, installed as /init */
+	const char *const *extra_packages; /* NULL-terminated, may be NULL: host Debian packages added to the root */
+	bool force;		/* rebuild even if cached */
+	void (*progress)(void *opaque, const char *msg); /* may be NULL */
+	void *opaque;
+};
+
+struct image {
+	char id[IMAGE_ID_LEN + 1];	/* content hash, 16 hex digits */
+	char dir[PATH_MAX];		/* <cache_dir>/<id>, absolute */
+	char kernel[PATH_MAX];		/* <dir>/kernel (a copy, 0644) */
+	char initrd[PATH_MAX];		/* <dir>/initrd: supermin's mini initrd, mounts root= */
+	char root[PATH_MAX];		/* <dir>/root: raw ext2 disk image, never written after the build */
+	char cmdline[256];		/* what the image needs to boot: "root=UUID=... console=ttyS0 panic=1"; append your own params */
+	char kernel_version[64];	/* e.g. "6.1.0-57-amd64"; /lib/modules/<it> is in the root */
+};
+
+/*
+ * The image for these options: if <cache_dir>/<id> is complete, fill out and
+ * set *built = false (cheap: hashes the inputs, builds nothing); otherwise (or
+ * with o->force) build it and set *built = true. built may be NULL.
+ */
+int image_ensure(const struct image_opts *o, struct image *out, bool *built,
+		 struct err *e);
+/*
+ * Build the image now (replacing a cached one with the same id); needs root.
+ * Built in <cache_dir>/.tmp-<pid>-XXXXXX and renamed into place, so the final
+ * name only ever holds a complete image. About 30-45 s here (TCG libguestfs).
+ */
+int image_build(const struct image_opts *o, struct image *out, struct err *e);
+/*
+ * Create a writable qcow2 overlay at path backed by img->root (raw), so each
+ * guest writes only to its own file. An existing file at path is replaced.
+ */
+int image_overlay_create(const struct image *img, const char *path,
+			 struct err *e);
+/*
+ * Inspect the image with libguestfs (read-only): kernel, initrd and root
+ * exist; the root has an executable /init, the guest program, /tmp, the
+ * modules directory for kernel_version with virtio_console, and the id.
+ */
+int image_verify(const struct image *img, struct err *e);
+
+/* The id these options give (hashes the kernel, guest program and package versions). */
+int image_compute_id(const struct image_opts *o, char id[IMAGE_ID_LEN + 1],
+		     struct err *e);
+/* Fill out from a complete cached image <cache_dir>/<id>; -ENOENT if there is none. */
+int image_load(const char *cache_dir, const char *id, struct image *out,
+	       struct err *e);
+
+#endif
