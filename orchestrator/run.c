@@ -339,17 +339,18 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 		    (int)sizeof(log->xml_path) ||
 	    snprintf(log->console_path, sizeof(log->console_path), "%s/guests/%s.console.log", cfg->out_dir,
 		     name) >= (int)sizeof(log->console_path) ||
-	    snprintf(overlay, sizeof(overlay), "%s/overlays/%s.qcow2", cfg->state_dir, name) >= (int)sizeof(overlay))
-		return err_set(e, -ENAMETOOLONG, "--out or --state-dir path too long");
+	    snprintf(overlay, sizeof(overlay), "%s/overlays/%s.qcow2", cfg->cache_dir, name) >= (int)sizeof(overlay))
+		return err_set(e, -ENAMETOOLONG, "--out or --cache-dir path too long");
 
-	r = mkdir_p(cfg->state_dir, 0700, e);
-	if (!r) {
+	/* per-guest writable layers live beside the images: QEMU (an unprivileged
+	 * user under qemu:///system) must be able to reach them */
+	{
 		char d[PATH_MAX];
 
-		if (snprintf(d, sizeof(d), "%s/overlays", cfg->state_dir) >= (int)sizeof(d))
-			r = err_set(e, -ENAMETOOLONG, "--state-dir path too long");
+		if (snprintf(d, sizeof(d), "%s/overlays", cfg->cache_dir) >= (int)sizeof(d))
+			r = err_set(e, -ENAMETOOLONG, "--cache-dir path too long");
 		else
-			r = mkdir_p(d, 0711, e);
+			r = mkdir_p(d, 0755, e);
 	}
 	if (!r)
 		r = image_overlay_create(img, overlay, e);
@@ -516,6 +517,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (virt_reap_stale(v, &reaped, NULL) == 0 && reaped)
 		progress(io, "removed %d guest(s) left by a killed thpeval run", reaped);
 
+	/* the image build can take a minute with no libvirt event loop running:
+	 * the daemon's keepalive would drop the connection, so reconnect after it */
+	virt_close(v);
+	v = NULL;
 	io_img.cache_dir = cfg->cache_dir;
 	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 	io_img.guest_bin = cfg->guest_bin;
@@ -525,6 +530,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (r)
 		goto out;
 	snprintf(res->image_id, sizeof(res->image_id), "%s", img.id);
+	r = virt_open(cfg->uri, &v, e);
+	if (r)
+		goto out;
 	progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
 
 	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);

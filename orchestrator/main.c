@@ -1,0 +1,482 @@
+/*
+ * thpeval: command dispatch, signals, and the only place that prints
+ * errors and picks exit codes. Everything below returns errors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/journal.h"
+#include "host/procfs.h"
+#include "host/thp.h"
+#include "images/image.h"
+#include "lib/err.h"
+#include "orchestrator/cli.h"
+#include "orchestrator/results.h"
+#include "orchestrator/run.h"
+
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_ERROR = 1,		/* the run or command failed */
+	EXIT_USAGE = 2,		/* bad options or arguments */
+	EXIT_INTERRUPTED = 130,
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int fail(const struct err *e, int code)
+{
+	fprintf(stderr, "thpeval: error: %s\n", e->msg[0] ? e->msg : strerror(-e->code));
+	return code;
+}
+
+static int need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return 0;
+	fprintf(stderr, "thpeval: error: %s needs root (it changes host THP settings under /sys): run it as root\n",
+		what);
+	return EXIT_ERROR;
+}
+
+/* default guest program: thpeval-guest beside this executable */
+static void default_guest_bin(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0) {
+		snprintf(buf, len, "thpeval-guest");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(buf, len, "%s/thpeval-guest", dirname(exe));
+}
+
+/* ---- run --------------------------------------------------------------------- */
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_config *cfg = malloc(sizeof(*cfg));
+	struct results *res = malloc(sizeof(*res));
+	struct err e = ERR_INIT;
+	struct run_io io;
+	char json_path[PATH_MAX];
+	bool help;
+	int first, r, rc = EXIT_OK;
+
+	if (!cfg || !res) {
+		fprintf(stderr, "thpeval: error: out of memory\n");
+		free(cfg);
+		free(res);
+		return EXIT_ERROR;
+	}
+	run_config_defaults(cfg);
+	r = cli_parse(&cli_run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &e);
+	if (r) {
+		rc = fail(&e, EXIT_USAGE);
+		goto done_cfg;
+	}
+	if (help) {
+		cli_help(&cli_run_cmd, stdout);
+		goto done_cfg;
+	}
+	if (first < argc) {
+		fprintf(stderr, "thpeval: error: run: unexpected argument '%s'; see 'thpeval run --help'\n", argv[first]);
+		rc = EXIT_USAGE;
+		goto done_cfg;
+	}
+	if (run_config_check(cfg, &e)) {
+		rc = fail(&e, EXIT_USAGE);
+		goto done_cfg;
+	}
+	if (!cfg->guest_bin[0])
+		default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin));
+	if (access(cfg->guest_bin, X_OK) != 0) {
+		fprintf(stderr, "thpeval: error: guest program '%s' not found: build it with 'make' or pass --guest-bin\n",
+			cfg->guest_bin);
+		rc = EXIT_ERROR;
+		goto done_cfg;
+	}
+	if (!strcmp(cfg->sysfs_root, "/") && (rc = need_root("thpeval run")))
+		goto done_cfg;
+	if (cfg->seed == 0)
+		cfg->seed = ((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16)) % 0xfffffffeull + 1;
+	if (!cfg->out_dir[0]) {
+		char stamp[32];
+		time_t t = time(NULL);
+		struct tm tm;
+
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime_r(&t, &tm));
+		snprintf(cfg->out_dir, sizeof(cfg->out_dir), "thpeval-results/%s", stamp);
+	}
+
+	results_init(res);
+	install_signals();
+	io.stop = &stop_flag;
+	io.progress = cfg->quiet ? NULL : stderr;
+	r = run_experiment(cfg, &io, res, json_path, sizeof(json_path), &e);
+	res->finished = time(NULL);
+	if (r == -EINTR || stop_flag)
+		snprintf(res->status, sizeof(res->status), "interrupted");
+	else if (r)
+		snprintf(res->status, sizeof(res->status), "failed");
+	else
+		snprintf(res->status, sizeof(res->status), "complete");
+	if (r)
+		snprintf(res->error, sizeof(res->error), "%s", e.msg);
+	results_finish(res, cfg->min_coverage);
+	if (res->ncells)
+		results_print_table(res, stdout);
+	if (res->ncells || res->nguests) {
+		struct err we = ERR_INIT;
+
+		if (results_write_json(res, json_path, &we))
+			fprintf(stderr, "thpeval: error: %s\n", we.msg);
+		else
+			fprintf(stderr, "thpeval: results in %s\n", json_path);
+	}
+	if (res->have_thp_after && thp_settings_get(&res->thp_before, "enabled") &&
+	    thp_settings_get(&res->thp_after, "enabled") &&
+	    strcmp(thp_settings_get(&res->thp_before, "enabled"), thp_settings_get(&res->thp_after, "enabled")))
+		fprintf(stderr, "thpeval: error: host THP 'enabled' is '%s', was '%s': run 'thpeval host restore'\n",
+			thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
+	if (r == -EINTR || stop_flag) {
+		fprintf(stderr, "thpeval: interrupted: guests destroyed, host THP settings restored, partial results kept\n");
+		rc = EXIT_INTERRUPTED;
+	} else if (r) {
+		rc = fail(&e, EXIT_ERROR);
+	}
+	results_release(res);
+done_cfg:
+	free(res);
+	free(cfg);
+	return rc;
+}
+
+/* ---- host -------------------------------------------------------------------- */
+
+enum host_opt { HO_SYSFS_ROOT, HO_STATE_DIR };
+
+static const struct opt host_opts[] = {
+	{ "sysfs-root", "DIR", "/", "root under which /sys is read and written (tests)", HO_SYSFS_ROOT },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", HO_STATE_DIR },
+};
+
+static const struct command host_cmd = {
+	.name = "host",
+	.args = "show | set KEY=VALUE... | restore",
+	.summary = "Show, change or restore the host's transparent hugepage settings.",
+	.details = "show     every THP knob this kernel offers, with its current value\n"
+		   "set      validate all KEY=VALUE pairs, then write them (keys are relative to\n"
+		   "         /sys/kernel/mm/transparent_hugepage, e.g. enabled, defrag,\n"
+		   "         khugepaged/defrag, hugepages-64kB/enabled)\n"
+		   "restore  put back the settings a killed 'thpeval run' left changed (journal)",
+	.opts = host_opts,
+	.nopts = sizeof(host_opts) / sizeof(host_opts[0]),
+};
+
+struct host_args {
+	char root[PATH_MAX];
+	char state_dir[PATH_MAX];
+};
+
+static int host_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct host_args *a = ctx;
+	char *dst = id == HO_SYSFS_ROOT ? a->root : a->state_dir;
+
+	if (strlen(arg) >= PATH_MAX)
+		return err_set(e, -ENAMETOOLONG, "path too long");
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int host_show(const struct host_args *a)
+{
+	struct thp_settings s;
+	struct err e = ERR_INIT;
+	size_t i;
+
+	if (thp_settings_read(a->root, &s, &e))
+		return fail(&e, EXIT_ERROR);
+	if (s.n == 0) {
+		fprintf(stderr, "thpeval: error: no transparent hugepage support under '%s%s'\n", a->root, THP_DIR);
+		return EXIT_ERROR;
+	}
+	for (i = 0; i < s.n; i++)
+		printf("%-36s %s\n", s.s[i].key, s.s[i].value);
+	return EXIT_OK;
+}
+
+static int host_set(const struct host_args *a, int argc, char **argv)
+{
+	struct err e = ERR_INIT;
+	char key[THP_KEY_MAX], old[THP_VAL_MAX];
+	int i;
+
+	if (argc == 0) {
+		fprintf(stderr, "thpeval: error: host set: give at least one KEY=VALUE, e.g. 'thpeval host set enabled=always'\n");
+		return EXIT_USAGE;
+	}
+	/* validate everything before changing anything */
+	for (i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
+
+		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
+			fprintf(stderr, "thpeval: error: host set: '%s' is not KEY=VALUE\n", argv[i]);
+			return EXIT_USAGE;
+		}
+		memcpy(key, argv[i], kl);
+		key[kl] = '\0';
+		if (thp_validate(a->root, key, eq + 1, &e))
+			return fail(&e, EXIT_USAGE);
+	}
+	if (!strcmp(a->root, "/") && need_root("thpeval host set"))
+		return EXIT_ERROR;
+	for (i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t kl = (size_t)(eq - argv[i]);
+
+		memcpy(key, argv[i], kl);
+		key[kl] = '\0';
+		if (thp_read_one(a->root, key, old, sizeof(old), &e) || thp_write(a->root, key, eq + 1, &e))
+			return fail(&e, EXIT_ERROR);
+		printf("%s: %s -> %s\n", key, old, eq + 1);
+	}
+	return EXIT_OK;
+}
+
+static int host_restore(const struct host_args *a)
+{
+	struct err e = ERR_INIT;
+	char holder[256] = "";
+	bool restored = false;
+
+	if (!strcmp(a->root, "/") && need_root("thpeval host restore"))
+		return EXIT_ERROR;
+	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
+		return fail(&e, EXIT_ERROR);
+	printf("%s\n", restored ? "host THP settings restored from the journal"
+				: "nothing to restore: no journal of a killed run");
+	return EXIT_OK;
+}
+
+static int cmd_host(int argc, char **argv)
+{
+	struct host_args a = { "/", "/var/lib/thpeval" };
+	struct err e = ERR_INIT;
+	bool help;
+	int first;
+
+	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, &e))
+		return fail(&e, EXIT_USAGE);
+	if (help) {
+		cli_help(&host_cmd, stdout);
+		return EXIT_OK;
+	}
+	if (first >= argc) {
+		fprintf(stderr, "thpeval: error: host: missing subcommand: show, set or restore\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[first], "show") && first + 1 == argc)
+		return host_show(&a);
+	if (!strcmp(argv[first], "set"))
+		return host_set(&a, argc - first - 1, argv + first + 1);
+	if (!strcmp(argv[first], "restore") && first + 1 == argc)
+		return host_restore(&a);
+	fprintf(stderr, "thpeval: error: host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore\n",
+		argv[first]);
+	return EXIT_USAGE;
+}
+
+/* ---- image ------------------------------------------------------------------- */
+
+enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE };
+
+static const struct opt image_opts[] = {
+	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
+	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", IO_GUEST_BIN },
+	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
+};
+
+static const struct command image_cmd = {
+	.name = "image",
+	.args = "build | show",
+	.summary = "Build (or show) the guest image: a Debian kernel and a root made from host packages\n"
+		   "with the guest program as /init, cached by content.",
+	.opts = image_opts,
+	.nopts = sizeof(image_opts) / sizeof(image_opts[0]),
+};
+
+struct image_args {
+	char kernel[PATH_MAX], cache_dir[PATH_MAX], guest_bin[PATH_MAX];
+	bool force;
+};
+
+static int image_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct image_args *a = ctx;
+	char *dst = NULL;
+
+	switch ((enum image_opt)id) {
+	case IO_KERNEL: dst = a->kernel; break;
+	case IO_CACHE_DIR: dst = a->cache_dir; break;
+	case IO_GUEST_BIN: dst = a->guest_bin; break;
+	case IO_FORCE: a->force = true; return 0;
+	}
+	if (!dst || strlen(arg) >= PATH_MAX)
+		return err_set(e, -ENAMETOOLONG, "path too long");
+	strcpy(dst, arg);
+	return 0;
+}
+
+static void print_progress(void *opaque, const char *msg)
+{
+	(void)opaque;
+	fprintf(stderr, "thpeval: %s\n", msg);
+}
+
+static int cmd_image(int argc, char **argv)
+{
+	struct image_args a = { "", "/var/cache/thpeval/images", "", false };
+	struct image_opts o = { 0 };
+	struct err e = ERR_INIT;
+	struct image img;
+	bool help, built = false;
+	int first, r;
+
+	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, &e))
+		return fail(&e, EXIT_USAGE);
+	if (help) {
+		cli_help(&image_cmd, stdout);
+		return EXIT_OK;
+	}
+	if (first + 1 != argc || (strcmp(argv[first], "build") && strcmp(argv[first], "show"))) {
+		fprintf(stderr, "thpeval: error: image: give one subcommand: build or show\n");
+		return EXIT_USAGE;
+	}
+	if (!a.guest_bin[0])
+		default_guest_bin(a.guest_bin, sizeof(a.guest_bin));
+	o.cache_dir = a.cache_dir;
+	o.kernel = a.kernel[0] ? a.kernel : NULL;
+	o.guest_bin = a.guest_bin;
+	o.force = a.force;
+	o.progress = print_progress;
+	r = image_ensure(&o, &img, &built, &e);
+	if (!r && !strcmp(argv[first], "show"))
+		r = image_verify(&img, &e);
+	if (r)
+		return fail(&e, EXIT_ERROR);
+	printf("image %s (%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
+	       built ? "built" : "cached", img.kernel, img.kernel_version, img.initrd, img.root, img.cmdline);
+	return EXIT_OK;
+}
+
+/* ---- dispatch ---------------------------------------------------------------- */
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const struct command *cmd;
+	const char *summary;
+} commands[] = {
+	{ "run", cmd_run, &cli_run_cmd, "boot guests with host THP set and measure the 2x2 (host x guest THP)" },
+	{ "host", cmd_host, &host_cmd, "show, set or restore host THP settings" },
+	{ "image", cmd_image, &image_cmd, "build or show the cached guest image" },
+	{ "help", cmd_help, NULL, "show help for a command" },
+	{ "version", cmd_version, NULL, "print the version" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: thpeval COMMAND [options]\n\n"
+		     "Measure what transparent hugepages buy QEMU/KVM guests: host vs guest THP,\n"
+		     "page-fault (prefault) vs TLB effects, with the evidence that THP took effect.\n\n"
+		     "commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'thpeval help COMMAND' or 'thpeval COMMAND --help' for a command's options.\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		if (commands[i].cmd)
+			cli_help(commands[i].cmd, stdout);
+		else
+			printf("thpeval %s: %s\n", commands[i].name, commands[i].summary);
+		return EXIT_OK;
+	}
+	fprintf(stderr, "thpeval: error: no such command '%s'; see 'thpeval help'\n", argv[1]);
+	return EXIT_USAGE;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("thpeval %s\n", THPEVAL_VERSION);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(0, NULL);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "thpeval: error: unknown command '%s'; see 'thpeval help'\n", argv[1]);
+	return EXIT_USAGE;
+}
