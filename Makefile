@@ -25,7 +25,7 @@ ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
 
-PKGS := libvirt libguestfs json-c sqlite3 libxml-2.0
+PKGS := libvirt libguestfs json-c sqlite3 libxml-2.0 liblzma
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
@@ -125,6 +125,21 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@tools/services.sh
 	@bench/run.sh
+
+# ---- fuzzing (libFuzzer, clang) ----------------------------------------------------
+# each tests/fuzz/fuzz_NAME.c is a libFuzzer harness; corpus in tests/fuzz/corpus/NAME/
+FUZZ_SECONDS ?= 20
+FUZZ_CC ?= clang
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRC))
+
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) -lm
+
+fuzz: $(FUZZ_BIN)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
