@@ -374,9 +374,19 @@ out:
 	return r;
 }
 
+int host_lock_dir(const char *root, char *buf, size_t len, struct err *e)
+{
+	bool top = !strcmp(root, "/");
+
+	if ((size_t)snprintf(buf, len, "%s%s", top ? "" : root, HOST_LOCK_SUBDIR) >= len)
+		return err_set(e, -ENAMETOOLONG, "root path '%s' is too long", root);
+	return 0;
+}
+
 int host_session_begin(struct host_session *s, const char *root, const char *state_dir,
 		       bool *restored_stale, struct err *e)
 {
+	char lockdir[PATH_MAX];
 	int r, pid;
 
 	memset(s, 0, sizeof(*s));
@@ -389,7 +399,12 @@ int host_session_begin(struct host_session *s, const char *root, const char *sta
 	if (!state_dir || strlen(state_dir) >= sizeof(s->state_dir) || !*state_dir)
 		return err_set(e, -ENAMETOOLONG, "bad state directory '%s'", state_dir ? state_dir : "");
 	strcpy(s->state_dir, state_dir);
-	r = host_lock_take(&s->lock, state_dir, &s->stale_lock, e);
+	r = host_lock_dir(s->root, lockdir, sizeof(lockdir), e);
+	if (!r)
+		r = state_dir_prepare(state_dir, e);
+	if (r)
+		return r;
+	r = host_lock_take(&s->lock, lockdir, &s->stale_lock, e);
 	if (r)
 		return r;
 	r = restore_on_disk(s->root, state_dir, &pid, e);
@@ -478,7 +493,7 @@ int host_restore_journal(const char *root, const char *state_dir, bool *restored
 			 char *holder_info, size_t len, struct err *e)
 {
 	struct host_lock lock = HOST_LOCK_INIT;
-	char rroot[PATH_MAX];
+	char rroot[PATH_MAX], lockdir[PATH_MAX];
 	struct stat st;
 	int r, pid, saved;
 
@@ -497,10 +512,13 @@ int host_restore_journal(const char *root, const char *state_dir, bool *restored
 	r = resolve_root(root, rroot, e);
 	if (r)
 		return r;
-	r = host_lock_take(&lock, state_dir, NULL, e);
+	r = host_lock_dir(rroot, lockdir, sizeof(lockdir), e);
+	if (r)
+		return r;
+	r = host_lock_take(&lock, lockdir, NULL, e);
 	if (r) {
 		if (r == -EBUSY && holder_info && len)
-			host_lock_holder(state_dir, holder_info, len);
+			host_lock_holder(lockdir, holder_info, len);
 		return r;
 	}
 	r = restore_on_disk(rroot, state_dir, &pid, e);

@@ -30,7 +30,7 @@ struct host_session {		/* one run's hold on host settings */
 };
 
 /*
- * Take the lock in state_dir, then, if a journal from a dead run exists,
+ * Take the host lock (host_lock_dir), then, if a journal from a dead run exists,
  * restore it first and set *restored_stale (s->stale_pid names that run:
  * "restored host settings left by a killed run (pid N)"). A journal written
  * for another root, a corrupt one or a failed restore fail begin.
@@ -49,6 +49,14 @@ int host_session_set(struct host_session *s, const char *key, const char *value,
  * not be restored stay in the journal for `thpeval host restore`. Idempotent.
  */
 int host_session_restore(struct host_session *s, struct err *e);
+/*
+ * The host lock guards host settings, so it lives with the host, not with the
+ * state directory: <root>/run/thpeval ("/run/thpeval" on a real host), so two
+ * runs with different --state-dir still exclude each other.
+ */
+#define HOST_LOCK_SUBDIR "/run/thpeval"
+int host_lock_dir(const char *root, char *buf, size_t len, struct err *e);
+
 /* restore + release the lock. Safe to call twice and after a failed begin. */
 int host_session_end(struct host_session *s, struct err *e);
 /*

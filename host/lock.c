@@ -16,7 +16,7 @@
 #define LOCK_REC_MAX 1024
 
 /* mkdir -p with 0700 for what we create; the last component must be ours and private */
-static int state_dir_prepare(const char *dir, struct err *e)
+int state_dir_prepare(const char *dir, struct err *e)
 {
 	char buf[PATH_MAX];
 	struct stat st;

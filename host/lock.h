@@ -37,4 +37,7 @@ void host_lock_release(struct host_lock *l);
  */
 int host_lock_holder(const char *state_dir, char *info, size_t len);
 
+/* mkdir -p (0700 for what is created); the directory must be ours and not group/other-writable */
+int state_dir_prepare(const char *dir, struct err *e);
+
 #endif

@@ -1,4 +1,5 @@
 #include "orchestrator/results.h"
+#include "orchestrator/effects.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,8 @@ void results_release(struct results *r)
 		return;
 	free(r->cells);
 	free(r->guests);
+	free(r->effects);
+	r->effects = NULL;
 	r->cells = NULL;
 	r->guests = NULL;
 	r->ncells = r->nguests = r->cap_cells = r->cap_guests = 0;
@@ -47,20 +50,28 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
-			  const char *guest_thp, const char *workload, struct err *e)
+static const char *or_default(const char *s, const char *def)
 {
+	return s && *s ? s : def;
+}
+
+struct cell *results_cell_key(struct results *r, const struct cell_key *k, struct err *e)
+{
+	const char *prefault = or_default(k->prefault, "ondemand");
+	const char *variant = or_default(k->variant, "");
 	struct cell *c;
 	size_t i;
 
 	for (i = 0; i < r->ncells; i++) {
 		c = &r->cells[i];
-		if (!strcmp(c->target, target) && !strcmp(c->host_thp, host_thp) &&
-		    !strcmp(c->guest_thp, guest_thp) && !strcmp(c->workload, workload))
+		if (!strcmp(c->target, k->target) && !strcmp(c->host_thp, k->host_thp) &&
+		    !strcmp(c->prefault, prefault) && !strcmp(c->guest_thp, k->guest_thp) &&
+		    !strcmp(c->workload, k->workload) && !strcmp(c->variant, variant))
 			return c;
 	}
-	if (strlen(host_thp) >= RES_NAME_MAX || strlen(guest_thp) >= RES_NAME_MAX ||
-	    strlen(workload) >= RES_NAME_MAX || strlen(target) >= sizeof(c->target)) {
+	if (strlen(k->host_thp) >= RES_NAME_MAX || strlen(k->guest_thp) >= RES_NAME_MAX ||
+	    strlen(k->workload) >= RES_NAME_MAX || strlen(prefault) >= RES_NAME_MAX ||
+	    strlen(variant) >= RES_NAME_MAX || strlen(k->target) >= sizeof(c->target)) {
 		err_set(e, -EINVAL, "cell name too long");
 		return NULL;
 	}
@@ -70,14 +81,24 @@ struct cell *results_cell(struct results *r, const char *target, const char *hos
 	}
 	c = &r->cells[r->ncells++];
 	memset(c, 0, sizeof(*c));
-	strcpy(c->target, target);
-	strcpy(c->host_thp, host_thp);
-	strcpy(c->guest_thp, guest_thp);
-	strcpy(c->workload, workload);
+	strcpy(c->target, k->target);
+	strcpy(c->host_thp, k->host_thp);
+	strcpy(c->prefault, prefault);
+	strcpy(c->guest_thp, k->guest_thp);
+	strcpy(c->workload, k->workload);
+	strcpy(c->variant, variant);
 	strcpy(c->host_cov.name, "host_huge_pct");
 	strcpy(c->guest_cov.name, "guest_huge_pct");
 	c->valid = true;
 	return c;
+}
+
+struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
+			  const char *guest_thp, const char *workload, struct err *e)
+{
+	struct cell_key k = { target, host_thp, NULL, guest_thp, workload, NULL };
+
+	return results_cell_key(r, &k, e);
 }
 
 struct guest_log *results_guest_add(struct results *r, struct err *e)
@@ -199,6 +220,10 @@ void results_finish(struct results *r, double min_cov_pct)
 		summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
 		cell_validate(c, min_cov_pct);
 	}
+	if (!r->effects)
+		r->effects = malloc(sizeof(*r->effects));
+	if (r->effects)
+		effects_compute(r, r->effects);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -251,8 +276,10 @@ static json_object *j_cell(const struct cell *c)
 
 	json_object_object_add(o, "target", jstr(c->target));
 	json_object_object_add(o, "host_thp", jstr(c->host_thp));
+	json_object_object_add(o, "host_prefault", jstr(c->prefault));
 	json_object_object_add(o, "guest_thp", jstr(c->guest_thp));
 	json_object_object_add(o, "workload", jstr(c->workload));
+	json_object_object_add(o, "variant", c->variant[0] ? jstr(c->variant) : NULL);
 	json_object_object_add(o, "guest", jstr(c->guest));
 	for (i = 0; i < c->nmetrics; i++)
 		json_object_object_add(metrics, c->metrics[i].name, j_metric(&c->metrics[i]));
@@ -289,6 +316,28 @@ static json_object *j_guest(const struct guest_log *g)
 	json_object_object_add(o, "total_s", jnum(g->total_s));
 	json_object_object_add(o, "records", json_object_new_int64(g->records));
 	json_object_object_add(o, "rejected_lines", json_object_new_int64(g->rejected));
+	return o;
+}
+
+static json_object *j_effect(const struct effect *e)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "workload", jstr(e->workload));
+	json_object_object_add(o, "side", jstr(e->side));
+	json_object_object_add(o, "component", jstr(e->component));
+	json_object_object_add(o, "metric", jstr(e->metric));
+	json_object_object_add(o, "host_thp", jstr(e->host_thp));
+	json_object_object_add(o, "guest_thp", jstr(e->guest_thp));
+	json_object_object_add(o, "available", json_object_new_boolean(e->available));
+	json_object_object_add(o, "estimate_pct", jnum(e->estimate_pct));
+	json_object_object_add(o, "ci95_low_pct", jnum(e->ci95_low_pct));
+	json_object_object_add(o, "ci95_high_pct", jnum(e->ci95_high_pct));
+	json_object_object_add(o, "significant", json_object_new_boolean(e->available && e->significant));
+	json_object_object_add(o, "share_of_total_pct", jnum(e->share_pct));
+	json_object_object_add(o, "df", jnum(e->df));
+	json_object_object_add(o, "method", jstr("welch"));
+	json_object_object_add(o, "note", e->note[0] ? jstr(e->note) : NULL);
 	return o;
 }
 
@@ -339,6 +388,13 @@ static json_object *j_results(const struct results *r)
 	for (i = 0; i < r->nguests; i++)
 		json_object_array_add(guests, j_guest(&r->guests[i]));
 	json_object_object_add(o, "guests", guests);
+	{
+		json_object *fx = json_object_new_array();
+
+		for (i = 0; r->effects && i < r->effects->n; i++)
+			json_object_array_add(fx, j_effect(&r->effects->e[i]));
+		json_object_object_add(o, "effects", fx);
+	}
 	return o;
 }
 
@@ -466,6 +522,8 @@ void results_print_table(const struct results *r, FILE *out)
 				fprintf(out, "  %s/%s/%s: %s\n", r->cells[i].host_thp, r->cells[i].guest_thp,
 					r->cells[i].workload, r->cells[i].invalid_reason);
 	}
+	if (r->effects)
+		effects_print(r->effects, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
 		     " guest%% = share of the workload buffer on guest huge pages\n");
 }

@@ -32,11 +32,23 @@ struct metric {
 	struct summary s;
 };
 
+/* what identifies a cell; empty prefault means "ondemand", empty variant none */
+struct cell_key {
+	const char *target;		/* "guest" or "host" */
+	const char *host_thp;
+	const char *prefault;		/* host allocation: "ondemand" or "immediate" */
+	const char *guest_thp;
+	const char *workload;
+	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
+};
+
 struct cell {
-	char target[8];			/* "guest" */
+	char target[8];			/* "guest" or "host" */
 	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
 	char guest_thp[RES_NAME_MAX];
 	char workload[RES_NAME_MAX];
+	char variant[RES_NAME_MAX];
 	char guest[64];			/* domain that produced the samples */
 	size_t nmetrics;
 	struct metric metrics[RES_MAX_METRICS];
@@ -71,6 +83,8 @@ struct run_settings {			/* echo of the configuration */
 	char uri[256];
 };
 
+struct effects;
+
 struct results {
 	char thpeval_version[32];
 	char accel[8];
@@ -90,11 +104,15 @@ struct results {
 	struct cell *cells;
 	size_t nguests, cap_guests;
 	struct guest_log *guests;
+	struct effects *effects;	/* computed by results_finish; NULL before */
 };
 
 void results_init(struct results *r);
 void results_release(struct results *r);
 
+/* find or add the cell with this key */
+struct cell *results_cell_key(struct results *r, const struct cell_key *k, struct err *e);
+/* shorthand: prefault "ondemand", no variant */
 struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
 			  const char *guest_thp, const char *workload, struct err *e);
 struct guest_log *results_guest_add(struct results *r, struct err *e);

@@ -1,0 +1,277 @@
+#include "orchestrator/effects.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "orchestrator/stats.h"
+
+/* the two phase metrics of each workload that the split is computed from */
+static const struct {
+	const char *workload;
+	const char *prefault_metric;	/* fault phase: first touch */
+	const char *tlb_metric;		/* access phase: memory already mapped */
+} phase_metrics[] = {
+	{ "memset", "fault_ns_per_4k", "access_ns" },
+};
+
+int contrast_pct(const struct contrast_term *t, size_t n, double base_mean, double *est,
+		 double *lo, double *hi, double *df)
+{
+	double c = 0, var = 0, dfden = 0, half;
+	size_t i;
+
+	if (!(base_mean > 0))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct metric *m = t[i].m;
+		double v;
+
+		if (!m || m->s.n < 2 || !isfinite(m->s.sd))
+			return -EINVAL;
+		v = t[i].w * t[i].w * m->s.sd * m->s.sd / (double)m->s.n;
+		c += t[i].w * m->s.mean;
+		var += v;
+		dfden += v * v / (double)(m->s.n - 1);
+	}
+	*df = dfden > 0 ? var * var / dfden : 1e9;
+	half = t95(*df < 1 ? 1 : (size_t)floor(*df)) * sqrt(var);
+	*est = c / base_mean * 100.0;
+	*lo = (c - half) / base_mean * 100.0;
+	*hi = (c + half) / base_mean * 100.0;
+	return 0;
+}
+
+double mde_pct(double cv_pct, size_t n)
+{
+	/* (t_.975 + t_.80) * sqrt(2/n) * cv; t_.80 ~ 0.84 for large df, larger for small */
+	double t80 = n > 30 ? 0.842 : 0.9;
+
+	if (n < 2 || !isfinite(cv_pct))
+		return NAN;
+	return (t95(2 * n - 2) + t80) * sqrt(2.0 / (double)n) * cv_pct;
+}
+
+static const struct cell *find(const struct results *r, const char *w, const char *host, const char *pf,
+			       const char *guest)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+
+		if (!strcmp(c->target, "guest") && !strcmp(c->workload, w) && !c->variant[0] &&
+		    !strcmp(c->host_thp, host) && !strcmp(c->prefault, pf) && !strcmp(c->guest_thp, guest))
+			return c;
+	}
+	return NULL;
+}
+
+static bool has_prefault(const struct results *r, const char *w, const char *pf)
+{
+	return find(r, w, "never", pf, "never") != NULL;
+}
+
+struct term_spec {
+	const char *host, *pf, *guest;
+	double w;
+};
+
+static struct effect *new_effect(struct effects *fx, const char *w, const char *side, const char *comp,
+				 const char *metric, const char *host, const char *guest)
+{
+	struct effect *e;
+
+	if (fx->n >= EFFECTS_MAX)
+		return NULL;
+	e = &fx->e[fx->n++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->workload, sizeof(e->workload), "%s", w);
+	snprintf(e->side, sizeof(e->side), "%s", side);
+	snprintf(e->component, sizeof(e->component), "%s", comp);
+	snprintf(e->metric, sizeof(e->metric), "%s", metric);
+	snprintf(e->host_thp, sizeof(e->host_thp), "%s", host);
+	snprintf(e->guest_thp, sizeof(e->guest_thp), "%s", guest);
+	e->estimate_pct = e->ci95_low_pct = e->ci95_high_pct = e->df = e->share_pct = NAN;
+	return e;
+}
+
+/* evaluate a contrast over cells; base is the first term's cell */
+static void eval(const struct results *r, struct effect *e, const struct term_spec *ts, size_t n)
+{
+	struct contrast_term t[8];
+	const struct cell *base = NULL;
+	size_t i;
+
+	if (!e)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct cell *c = find(r, e->workload, ts[i].host, ts[i].pf, ts[i].guest);
+
+		if (!c) {
+			snprintf(e->note, sizeof(e->note), "cell host=%s/%s guest=%s was not run", ts[i].host,
+				 ts[i].pf, ts[i].guest);
+			return;
+		}
+		if (!c->valid) {
+			snprintf(e->note, sizeof(e->note), "cell host=%s/%s guest=%s is invalid: %.150s", ts[i].host,
+				 ts[i].pf, ts[i].guest, c->invalid_reason);
+			return;
+		}
+		t[i].m = cell_metric_find(c, e->metric);
+		t[i].w = ts[i].w;
+		if (!t[i].m || t[i].m->s.n < 2) {
+			snprintf(e->note, sizeof(e->note),
+				 "cell host=%s/%s guest=%s has fewer than 2 samples of %s", ts[i].host, ts[i].pf,
+				 ts[i].guest, e->metric);
+			return;
+		}
+		if (i == 0)
+			base = c;
+	}
+	if (!base || contrast_pct(t, n, cell_metric_find(base, e->metric)->s.mean, &e->estimate_pct,
+				  &e->ci95_low_pct, &e->ci95_high_pct, &e->df)) {
+		snprintf(e->note, sizeof(e->note), "baseline mean of %s is not positive", e->metric);
+		return;
+	}
+	e->available = true;
+	e->significant = e->ci95_low_pct > 0 || e->ci95_high_pct < 0;
+}
+
+static void workload_effects(const struct results *r, struct effects *fx, const char *w, const char *F,
+			     const char *A, const char *X, const char *Y)
+{
+	/* guest-side effects and the interaction use the ondemand arm when present */
+	const char *pf = has_prefault(r, w, "ondemand") ? "ondemand" : "immediate";
+	bool both = has_prefault(r, w, "ondemand") && has_prefault(r, w, "immediate");
+	struct effect *e, *hp;
+	double total_f = NAN, total_a = NAN;
+	size_t first = fx->n, i;
+
+	/* host prefault: host THP's effect on the fault phase that disappears when QEMU
+	 * preallocates guest RAM (ondemand minus immediate) */
+	hp = new_effect(fx, w, "host", "prefault", F, X, Y);
+	if (both) {
+		const struct term_spec t[] = {
+			{ "never", "ondemand", "never", 1 }, { X, "ondemand", "never", -1 },
+			{ "never", "immediate", "never", -1 }, { X, "immediate", "never", 1 },
+		};
+		eval(r, hp, t, 4);
+		if (hp && hp->available)
+			snprintf(hp->note, sizeof(hp->note),
+				 "host THP effect on the fault phase, ondemand minus immediate allocation");
+	} else if (hp) {
+		snprintf(hp->note, sizeof(hp->note),
+			 "needs both host allocation modes: run with --host-prefault=ondemand,immediate");
+	}
+	{
+		/* the access phase runs on memory already mapped on both sides, so host
+		 * faults are outside its window in either allocation mode; the same arm as
+		 * the guest effects keeps host + guest + interaction = total */
+		const struct term_spec t[] = { { "never", pf, "never", 1 }, { X, pf, "never", -1 } };
+
+		eval(r, new_effect(fx, w, "host", "tlb", A, X, Y), t, 2);
+	}
+	{
+		const struct term_spec t[] = { { "never", pf, "never", 1 }, { "never", pf, Y, -1 } };
+
+		eval(r, new_effect(fx, w, "guest", "prefault", F, X, Y), t, 2);
+		eval(r, new_effect(fx, w, "guest", "tlb", A, X, Y), t, 2);
+	}
+	{
+		/* total = host + guest + interaction: interaction = (AX0 + A0Y - A00 - AXY) / A00 */
+		const struct term_spec t[] = {
+			{ "never", pf, "never", -1 }, { X, pf, "never", 1 }, { "never", pf, Y, 1 }, { X, pf, Y, -1 },
+		};
+
+		eval(r, new_effect(fx, w, "interaction", "tlb", A, X, Y), t, 4);
+	}
+	/* totals on each metric (all-never vs all-on) for the shares */
+	{
+		const struct term_spec t[] = { { "never", pf, "never", 1 }, { X, pf, Y, -1 } };
+		struct effects one = { 0 };
+
+		e = new_effect(&one, w, "total", "prefault", F, X, Y);
+		eval(r, e, t, 2);
+		if (e && e->available)
+			total_f = e->estimate_pct;
+		e = new_effect(&one, w, "total", "tlb", A, X, Y);
+		eval(r, e, t, 2);
+		if (e && e->available)
+			total_a = e->estimate_pct;
+	}
+	for (i = first; i < fx->n; i++) {
+		double total = !strcmp(fx->e[i].metric, F) ? total_f : total_a;
+
+		if (fx->e[i].available && isfinite(total) && fabs(total) > 1e-9)
+			fx->e[i].share_pct = fx->e[i].estimate_pct / total * 100.0;
+	}
+}
+
+void effects_compute(const struct results *r, struct effects *out)
+{
+	size_t i, j, k, h, g;
+
+	out->n = 0;
+	for (i = 0; i < sizeof(phase_metrics) / sizeof(phase_metrics[0]); i++) {
+		const char *w = phase_metrics[i].workload;
+		char hosts[8][RES_NAME_MAX], guests[8][RES_NAME_MAX];
+		size_t nh = 0, ng = 0;
+
+		/* the treatment levels present (everything but never) */
+		for (j = 0; j < r->ncells; j++) {
+			const struct cell *c = &r->cells[j];
+			bool seen = false;
+
+			if (strcmp(c->workload, w) || strcmp(c->target, "guest"))
+				continue;
+			for (k = 0; k < nh; k++)
+				seen |= !strcmp(hosts[k], c->host_thp);
+			if (!seen && strcmp(c->host_thp, "never") && nh < 8)
+				snprintf(hosts[nh++], RES_NAME_MAX, "%s", c->host_thp);
+			seen = false;
+			for (k = 0; k < ng; k++)
+				seen |= !strcmp(guests[k], c->guest_thp);
+			if (!seen && strcmp(c->guest_thp, "never") && ng < 8)
+				snprintf(guests[ng++], RES_NAME_MAX, "%s", c->guest_thp);
+		}
+		for (h = 0; h < nh; h++)
+			for (g = 0; g < ng; g++)
+				workload_effects(r, out, w, phase_metrics[i].prefault_metric,
+						 phase_metrics[i].tlb_metric, hosts[h], guests[g]);
+	}
+}
+
+void effects_print(const struct effects *fx, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < fx->n; i++) {
+		const struct effect *e = &fx->e[i];
+		const struct effect *p = i ? &fx->e[i - 1] : NULL;
+		char head[64];
+
+		if (!p || strcmp(p->workload, e->workload) || strcmp(p->host_thp, e->host_thp) ||
+		    strcmp(p->guest_thp, e->guest_thp)) {
+			fprintf(out, "\nsplit: %s, host THP %s / guest THP %s against never"
+				     " (%% faster with THP, 95%% CI, Welch)\n", e->workload, e->host_thp, e->guest_thp);
+			fprintf(out, "  %-12s %-9s %-16s %-30s %s\n", "side", "component", "metric", "effect",
+				"share of total");
+		}
+		snprintf(head, sizeof(head), "  %-12s %-9s %-16s", e->side, e->component, e->metric);
+		if (!e->available) {
+			fprintf(out, "%s not available: %s\n", head, e->note);
+		} else if (!e->significant) {
+			fprintf(out, "%s no measurable effect (%+.1f%% [%+.1f, %+.1f])\n", head, e->estimate_pct,
+				e->ci95_low_pct, e->ci95_high_pct);
+		} else {
+			char eff[64], share[32] = "";
+
+			snprintf(eff, sizeof(eff), "%+.1f%% [%+.1f, %+.1f]", e->estimate_pct, e->ci95_low_pct,
+				 e->ci95_high_pct);
+			if (isfinite(e->share_pct))
+				snprintf(share, sizeof(share), "%.0f%%", e->share_pct);
+			fprintf(out, "%s %-30s %s\n", head, eff, share);
+		}
+	}
+}
