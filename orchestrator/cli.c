@@ -133,19 +133,24 @@ void cli_help(const struct command *cmd, FILE *out)
 enum run_opt {
 	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
-	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET,
+	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
+	RO_MAX_REPS, RO_BUDGET,
 };
 
 static const struct opt run_opts[] = {
 	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always)", RO_HOST_THP },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
 	{ "workloads", "LIST", "memset", "workloads to run in the guest", RO_WORKLOADS },
+	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "reps", "N", "3", "measured repetitions per cell (1-100)", RO_REPS },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "target-ci", "PCT", NULL, "keep adding rounds of repetitions until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
+	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most", RO_MAX_REPS },
+	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds after this much time", RO_BUDGET },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes)", RO_TIMEOUT },
 	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
@@ -196,6 +201,9 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->cache_dir, "/var/cache/thpeval/images");
 	strcpy(c->state_dir, "/var/lib/thpeval");
 	strcpy(c->sysfs_root, "/");
+	c->prefault[0] = PREFAULT_ONDEMAND;
+	c->n_prefault = 1;
+	c->max_reps = 30;
 }
 
 int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
@@ -338,6 +346,47 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RO_QUIET:
 		c->quiet = true;
 		return 0;
+	case RO_PREFAULT: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		strcpy(buf, arg);
+		c->n_prefault = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum prefault p;
+			size_t i;
+			bool dup = false;
+
+			if (prefault_parse(tok, &p))
+				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+			for (i = 0; i < c->n_prefault; i++)
+				dup |= c->prefault[i] == p;
+			if (!dup)
+				c->prefault[c->n_prefault++] = p;
+		}
+		if (c->n_prefault == 0)
+			return err_set(e, -EINVAL, "empty host allocation list");
+		return 0;
+	}
+	case RO_TARGET_CI:
+		r = parse_double(arg, &d);
+		if (r || d <= 0 || d > 100)
+			return bad_value(e, r ? r : -ERANGE, arg, "a confidence half-width in percentage points (0-100]");
+		c->target_ci = d;
+		return 0;
+	case RO_MAX_REPS:
+		r = parse_u64_range(arg, 2, 1000, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
+		c->max_reps = (unsigned)v;
+		return 0;
+	case RO_BUDGET:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
+		c->budget_ms = v;
+		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
 }
@@ -351,6 +400,10 @@ int run_config_check(struct run_config *c, struct err *e)
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
 			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
 			       (unsigned long long)((c->size + margin) >> 20));
+	if ((c->budget_ms || c->max_reps != 30) && c->target_ci == 0)
+		return err_set(e, -EINVAL, "--budget and --max-reps only apply with --target-ci");
+	if (c->target_ci > 0 && c->max_reps < c->reps)
+		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u", c->max_reps, c->reps);
 	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
 		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
 			       c->kernel);

@@ -60,6 +60,11 @@ struct run_config {
 	char state_dir[PATH_MAX];
 	char sysfs_root[PATH_MAX];
 	bool quiet;
+	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
+	size_t n_prefault;
+	double target_ci;		/* pct points; 0 = fixed repetitions */
+	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
+	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */
 };
 
 extern const struct command cli_run_cmd;

@@ -306,6 +306,8 @@ static json_object *j_guest(const struct guest_log *g)
 
 	json_object_object_add(o, "name", jstr(g->name));
 	json_object_object_add(o, "host_thp", jstr(g->host_thp));
+	json_object_object_add(o, "host_prefault", jstr(g->prefault));
+	json_object_object_add(o, "round", json_object_new_int64(g->round));
 	json_object_object_add(o, "status", jstr(g->status));
 	json_object_object_add(o, "error", g->error[0] ? jstr(g->error) : NULL);
 	json_object_object_add(o, "domain_xml", jstr(g->xml_path));
@@ -373,7 +375,11 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "host_thp", jstr(s->host_thp_list));
 	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));
 	json_object_object_add(set, "workloads", jstr(s->workloads));
+	json_object_object_add(set, "host_prefault", jstr(s->prefault_list));
 	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
+	json_object_object_add(set, "rounds", json_object_new_int64(s->rounds));
+	json_object_object_add(set, "group_order", jstr(s->group_order));
+	json_object_object_add(set, "target_ci_pct", s->target_ci > 0 ? jnum(s->target_ci) : NULL);
 	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
 	json_object_object_add(set, "vcpus", json_object_new_int64(s->vcpus));
 	json_object_object_add(set, "memory_bytes", json_object_new_int64((int64_t)s->memory_bytes));
@@ -500,18 +506,21 @@ void results_print_table(const struct results *r, FILE *out)
 	fprintf(out, "reps=%u (+%u warm-up)  memory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width\n\n",
 		r->settings.reps, r->settings.warmup, r->settings.memory_bytes >> 20,
 		r->settings.size_bytes >> 20);
-	fprintf(out, "%-9s %-9s %-9s %-20s %-18s %7s %7s %2s  %s\n", "host_thp", "guest_thp", "workload",
-		"fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
+	fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3s  %s\n", "host_thp", "alloc", "guest_thp",
+		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
-		char f[40], a[40], hp[16], gp[16];
+		char f[40], a[40], hp[16], gp[16], w[64];
 
+		if (c->variant[0])
+			continue;	/* sub-measurements are in results.json */
+		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload, "");
 		fmt_ci(f, sizeof(f), cell_metric_find(c, "fault_ns_per_4k"), 1);
 		fmt_ci(a, sizeof(a), cell_metric_find(c, "access_ns"), 1);
 		fmt_pct(hp, sizeof(hp), &c->host_cov);
 		fmt_pct(gp, sizeof(gp), &c->guest_cov);
-		fprintf(out, "%-9s %-9s %-9s %-20s %-18s %7s %7s %2u  %s\n", c->host_thp, c->guest_thp,
-			c->workload, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
+		fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3u  %s\n", c->host_thp, c->prefault,
+			c->guest_thp, w, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
 		if (!c->valid)
 			any_invalid = true;
 	}
@@ -519,8 +528,9 @@ void results_print_table(const struct results *r, FILE *out)
 		fprintf(out, "\ninvalid cells:\n");
 		for (i = 0; i < r->ncells; i++)
 			if (!r->cells[i].valid)
-				fprintf(out, "  %s/%s/%s: %s\n", r->cells[i].host_thp, r->cells[i].guest_thp,
-					r->cells[i].workload, r->cells[i].invalid_reason);
+				fprintf(out, "  host %s/%s, guest %s, %s: %s\n", r->cells[i].host_thp,
+					r->cells[i].prefault, r->cells[i].guest_thp, r->cells[i].workload,
+					r->cells[i].invalid_reason);
 	}
 	if (r->effects)
 		effects_print(r->effects, out);

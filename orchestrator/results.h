@@ -64,6 +64,8 @@ struct cell {
 struct guest_log {
 	char name[64];
 	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	unsigned round;
 	char xml_path[PATH_MAX];
 	char console_path[PATH_MAX];
 	char status[32];		/* "ok", "timeout", "failed", "interrupted" */
@@ -76,7 +78,10 @@ struct guest_log {
 };
 
 struct run_settings {			/* echo of the configuration */
-	unsigned reps, warmup, vcpus;
+	unsigned reps, warmup, vcpus, rounds;
+	char prefault_list[64];
+	char group_order[512];		/* host groups in the order they ran */
+	double target_ci;
 	unsigned long long memory_bytes, size_bytes, accesses, seed;
 	double min_coverage_pct;
 	char host_thp_list[128], guest_thp_list[128], workloads[128];

@@ -14,6 +14,7 @@
 #include "host/thp.h"
 #include "images/image.h"
 #include "orchestrator/domain.h"
+#include "orchestrator/effects.h"
 #include "orchestrator/virt.h"
 
 #define BYE_LINE "bye\n"
@@ -80,6 +81,19 @@ static int mkdir_p(const char *path, mode_t mode, struct err *e)
 	return 0;
 }
 
+/* one host configuration: a freshly booted guest runs every guest cell in it */
+struct host_group {
+	const char *host_thp;
+	enum prefault prefault;
+};
+
+/* host-side counters sampled at every record, for per-repetition deltas */
+struct host_snap {
+	bool have;
+	uint64_t qemu_minflt;
+	struct vmstat vm;
+};
+
 /* what one guest is expected to produce, and what it did */
 struct guest_ctx {
 	const struct run_config *cfg;
@@ -88,7 +102,9 @@ struct guest_ctx {
 	struct guest_log *log;
 	struct guest *g;
 	const char *host_thp;
+	const char *prefault;
 	const char *proc_root;
+	struct host_snap snap;
 	double t_create;
 	bool got_first, got_end;
 	uint32_t next_seq;
@@ -149,6 +165,51 @@ static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 	metric_add(&c->host_cov, smaps_huge_pct(&cov));
 }
 
+/* host telemetry deltas since the previous record (one repetition), recorded as
+ * per-cell metrics: the QEMU process's minor faults and the host's THP and
+ * compaction counters (host-wide: other activity on the host shows up too) */
+static const char *const vmstat_keys[] = {
+	"thp_fault_alloc", "thp_fault_fallback", "thp_collapse_alloc", "thp_split_page",
+	"thp_split_pmd", "compact_stall", "compact_success", "compact_fail",
+};
+
+static void host_snap_take(struct guest_ctx *gc, struct host_snap *s)
+{
+	s->have = false;
+	if (gc->qemu_pid <= 0)
+		gc->qemu_pid = guest_qemu_pid(gc->g);
+	if (gc->qemu_pid <= 0 || proc_minflt(gc->proc_root, gc->qemu_pid, &s->qemu_minflt, NULL) ||
+	    vmstat_read(gc->proc_root, &s->vm, NULL))
+		return;
+	s->have = true;
+}
+
+static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
+{
+	struct host_snap now;
+	struct metric *m;
+	size_t i;
+
+	host_snap_take(gc, &now);
+	if (keep && now.have && gc->snap.have) {
+		m = cell_metric(c, "host_qemu_minflt", NULL);
+		if (m)
+			metric_add(m, (double)(now.qemu_minflt - gc->snap.qemu_minflt));
+		for (i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++) {
+			uint64_t a, b;
+			char name[REC_KEY_MAX];
+
+			if (vmstat_get(&now.vm, vmstat_keys[i], &b) || vmstat_get(&gc->snap.vm, vmstat_keys[i], &a))
+				continue;
+			snprintf(name, sizeof(name), "host_%s", vmstat_keys[i]);
+			m = cell_metric(c, name, NULL);
+			if (m)
+				metric_add(m, (double)(b - a));
+		}
+	}
+	gc->snap = now;
+}
+
 static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
 {
 	const char *w = rec_get(rec, "workload");
@@ -165,7 +226,11 @@ static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
 			gc->log->name, w, gt);
 		return NULL;
 	}
-	c = results_cell(gc->res, "guest", gc->host_thp, gt, w, &gc->err);
+	{
+		struct cell_key k = { "guest", gc->host_thp, gc->prefault, gt, w, rec_get(rec, "variant") };
+
+		c = results_cell_key(gc->res, &k, &gc->err);
+	}
 	if (c)
 		snprintf(c->guest, sizeof(c->guest), "%s", gc->log->name);
 	return c;
@@ -186,6 +251,7 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	}
 	if (warm) {
 		c->warmups++;
+		host_telemetry(gc, c, false);
 		return 0;
 	}
 	for (i = 0; i < rec->nfields; i++) {
@@ -204,9 +270,10 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
 		metric_add(&c->guest_cov, v);
 	sample_host_coverage(gc, c);
+	host_telemetry(gc, c, true);
 	c->reps_ok++;
-	progress(gc->io, "  host=%s guest=%s %s rep %u done", gc->host_thp, c->guest_thp, c->workload,
-		 c->reps_ok);
+	progress(gc->io, "  host=%s/%s guest=%s %s%s%s rep %u done", gc->host_thp, gc->prefault, c->guest_thp,
+		 c->workload, c->variant[0] ? "/" : "", c->variant, c->reps_ok);
 	return 0;
 }
 
@@ -243,6 +310,7 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 			 rec_get(rec, "kernel") ? rec_get(rec, "kernel") : "");
 		progress(gc->io, "  %s is up (%.1f s after create)", gc->log->name,
 			 gc->log->create_to_first_record_s);
+		host_snap_take(gc, &gc->snap);
 		return 0;
 	case REC_RESULT:
 		return on_result(gc, rec);
@@ -259,7 +327,8 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 		if (!c)
 			return 1;
 		cell_add_failure(c, msg);
-		progress(gc->io, "  host=%s guest=%s %s %s", gc->host_thp, c->guest_thp, c->workload, msg);
+		progress(gc->io, "  host=%s/%s guest=%s %s %s", gc->host_thp, gc->prefault, c->guest_thp, c->workload,
+			 msg);
 		return 0;
 	case REC_INFO:
 		return 0;
@@ -286,7 +355,8 @@ static void append(char *dst, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void build_cmdline(const struct run_config *cfg, const struct image *img, char *buf, size_t len)
+static void build_cmdline(const struct run_config *cfg, const struct image *img, uint64_t seed, char *buf,
+			  size_t len)
 {
 	size_t i;
 
@@ -296,29 +366,31 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	append(buf, len, " thpeval.workloads=%s thpeval.reps=%u thpeval.warmup=%u thpeval.size=%llu",
 	       cfg->workloads, cfg->reps, cfg->warmup, (unsigned long long)cfg->size);
 	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
-	       (unsigned long long)cfg->accesses, (unsigned long long)cfg->seed,
+	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
 }
 
 /* record a failure in every planned cell of this host setting that lacks repetitions */
-static void fail_missing(struct results *res, const struct run_config *cfg, const char *host_thp,
-			 const char *reason)
+static void fail_missing(struct results *res, const struct run_config *cfg, const struct host_group *hg,
+			 unsigned want_reps, const char *reason)
 {
 	size_t i;
 
 	for (i = 0; i <= cfg->n_guest_thp; i++) {
 		const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
-		struct cell *c = results_cell(res, "guest", host_thp, gt, cfg->workloads, NULL);
+		struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->workloads, NULL };
+		struct cell *c = results_cell_key(res, &k, NULL);
 
-		if (c && c->reps_ok + c->reps_failed < cfg->reps)
+		if (c && c->reps_ok + c->reps_failed < want_reps)
 			cell_add_failure(c, reason);
 	}
 }
 
 static int run_guest(const struct run_config *cfg, const struct run_io *io, struct virt *v,
-		     enum accel accel, const struct image *img, const char *host_thp, unsigned idx,
-		     struct results *res, struct err *e)
+		     enum accel accel, const struct image *img, const struct host_group *hg, unsigned idx,
+		     unsigned round, struct results *res, struct err *e)
 {
+	const char *host_thp = hg->host_thp;
 	char name[64], overlay[PATH_MAX], cmdline[2048], *xml = NULL;
 	struct domain_spec spec = { 0 };
 	struct guest_opts go = { 0 };
@@ -334,6 +406,8 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 		return e->code;
 	snprintf(log->name, sizeof(log->name), "%s", name);
 	snprintf(log->host_thp, sizeof(log->host_thp), "%s", host_thp);
+	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
+	log->round = round;
 	snprintf(log->status, sizeof(log->status), "failed");
 	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, name) >=
 		    (int)sizeof(log->xml_path) ||
@@ -357,7 +431,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	if (r)
 		goto out;
 
-	build_cmdline(cfg, img, cmdline, sizeof(cmdline));
+	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
 	spec.name = name;
 	spec.memory_bytes = cfg->memory;
 	spec.vcpus = cfg->vcpus;
@@ -368,7 +442,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	spec.disk_path = overlay;
 	spec.disk_format = "qcow2";
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
-	spec.prefault = PREFAULT_ONDEMAND;
+	spec.prefault = hg->prefault;
 	spec.description = "thpeval guest";
 	r = domain_xml(&spec, &xml, e);
 	if (r)
@@ -385,9 +459,10 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	gc.res = res;
 	gc.log = log;
 	gc.host_thp = host_thp;
+	gc.prefault = prefault_name(hg->prefault);
 	gc.proc_root = "/proc";
 	gc.qemu_pid = -1;
-	progress(io, "booting %s (host THP %s, %s)", name, host_thp, accel_name(accel));
+	progress(io, "booting %s (host THP %s, allocation %s, %s)", name, host_thp, gc.prefault, accel_name(accel));
 	gc.t_create = now_s();
 	r = guest_start(v, &go, &gc.g, e);
 	if (r)
@@ -439,9 +514,69 @@ out:
 	free(xml);
 	if (r) {
 		snprintf(log->error, sizeof(log->error), "%s", e->msg);
-		fail_missing(res, cfg, host_thp, e->msg);
+		fail_missing(res, cfg, hg, (round + 1) * cfg->reps, e->msg);
 	}
 	return r;
+}
+
+/* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */
+static void shuffle_groups(struct host_group *g, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = n; i > 1; i--) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+		struct host_group t;
+		size_t j;
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		j = (size_t)(z % i);
+		t = g[i - 1];
+		g[i - 1] = g[j];
+		g[j] = t;
+	}
+}
+
+/* --target-ci: another round while a main effect's interval is wider than asked */
+static bool more_rounds(const struct run_config *cfg, const struct run_io *io, struct results *res,
+			unsigned rounds_done, double elapsed_s)
+{
+	double worst = 0, per_round;
+	size_t i;
+
+	if (cfg->target_ci <= 0)
+		return false;
+	results_finish(res, cfg->min_coverage);
+	for (i = 0; res->effects && i < res->effects->n; i++) {
+		const struct effect *fx = &res->effects->e[i];
+		double half;
+
+		if (!fx->available || !strcmp(fx->side, "interaction"))
+			continue;
+		half = (fx->ci95_high_pct - fx->ci95_low_pct) / 2;
+		if (half > worst)
+			worst = half;
+	}
+	if (worst <= cfg->target_ci && worst > 0) {
+		progress(io, "every main effect's 95%% CI half-width is at most %.2f points (target %.2f)", worst,
+			 cfg->target_ci);
+		return false;
+	}
+	if ((rounds_done + 1) * cfg->reps > cfg->max_reps) {
+		progress(io, "widest CI half-width %.2f points > target %.2f, but --max-reps %u is reached", worst,
+			 cfg->target_ci, cfg->max_reps);
+		return false;
+	}
+	per_round = elapsed_s / rounds_done;
+	if (cfg->budget_ms && (elapsed_s + per_round) * 1000 > (double)cfg->budget_ms) {
+		progress(io, "widest CI half-width %.2f points > target %.2f, but another round would exceed --budget",
+			 worst, cfg->target_ci);
+		return false;
+	}
+	progress(io, "widest CI half-width %.2f points > target %.2f: another round", worst, cfg->target_ci);
+	return true;
 }
 
 static void save_partial(struct results *res, const struct run_config *cfg, const char *path)
@@ -463,8 +598,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	enum accel accel = ACCEL_TCG;
 	bool session = false, stale = false, built = false;
 	char gdir[PATH_MAX];
-	unsigned idx = 0;
-	size_t i;
+	struct host_group groups[CLI_MAX_THP * PREFAULT__COUNT + PREFAULT__COUNT];
+	size_t i, p, ngroups;
+	unsigned idx = 0, round;
+	double t_start;
 	int r, reaped = 0;
 
 	memset(&hs, 0, sizeof(hs));
@@ -489,6 +626,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	snprintf(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), "never");
 	for (i = 0; i < cfg->n_host_thp; i++)
 		append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", cfg->host_thp[i]);
+	for (i = 0; i < cfg->n_prefault; i++)
+		append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
+		       prefault_name(cfg->prefault[i]));
+	res->settings.target_ci = cfg->target_ci;
 	snprintf(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		append(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), ",%s", cfg->guest_thp[i]);
@@ -542,27 +683,44 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (stale)
 		progress(io, "restored host THP settings left changed by a killed thpeval run");
 
-	/* host 'never' baseline first, then each setting under evaluation */
-	for (i = 0; i <= cfg->n_host_thp && !*io->stop; i++) {
-		const char *ht = i == 0 ? "never" : cfg->host_thp[i - 1];
-		struct err ge = ERR_INIT;
+	/* host groups (host THP x allocation mode), each round in a seeded random order */
+	ngroups = 0;
+	for (p = 0; p < cfg->n_prefault; p++)
+		for (i = 0; i <= cfg->n_host_thp; i++) {
+			groups[ngroups].host_thp = i == 0 ? "never" : cfg->host_thp[i - 1];
+			groups[ngroups].prefault = cfg->prefault[p];
+			ngroups++;
+		}
+	t_start = now_s();
+	for (round = 0; !*io->stop; round++) {
+		shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
+		for (i = 0; i < ngroups && !*io->stop; i++) {
+			const struct host_group *hg = &groups[i];
+			struct err ge = ERR_INIT;
 
-		r = host_session_set(&hs, "enabled", ht, e);
-		if (r)
-			goto out;
-		progress(io, "host THP enabled=%s (cell group %zu of %zu)", ht, i + 1, cfg->n_host_thp + 1);
-		r = run_guest(cfg, io, v, accel, &img, ht, idx++, res, &ge);
-		if (r == -EINTR || *io->stop) {
-			r = err_set(e, -EINTR, "interrupted: partial results kept");
+			append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s",
+			       res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault));
+			r = host_session_set(&hs, "enabled", hg->host_thp, e);
+			if (r)
+				goto out;
+			progress(io, "round %u, host THP enabled=%s, allocation %s (guest %zu of %zu this round)", round + 1,
+				 hg->host_thp, prefault_name(hg->prefault), i + 1, ngroups);
+			r = run_guest(cfg, io, v, accel, &img, hg, idx++, round, res, &ge);
+			if (r == -EINTR || *io->stop) {
+				r = err_set(e, -EINTR, "interrupted: partial results kept");
+				save_partial(res, cfg, json_path);
+				goto out;
+			}
+			if (r) {
+				/* one guest failing does not stop the run: the cells say why */
+				progress(io, "error: %s", ge.msg);
+				r = 0;
+			}
 			save_partial(res, cfg, json_path);
-			goto out;
 		}
-		if (r) {
-			/* one guest failing does not stop the run: the cells say why */
-			progress(io, "error: %s", ge.msg);
-			r = 0;
-		}
-		save_partial(res, cfg, json_path);
+		res->settings.rounds = round + 1;
+		if (!more_rounds(cfg, io, res, round + 1, now_s() - t_start))
+			break;
 	}
 	if (*io->stop)
 		r = err_set(e, -EINTR, "interrupted: partial results kept");

@@ -21,6 +21,8 @@
 #define VIRT_DEFAULT_URI "qemu:///system"
 /* guest names are "thpeval-<pid>-<n>"; virt_reap_stale relies on it */
 #define VIRT_NAME_PREFIX "thpeval-"
+#define VIRT_KEEPALIVE_INTERVAL_S 5
+#define VIRT_KEEPALIVE_COUNT 3
 
 struct virt;
 

@@ -61,7 +61,7 @@ RUNARGS="--reps=2 --warmup=1 --memory=512M --size=64M --accesses=300000 --timeou
 before=$(thp_snapshot)
 t0=$(date +%s)
 # shellcheck disable=SC2086
-"$BIN" run --host-thp=always --guest-thp=always $RUNARGS --out="$WORK/r1" >"$WORK/r1.out" 2>"$WORK/r1.err"
+timeout -k 10 900 "$BIN" run --host-thp=always --guest-thp=always $RUNARGS --out="$WORK/r1" >"$WORK/r1.out" 2>"$WORK/r1.err"
 rc=$?
 t1=$(date +%s)
 after=$(thp_snapshot)
@@ -106,7 +106,7 @@ while IFS='|' read -r name args want; do
 	[ -z "$name" ] && continue
 	# shellcheck disable=SC2086
 	eval "set -- $args"
-	"$BIN" run "$@" --state-dir="$STATE" --out="$WORK/bad" >"$WORK/bad.out" 2>"$WORK/bad.err"
+	timeout -k 10 120 "$BIN" run "$@" --state-dir="$STATE" --out="$WORK/bad" >"$WORK/bad.out" 2>"$WORK/bad.err"
 	rc=$?
 	lines=$(wc -l <"$WORK/bad.err")
 	if [ $rc -ne 0 ] && [ "$lines" -le 2 ] && grep -q "$want" "$WORK/bad.err"; then
@@ -139,6 +139,15 @@ for _ in $(seq 1 600); do
 	sleep 0.2
 done
 kill -INT $pid
+# the run must stop on its own, promptly: guests destroyed, host restored
+for _ in $(seq 1 300); do
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.2
+done
+if kill -0 $pid 2>/dev/null; then
+	ko "SIGINT: still running 60 s after SIGINT"
+	kill -KILL $pid
+fi
 wait $pid
 rc=$?
 after=$(thp_snapshot)
@@ -180,7 +189,7 @@ else
 fi
 # the next run reaps the killed run's guest
 # shellcheck disable=SC2086
-"$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M --size=16M --accesses=10000 --state-dir="$STATE" --out="$WORK/r4" >/dev/null 2>"$WORK/r4.err"
+timeout -k 10 600 "$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M --size=16M --accesses=10000 --state-dir="$STATE" --out="$WORK/r4" >/dev/null 2>"$WORK/r4.err"
 rc=$?
 [ $rc -eq 0 ] && [ -z "$(leftover_domains)" ] && ok "next run reaps the killed run's guest and succeeds" ||
 	ko "next run: exit $rc, left: $(leftover_domains); $(tail -2 "$WORK/r4.err")"
