@@ -134,13 +134,14 @@ enum run_opt {
 	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
-	RO_MAX_REPS, RO_BUDGET,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET,
 };
 
 static const struct opt run_opts[] = {
 	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always)", RO_HOST_THP },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
-	{ "workloads", "LIST", "memset", "workloads to run in the guest", RO_WORKLOADS },
+	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "reps", "N", "3", "measured repetitions per cell (1-100)", RO_REPS },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
@@ -187,6 +188,7 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->guest_thp[0], "always");
 	c->n_guest_thp = 1;
 	strcpy(c->workloads, "memset");
+	c->target_guest = true;
 	c->reps = 3;
 	c->warmup = 1;
 	c->vcpus = 1;
@@ -266,10 +268,25 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return thp_list_parse(arg, c->host_thp, CLI_MAX_THP, &c->n_host_thp, true, "host THP", e);
 	case RO_GUEST_THP:
 		return thp_list_parse(arg, c->guest_thp, CLI_MAX_THP, &c->n_guest_thp, true, "guest THP", e);
-	case RO_WORKLOADS:
-		if (strcmp(arg, "memset"))
-			return err_set(e, -EINVAL, "unknown workload list '%s': available: memset", arg);
+	case RO_WORKLOADS: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+			      arg[i] == ','))
+				break;
+		if (i != n || n >= sizeof(c->workloads))
+			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
 		strcpy(c->workloads, arg);
+		return 0;
+	}
+	case RO_TARGET:
+		if (!strcmp(arg, "guest") || !strcmp(arg, "both"))
+			c->target_guest = true, c->target_host = !strcmp(arg, "both");
+		else if (!strcmp(arg, "host"))
+			c->target_guest = false, c->target_host = true;
+		else
+			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
 		return 0;
 	case RO_REPS:
 		r = parse_u64_range(arg, 1, 100, &v);

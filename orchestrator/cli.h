@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "orchestrator/domain.h"
+#include "orchestrator/workloads.h"
 
 struct opt {
 	const char *name;	/* long option name */
@@ -46,7 +47,12 @@ struct run_config {
 	size_t n_host_thp;
 	char guest_thp[CLI_MAX_THP][CLI_THP_LEN];
 	size_t n_guest_thp;
-	char workloads[128];
+	char workloads[128];		/* as given: "memset,tlb" or "all" */
+	char wl[16][32];		/* resolved against the guest program (main) */
+	size_t n_wl;
+	struct workload_info wl_info[16];	/* what the guest program offers */
+	size_t n_wl_info;
+	bool target_guest, target_host;
 	unsigned reps, warmup, vcpus;
 	uint64_t memory, size, accesses, seed;
 	uint64_t timeout_ms;

@@ -179,8 +179,9 @@ static void cell_validate(struct cell *c, double min_cov)
 	}
 	if (c->host_cov.n == 0) {
 		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "no host coverage evidence (QEMU smaps could not be read)");
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "%s",
+			 !strcmp(c->target, "host") ? "no coverage evidence: the workload reported no huge-page share"
+						    : "no host coverage evidence (QEMU smaps could not be read)");
 		return;
 	}
 	if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
@@ -192,6 +193,8 @@ static void cell_validate(struct cell *c, double min_cov)
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
 			 "host THP is %s but only %.1f%% of guest RAM is on host huge pages (need %.0f%%)",
 			 c->host_thp, c->host_cov.s.min, min_cov);
+	} else if (!strcmp(c->target, "host")) {
+		return;	/* bare host: no guest side */
 	} else if (c->guest_cov.n == 0) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "no guest coverage evidence");

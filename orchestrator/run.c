@@ -130,7 +130,12 @@ static bool guest_thp_planned(const struct run_config *cfg, const char *s)
 
 static bool workload_planned(const struct run_config *cfg, const char *w)
 {
-	return !strcmp(w, cfg->workloads);
+	size_t i;
+
+	for (i = 0; i < cfg->n_wl; i++)
+		if (!strcmp(w, cfg->wl[i]))
+			return true;
+	return false;
 }
 
 static bool is_label(const char *key)
@@ -363,8 +368,11 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	snprintf(buf, len, "%s thpeval.guest_thp=never", img->cmdline);
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		append(buf, len, ",%s", cfg->guest_thp[i]);
-	append(buf, len, " thpeval.workloads=%s thpeval.reps=%u thpeval.warmup=%u thpeval.size=%llu",
-	       cfg->workloads, cfg->reps, cfg->warmup, (unsigned long long)cfg->size);
+	append(buf, len, " thpeval.workloads=");
+	for (i = 0; i < cfg->n_wl; i++)
+		append(buf, len, "%s%s", i ? "," : "", cfg->wl[i]);
+	append(buf, len, " thpeval.reps=%u thpeval.warmup=%u thpeval.size=%llu", cfg->reps, cfg->warmup,
+	       (unsigned long long)cfg->size);
 	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
@@ -374,16 +382,17 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 static void fail_missing(struct results *res, const struct run_config *cfg, const struct host_group *hg,
 			 unsigned want_reps, const char *reason)
 {
-	size_t i;
+	size_t i, w;
 
-	for (i = 0; i <= cfg->n_guest_thp; i++) {
-		const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
-		struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->workloads, NULL };
-		struct cell *c = results_cell_key(res, &k, NULL);
+	for (w = 0; w < cfg->n_wl; w++)
+		for (i = 0; i <= cfg->n_guest_thp; i++) {
+			const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
+			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL };
+			struct cell *c = results_cell_key(res, &k, NULL);
 
-		if (c && c->reps_ok + c->reps_failed < want_reps)
-			cell_add_failure(c, reason);
-	}
+			if (c && c->reps_ok + c->reps_failed < want_reps)
+				cell_add_failure(c, reason);
+		}
 }
 
 static int run_guest(const struct run_config *cfg, const struct run_io *io, struct virt *v,
@@ -519,6 +528,120 @@ out:
 	return r;
 }
 
+/* ---- the bare-host rows: the same workload binary, run directly on the host ---- */
+
+struct local_ctx {
+	const struct run_config *cfg;
+	const struct run_io *io;
+	struct results *res;
+	const char *host_thp;
+	const char *workload;
+	bool warmup;
+	unsigned results;
+	char fail[256];
+};
+
+static int on_local_record(void *opaque, const struct record *rec, const char *rejected)
+{
+	struct local_ctx *lc = opaque;
+	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL };
+	struct cell *c;
+	double v;
+	size_t i;
+
+	if (!rec) {
+		snprintf(lc->fail, sizeof(lc->fail), "workload printed a malformed record: %s", rejected);
+		return 1;
+	}
+	if (rec->type == REC_FAIL || rec->type == REC_SKIP) {
+		snprintf(lc->fail, sizeof(lc->fail), "%s: %s", rec->type == REC_FAIL ? "failed" : "skipped",
+			 rec_get(rec, "reason") ? rec_get(rec, "reason") : "no reason given");
+		return 0;
+	}
+	if (rec->type != REC_RESULT)
+		return 0;
+	if (!rec_get(rec, "workload") || strcmp(rec_get(rec, "workload"), lc->workload)) {
+		snprintf(lc->fail, sizeof(lc->fail), "record for another workload");
+		return 1;
+	}
+	k.variant = rec_get(rec, "variant");
+	c = results_cell_key(lc->res, &k, NULL);
+	if (!c)
+		return 1;
+	if (lc->warmup) {
+		c->warmups++;
+		return 0;
+	}
+	for (i = 0; i < rec->nfields; i++) {
+		struct metric *m;
+
+		if (is_label(rec->f[i].key) || rec_get_f64(rec, rec->f[i].key, &v))
+			continue;
+		m = cell_metric(c, rec->f[i].key, NULL);
+		if (m)
+			metric_add(m, v);
+	}
+	/* on the bare host the workload's own buffer coverage is the host evidence */
+	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
+		metric_add(&c->host_cov, v);
+	c->reps_ok++;
+	lc->results++;
+	return 0;
+}
+
+static int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
+			   const char *host_thp, unsigned round, struct results *res, struct err *e)
+{
+	unsigned rep;
+	size_t w;
+	int r;
+
+	r = host_session_set(hs, "enabled", host_thp, e);
+	if (r)
+		return r;
+	progress(io, "round %u, bare host, host THP enabled=%s", round + 1, host_thp);
+	for (w = 0; w < cfg->n_wl && !*io->stop; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
+			char a[8][48];
+			const char *args[10];
+			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "" };
+			struct err le = ERR_INIT;
+			size_t n = 0, k;
+
+			snprintf(a[n++], sizeof(a[0]), "%s", cfg->wl[w]);
+			snprintf(a[n++], sizeof(a[0]), "--rep=%u", round * (cfg->warmup + cfg->reps) + rep);
+			snprintf(a[n++], sizeof(a[0]), "--warmup=%d", rep < cfg->warmup);
+			snprintf(a[n++], sizeof(a[0]), "--seed=%llu", (unsigned long long)(cfg->seed + round));
+			if (wi && wi->has_size)
+				snprintf(a[n++], sizeof(a[0]), "--size=%llu", (unsigned long long)cfg->size);
+			if (wi && wi->has_accesses)
+				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
+			if (wi && wi->has_madvise)
+				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", !strcmp(host_thp, "madvise"));
+			for (k = 0; k < n; k++)
+				args[k] = a[k];
+			args[n] = NULL;
+			r = workload_run_local(cfg->guest_bin, args, (int)cfg->timeout_ms, io->stop, on_local_record, &lc,
+					       &le);
+			if (r == -EINTR)
+				return err_set(e, -EINTR, "interrupted");
+			if (r || lc.fail[0]) {
+				struct cell_key k2 = { "host", host_thp, "none", "none", cfg->wl[w], NULL };
+				struct cell *c = results_cell_key(res, &k2, NULL);
+
+				if (c)
+					cell_add_failure(c, lc.fail[0] ? lc.fail : le.msg);
+				progress(io, "  bare host %s %s: %s", host_thp, cfg->wl[w], lc.fail[0] ? lc.fail : le.msg);
+			} else if (rep >= cfg->warmup) {
+				progress(io, "  bare host=%s %s rep %u done", host_thp, cfg->wl[w], rep - cfg->warmup + 1);
+			}
+		}
+	}
+	return 0;
+}
+
 /* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */
 static void shuffle_groups(struct host_group *g, size_t n, uint64_t seed)
 {
@@ -644,38 +767,42 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		return err_set(e, -EOPNOTSUPP, "this host kernel has no transparent hugepage support (%s%s missing)",
 			       cfg->sysfs_root, THP_DIR);
 
-	r = virt_open(cfg->uri, &v, e);
-	if (r)
-		return r;
-	virt_versions(v, res->libvirt_version, sizeof(res->libvirt_version), res->hypervisor_version,
-		      sizeof(res->hypervisor_version), NULL);
-	r = virt_accel_choose(v, cfg->accel, "/proc/cpuinfo", &accel, res->accel_reason,
-			      sizeof(res->accel_reason), e);
-	if (r)
-		goto out;
-	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(accel));
-	progress(io, "accelerator: %s (%s)", res->accel, res->accel_reason);
-	if (virt_reap_stale(v, &reaped, NULL) == 0 && reaped)
-		progress(io, "removed %d guest(s) left by a killed thpeval run", reaped);
+	if (!cfg->target_guest) {
+		snprintf(res->accel, sizeof(res->accel), "none");
+		snprintf(res->accel_reason, sizeof(res->accel_reason), "bare host only (--target=host)");
+	} else {
+		r = virt_open(cfg->uri, &v, e);
+		if (r)
+			return r;
+		virt_versions(v, res->libvirt_version, sizeof(res->libvirt_version), res->hypervisor_version,
+			      sizeof(res->hypervisor_version), NULL);
+		r = virt_accel_choose(v, cfg->accel, "/proc/cpuinfo", &accel, res->accel_reason,
+				      sizeof(res->accel_reason), e);
+		if (r)
+			goto out;
+		snprintf(res->accel, sizeof(res->accel), "%s", accel_name(accel));
+		progress(io, "accelerator: %s (%s)", res->accel, res->accel_reason);
+		if (virt_reap_stale(v, &reaped, NULL) == 0 && reaped)
+			progress(io, "removed %d guest(s) left by a killed thpeval run", reaped);
 
-	/* the image build can take a minute with no libvirt event loop running:
-	 * the daemon's keepalive would drop the connection, so reconnect after it */
-	virt_close(v);
-	v = NULL;
-	io_img.cache_dir = cfg->cache_dir;
-	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
-	io_img.guest_bin = cfg->guest_bin;
-	io_img.progress = image_progress;
-	io_img.opaque = io_progress_opaque(io);
-	r = image_ensure(&io_img, &img, &built, e);
-	if (r)
-		goto out;
-	snprintf(res->image_id, sizeof(res->image_id), "%s", img.id);
-	r = virt_open(cfg->uri, &v, e);
-	if (r)
-		goto out;
-	progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
-
+		/* the image build can take a minute with no libvirt event loop running:
+		 * the daemon's keepalive would drop the connection, so reconnect after it */
+		virt_close(v);
+		v = NULL;
+		io_img.cache_dir = cfg->cache_dir;
+		io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
+		io_img.guest_bin = cfg->guest_bin;
+		io_img.progress = image_progress;
+		io_img.opaque = io_progress_opaque(io);
+		r = image_ensure(&io_img, &img, &built, e);
+		if (r)
+			goto out;
+		snprintf(res->image_id, sizeof(res->image_id), "%s", img.id);
+		r = virt_open(cfg->uri, &v, e);
+		if (r)
+			goto out;
+		progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
+	}
 	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
 	if (r)
 		goto out;
@@ -694,7 +821,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	t_start = now_s();
 	for (round = 0; !*io->stop; round++) {
 		shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
-		for (i = 0; i < ngroups && !*io->stop; i++) {
+		for (i = 0; cfg->target_guest && i < ngroups && !*io->stop; i++) {
 			const struct host_group *hg = &groups[i];
 			struct err ge = ERR_INIT;
 
@@ -716,6 +843,13 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 				progress(io, "error: %s", ge.msg);
 				r = 0;
 			}
+			save_partial(res, cfg, json_path);
+		}
+		for (i = 0; cfg->target_host && i <= cfg->n_host_thp && !*io->stop; i++) {
+			/* every round: never first is fine here, nothing is cached between processes */
+			r = run_host_target(cfg, io, &hs, i == 0 ? "never" : cfg->host_thp[i - 1], round, res, e);
+			if (r)
+				goto out;
 			save_partial(res, cfg, json_path);
 		}
 		res->settings.rounds = round + 1;

@@ -46,7 +46,8 @@ static const struct case_ cases[] = {
 	{ "missing value", { "--reps" }, 0, "needs a value" },
 	{ "missing kernel", { "--kernel=/nonexistent/vmlinuz" }, 0, "guest kernel '/nonexistent/vmlinuz'" },
 	{ "shell metachars", { "--memory=1G;reboot" }, 0, "not a guest memory size" },
-	{ "unknown workload", { "--workloads=bogus" }, 0, "unknown workload" },
+	{ "bad workload list", { "--workloads=mem;set" }, 0, "not a workload list" },
+	{ "bad target", { "--target=moon" }, 0, "not a target" },
 };
 
 static void test_run_options(void **state)

@@ -1,0 +1,49 @@
+/*
+ * workloads: what the guest program offers, and running it on the bare host.
+ * The same static binary (thpeval-guest) runs inside guests and, for the
+ * bare-metal rows, directly on the host: its records are parsed with the
+ * same strict parser as a guest's. Never prints; no shell is involved.
+ */
+#ifndef THPEVAL_ORCH_WORKLOADS_H
+#define THPEVAL_ORCH_WORKLOADS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/err.h"
+#include "lib/record.h"
+
+#define WORKLOADS_MAX 16
+#define WORKLOAD_NAME_MAX 32
+
+struct workload_info {
+	char name[WORKLOAD_NAME_MAX];
+	bool has_size, has_accesses, has_madvise;	/* parameters thpeval run passes on */
+};
+
+/* workloads listed by `guest_bin workloads`: names are the lines without leading
+ * blanks, followed by their "--param=default" lines */
+int workloads_list(const char *guest_bin, struct workload_info *wl, size_t max, size_t *n, struct err *e);
+/* the full listing text (for `thpeval workloads`), NUL-terminated in buf */
+int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err *e);
+/*
+ * "memset,tlb" or "all" -> names, each checked against the listing.
+ * Error names the unknown workload and lists the available ones.
+ */
+int workloads_select(const char *spec, const struct workload_info *avail, size_t navail,
+		     char out[][WORKLOAD_NAME_MAX], size_t max, size_t *n, struct err *e);
+const struct workload_info *workload_find(const struct workload_info *wl, size_t n, const char *name);
+
+typedef int (*local_record_fn)(void *opaque, const struct record *rec, const char *rejected_reason);
+
+/*
+ * Run `guest_bin workload NAME args...` on this host, feed each stdout line
+ * (parsed strictly) to fn; kill it after timeout_ms or when *stop is set.
+ * Returns 0 when it exited 0; -ETIMEDOUT, -EINTR, or -EIO (non-zero exit,
+ * with the status in the message) otherwise.
+ */
+int workload_run_local(const char *guest_bin, const char *const *args, int timeout_ms,
+		       volatile const sig_atomic_t *stop, local_record_fn fn, void *opaque, struct err *e);
+
+#endif
