@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "orchestrator/cli.h"
 #include "orchestrator/results.h"
 #include "orchestrator/run.h"
+#include "orchestrator/workloads.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -49,10 +51,36 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* "thpeval: error: MSG" as one line: control characters (from arguments) become '?' */
+static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void error_line(const char *fmt, ...)
+{
+	char msg[ERR_MSG_MAX + PATH_MAX];
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	fprintf(stderr, "thpeval: error: %s\n", msg);
+}
+
 static int fail(const struct err *e, int code)
 {
-	fprintf(stderr, "thpeval: error: %s\n", e->msg[0] ? e->msg : strerror(-e->code));
+	error_line("%s", e->msg[0] ? e->msg : strerror(-e->code));
 	return code;
+}
+
+/* root names the real filesystem root ("/", "//", "/.", a link to "/") */
+static bool is_host_root(const char *root)
+{
+	char buf[PATH_MAX];
+
+	return !strcmp(root, "/") || (realpath(root, buf) && !strcmp(buf, "/"));
 }
 
 static int need_root(const char *what)
@@ -107,7 +135,7 @@ static int cmd_run(int argc, char **argv)
 		goto done_cfg;
 	}
 	if (first < argc) {
-		fprintf(stderr, "thpeval: error: run: unexpected argument '%s'; see 'thpeval run --help'\n", argv[first]);
+		error_line("run: unexpected argument '%s'; see 'thpeval run --help'", argv[first]);
 		rc = EXIT_USAGE;
 		goto done_cfg;
 	}
@@ -118,12 +146,21 @@ static int cmd_run(int argc, char **argv)
 	if (!cfg->guest_bin[0])
 		default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin));
 	if (access(cfg->guest_bin, X_OK) != 0) {
-		fprintf(stderr, "thpeval: error: guest program '%s' not found: build it with 'make' or pass --guest-bin\n",
-			cfg->guest_bin);
+		error_line("guest program '%s' not found: build it with 'make' or pass --guest-bin",
+			   cfg->guest_bin);
 		rc = EXIT_ERROR;
 		goto done_cfg;
 	}
-	if (!strcmp(cfg->sysfs_root, "/") && (rc = need_root("thpeval run")))
+	{
+		struct err we = ERR_INIT;
+
+		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
+		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we)) {
+			rc = fail(&we, EXIT_USAGE);
+			goto done_cfg;
+		}
+	}
+	if (is_host_root(cfg->sysfs_root) && (rc = need_root("thpeval run")))
 		goto done_cfg;
 	if (cfg->seed == 0)
 		cfg->seed = ((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16)) % 0xfffffffeull + 1;
@@ -226,7 +263,7 @@ static int host_show(const struct host_args *a)
 	if (thp_settings_read(a->root, &s, &e))
 		return fail(&e, EXIT_ERROR);
 	if (s.n == 0) {
-		fprintf(stderr, "thpeval: error: no transparent hugepage support under '%s%s'\n", a->root, THP_DIR);
+		error_line("no transparent hugepage support under '%s%s'", a->root, THP_DIR);
 		return EXIT_ERROR;
 	}
 	for (i = 0; i < s.n; i++)
@@ -250,7 +287,7 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
 
 		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
-			fprintf(stderr, "thpeval: error: host set: '%s' is not KEY=VALUE\n", argv[i]);
+			error_line("host set: '%s' is not KEY=VALUE", argv[i]);
 			return EXIT_USAGE;
 		}
 		memcpy(key, argv[i], kl);
@@ -258,7 +295,7 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		if (thp_validate(a->root, key, eq + 1, &e))
 			return fail(&e, EXIT_USAGE);
 	}
-	if (!strcmp(a->root, "/") && need_root("thpeval host set"))
+	if (is_host_root(a->root) && need_root("thpeval host set"))
 		return EXIT_ERROR;
 	for (i = 0; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
@@ -279,7 +316,7 @@ static int host_restore(const struct host_args *a)
 	char holder[256] = "";
 	bool restored = false;
 
-	if (!strcmp(a->root, "/") && need_root("thpeval host restore"))
+	if (is_host_root(a->root) && need_root("thpeval host restore"))
 		return EXIT_ERROR;
 	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
 		return fail(&e, EXIT_ERROR);
@@ -311,8 +348,8 @@ static int cmd_host(int argc, char **argv)
 		return host_set(&a, argc - first - 1, argv + first + 1);
 	if (!strcmp(argv[first], "restore") && first + 1 == argc)
 		return host_restore(&a);
-	fprintf(stderr, "thpeval: error: host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore\n",
-		argv[first]);
+	error_line("host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore",
+		   argv[first]);
 	return EXIT_USAGE;
 }
 
@@ -405,6 +442,26 @@ static int cmd_image(int argc, char **argv)
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
+static int cmd_workloads(int argc, char **argv)
+{
+	char bin[PATH_MAX], *buf;
+	struct err e = ERR_INIT;
+	int rc = EXIT_OK;
+
+	if (argc > 1) {
+		error_line("workloads: takes no arguments; it lists every workload with its parameters and defaults");
+		return EXIT_USAGE;
+	}
+	default_guest_bin(bin, sizeof(bin));
+	buf = malloc(1 << 16);
+	if (!buf || workloads_describe(bin, buf, 1 << 16, &e))
+		rc = buf ? fail(&e, EXIT_ERROR) : EXIT_ERROR;
+	else
+		fputs(buf, stdout);
+	free(buf);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -414,6 +471,7 @@ static const struct {
 	{ "run", cmd_run, &cli_run_cmd, "boot guests with host THP set and measure the 2x2 (host x guest THP)" },
 	{ "host", cmd_host, &host_cmd, "show, set or restore host THP settings" },
 	{ "image", cmd_image, &image_cmd, "build or show the cached guest image" },
+	{ "workloads", cmd_workloads, NULL, "list the workloads with their parameters and defaults" },
 	{ "help", cmd_help, NULL, "show help for a command" },
 	{ "version", cmd_version, NULL, "print the version" },
 };
@@ -439,6 +497,10 @@ static int cmd_help(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
+	if (argc > 2) {
+		error_line("help: give one command, not '%s'", argv[2]);
+		return EXIT_USAGE;
+	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;
@@ -448,14 +510,16 @@ static int cmd_help(int argc, char **argv)
 			printf("thpeval %s: %s\n", commands[i].name, commands[i].summary);
 		return EXIT_OK;
 	}
-	fprintf(stderr, "thpeval: error: no such command '%s'; see 'thpeval help'\n", argv[1]);
+	error_line("no such command '%s'; see 'thpeval help'", argv[1]);
 	return EXIT_USAGE;
 }
 
 static int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc > 1) {
+		error_line("version: takes no arguments, not '%s'", argv[1]);
+		return EXIT_USAGE;
+	}
 	printf("thpeval %s\n", THPEVAL_VERSION);
 	return EXIT_OK;
 }
@@ -477,6 +541,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "thpeval: error: unknown command '%s'; see 'thpeval help'\n", argv[1]);
+	error_line("unknown command '%s'; see 'thpeval help'", argv[1]);
 	return EXIT_USAGE;
 }
