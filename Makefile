@@ -103,14 +103,17 @@ $(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
 		$(O)/libguest.a $(CMOCKA_LIBS) -lm
 
 # ---- tests --------------------------------------------------------------------
+SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh)
+
 unit: all $(TEST_BIN) $(GTEST_BIN)
-	@tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN)
+	@tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 integration: all
 	@tests/integration/run.sh
 
 check: deps
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory integration
 
 deps:
@@ -128,7 +131,8 @@ bench: deps
 
 # ---- fuzzing (libFuzzer, clang) ----------------------------------------------------
 # each tests/fuzz/fuzz_NAME.c is a libFuzzer harness; corpus in tests/fuzz/corpus/NAME/
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 15
 FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRC))

@@ -20,6 +20,7 @@
 #include "lib/err.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/results.h"
+#include "orchestrator/commands.h"
 #include "orchestrator/run.h"
 #include "orchestrator/workloads.h"
 
@@ -471,6 +472,9 @@ static const struct {
 	{ "run", cmd_run, &cli_run_cmd, "boot guests with host THP set and measure the 2x2 (host x guest THP)" },
 	{ "host", cmd_host, &host_cmd, "show, set or restore host THP settings" },
 	{ "image", cmd_image, &image_cmd, "build or show the cached guest image" },
+	{ "report", cmd_report, &report_cmd, "render a stored run again: text, json, csv, html, junit" },
+	{ "compare", cmd_compare, &compare_cmd, "regression gate between two runs (exit 1 on a regression)" },
+	{ "history", cmd_history, &history_cmd, "trend of the headline metrics over recorded runs" },
 	{ "workloads", cmd_workloads, NULL, "list the workloads with their parameters and defaults" },
 	{ "help", cmd_help, NULL, "show help for a command" },
 	{ "version", cmd_version, NULL, "print the version" },

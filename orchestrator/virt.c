@@ -172,16 +172,9 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 	}
 	virConnSetErrorFunc(v->conn, NULL, quiet_error);
 	/* a hung daemon must not hang us: without an answer to 3 probes 5 s apart
-	 * the connection is closed and the blocked call fails (1 = not supported,
-	 * e.g. the test driver, which runs in-process) */
-	if (virConnectSetKeepAlive(v->conn, VIRT_KEEPALIVE_INTERVAL_S, VIRT_KEEPALIVE_COUNT) < 0) {
-		int r = lv_err(e, -EIO, "cannot enable keepalive on '%s': %s", uri, lv_msg());
-
-		virConnectClose(v->conn);
-		free(v->uri);
-		free(v);
-		return r;
-	}
+	 * the connection is closed and the blocked call fails */
+	if (virConnectSetKeepAlive(v->conn, VIRT_KEEPALIVE_INTERVAL_S, VIRT_KEEPALIVE_COUNT) < 0)
+		virResetLastError();	/* in-process drivers (test:///) have no keepalive */
 	*out = v;
 	return 0;
 }

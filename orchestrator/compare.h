@@ -1,0 +1,103 @@
+/*
+ * compare: the regression gate between two runs. Cells match by key (target,
+ * host_thp, prefault, guest_thp, workload, variant); every metric of a matched
+ * cell gets a direction (table below), a relative change and a Welch t-test
+ * on the raw samples. A regression is a change in the bad direction beyond the
+ * threshold AND significant (two-sided p < 0.05). Pure: never prints except
+ * compare_print() to the FILE* it is given; never exits.
+ */
+#ifndef THPEVAL_ORCH_COMPARE_H
+#define THPEVAL_ORCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+#include "orchestrator/results.h"
+#include "orchestrator/stats.h"
+
+#define COMPARE_DEFAULT_THRESHOLD_PCT 5.0
+#define COMPARE_ALPHA 0.05
+#define CELL_LABEL_MAX 160
+
+/*
+ * Direction of a metric, first match wins:
+ *   exact names   fault_minflt, fault_majflt: lower is better;
+ *                 vma_bytes, rss_bytes, anon_huge_bytes: info (never gated)
+ *   suffixes      _mib_s _gib_s _per_s: higher is better
+ *   coverage      *_huge_pct (host_huge_pct, guest_huge_pct): higher is better
+ *                 where that side's THP is on, lower where it is "never"
+ *   contains      _ns_per_ _us_per_ _cycles_per_ (fault_ns_per_4k): lower is better
+ *   suffixes      _ns _us _ms _cycles _s: lower is better
+ *   default       info: shown, never a regression (add a rule to gate it)
+ */
+enum metric_dir { DIR_LOWER, DIR_HIGHER, DIR_INFO, DIR__COUNT };
+
+enum cmp_verdict {
+	CMP_OK,			/* change within the threshold */
+	CMP_BETTER,		/* beyond the threshold in the good direction, significant */
+	CMP_REGRESSION,		/* beyond the threshold in the bad direction, significant */
+	CMP_NOISE,		/* beyond the threshold but not significant */
+	CMP_UNTESTED,		/* fewer than 2 samples on a side: no test possible */
+	CMP_INFO,		/* metric without a direction */
+	CMP_INVALID,		/* the cell is invalid in either run: not gated */
+	CMP_NEW,		/* metric or cell only in the current run */
+	CMP_GONE,		/* metric or cell only in the baseline */
+	CMP__COUNT
+};
+
+struct cmp_row {
+	size_t cell;			/* index into current->cells; SIZE_MAX for CMP_GONE cells */
+	char label[CELL_LABEL_MAX];	/* cell label */
+	char metric[REC_KEY_MAX];	/* "" for a whole-cell row (CMP_NEW / CMP_GONE) */
+	enum metric_dir dir;
+	struct summary base, cur;
+	double change_pct;		/* (cur - base) / |base| * 100; NAN when undefined */
+	double p;			/* Welch two-sided p; NAN when not tested */
+	enum cmp_verdict verdict;
+};
+
+struct comparison {
+	double threshold_pct;
+	size_t nrows, cap;
+	struct cmp_row *rows;
+	size_t ncells_matched;
+	size_t nregressions, nuntested, ninvalid;
+};
+
+const char *metric_dir_name(enum metric_dir d);
+const char *cmp_verdict_name(enum cmp_verdict v);
+enum metric_dir metric_direction(const char *metric, const struct cell *c);
+
+/* "always/never/memset", plus ":variant", " prefault=immediate", " [host]" where set */
+void cell_label(const struct cell *c, char *buf, size_t len);
+void cell_key_label(const char *target, const char *host_thp, const char *prefault,
+		    const char *guest_thp, const char *workload, const char *variant, char *buf, size_t len);
+bool cell_same_key(const struct cell *a, const struct cell *b);
+
+/*
+ * Welch's unequal-variance t-test of the means of a and b (n >= 2 each):
+ * two-sided p from Student's t with Welch-Satterthwaite (fractional) degrees of
+ * freedom. Zero variance on both sides: p = 1 for equal means, else 0.
+ * -EDOM when a side has fewer than 2 samples.
+ */
+int welch_test(const struct summary *a, const struct summary *b, double *t, double *df, double *p);
+/* two-sided p-value of Student's t with df (> 0) degrees of freedom */
+double student_t_p2(double t, double df);
+
+/* -EINVAL when no cell of current is in baseline (nothing to gate) */
+int compare_results(const struct results *base, const struct results *cur, double threshold_pct,
+		    struct comparison *out, struct err *e);
+void comparison_release(struct comparison *c);
+/* the row for (current cell index, metric), NULL if none */
+const struct cmp_row *comparison_find(const struct comparison *c, size_t cell, const char *metric);
+/* what differs between the runs (kernel, QEMU, ...), the table, the verdict line */
+void compare_print(const struct comparison *c, const struct results *base,
+		   const struct results *cur, FILE *out);
+/* s padded to width columns (UTF-8 code points, not bytes: "±" is one column) */
+void fput_padded(FILE *out, const char *s, int width, bool right);
+/* "%.4g"-like for tables: no exponent below 1e9, "n/a" for NAN */
+void fmt_value(char *buf, size_t len, double v);
+
+#endif

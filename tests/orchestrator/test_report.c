@@ -1,0 +1,720 @@
+/*
+ * tests for orchestrator/report.c and `thpeval report` (cmd_report.c):
+ * CSV parsed back (RFC 4180) equals the samples; JUnit and HTML accepted by
+ * xmllint; everything escaped; files appear only complete; exit codes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "orchestrator/commands.h"
+#include "orchestrator/compare.h"
+#include "orchestrator/report.h"
+#include "orchestrator/results.h"
+#include "orchestrator/results_load.h"
+
+#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
+#define HOSTILE "w,\"<b>&'x\r\n"
+
+static void fixture_path(char *buf, size_t len)
+{
+	const char *src = getenv("THPEVAL_SRCDIR");
+
+	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
+}
+
+static struct results *load_fixture(void)
+{
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+	char path[4096];
+
+	assert_non_null(r);
+	fixture_path(path, sizeof(path));
+	if (results_load(path, r, &e))
+		fail_msg("%s (run from the repository root)", e.msg);
+	return r;
+}
+
+static void free_results(struct results *r)
+{
+	results_release(r);
+	free(r);
+}
+
+/* a model with names and reasons that need escaping in every format, and an invalid cell */
+static struct results *hostile_results(void)
+{
+	static const double odd[] = { 1e-300, -2.5, 123456789.12345679, 0.1, 3.0 };
+	struct results *r = malloc(sizeof(*r));
+	struct cell *c;
+	struct guest_log *g;
+	size_t k;
+
+	assert_non_null(r);
+	results_init(r);
+	snprintf(r->host.kernel, sizeof(r->host.kernel), "6.1 <b>\"k\"</b>");
+	snprintf(r->host.cpu_model, sizeof(r->host.cpu_model), "CPU & <Co>");
+	snprintf(r->accel, sizeof(r->accel), "tcg");
+	snprintf(r->status, sizeof(r->status), "complete");
+	r->settings.min_coverage_pct = 90;
+	c = results_cell(r, "guest", "always", "never", HOSTILE, NULL);
+	assert_non_null(c);
+	for (k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+		assert_int_equal(metric_add(cell_metric(c, "access_ns", NULL), odd[k]), 0);
+		assert_int_equal(metric_add(cell_metric(c, "weird,\"metric\"", NULL), odd[k] * 3), 0);
+	}
+	metric_add(&c->host_cov, 95);
+	metric_add(&c->guest_cov, 0);
+	c->reps_ok = 5;
+	c = results_cell(r, "guest", "never", "never", "memset", NULL);
+	metric_add(cell_metric(c, "fault_ns_per_4k", NULL), 100);
+	metric_add(cell_metric(c, "fault_ns_per_4k", NULL), 110);
+	metric_add(&c->host_cov, 40);
+	metric_add(&c->guest_cov, 0);
+	c->reps_ok = 2;
+	cell_add_failure(c, "guest said <script>alert(1)</script> & left");
+	g = results_guest_add(r, NULL);
+	snprintf(g->name, sizeof(g->name), "guest<1>");
+	snprintf(g->status, sizeof(g->status), "failed");
+	snprintf(g->error, sizeof(g->error), "console said \"</td><script>\"");
+	results_finish(r, 90);
+	assert_false(r->cells[1].valid);	/* host never with 40% huge */
+	return r;
+}
+
+static char *render(const struct report_input *in, enum report_format f, size_t *len)
+{
+	struct err e = ERR_INIT;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+
+	assert_non_null(m);
+	if (report_render(in, f, m, &e))
+		fail_msg("render %s: %s", report_format_name(f), e.msg);
+	fclose(m);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static char *tmpdir(void)
+{
+	char *d = strdup("/tmp/thpeval-test-report-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* run a shell command; its stdout+stderr into *out; returns the exit status */
+static int run_tool(const char *cmd, char **out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len), *p = popen(cmd, "r");
+	char chunk[4096];
+	size_t n;
+	int st;
+
+	assert_non_null(m);
+	assert_non_null(p);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, m);
+	st = pclose(p);
+	fclose(m);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool have_xmllint(void)
+{
+	return system("command -v xmllint >/dev/null 2>&1") == 0;
+}
+
+/* ---- formats -------------------------------------------------------------------------- */
+
+static void test_formats_parse(void **state)
+{
+	static const struct {
+		const char *list;
+		int rc;
+		unsigned mask;
+	} cases[] = {
+		{ "text", 0, REPORT_BIT(REPORT_TEXT) },
+		{ "html,junit", 0, REPORT_BIT(REPORT_HTML) | REPORT_BIT(REPORT_JUNIT) },
+		{ "text,json,csv,html,junit", 0, REPORT_ALL },
+		{ "csv,csv", 0, REPORT_BIT(REPORT_CSV) },
+		{ "pdf", -EINVAL, 0 },
+		{ "html,", 0, REPORT_BIT(REPORT_HTML) },
+		{ ",", -EINVAL, 0 },
+		{ "HTML", -EINVAL, 0 },
+		{ "htmlx", -EINVAL, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct err e = ERR_INIT;
+		unsigned mask = 0;
+		int rc = report_formats_parse(cases[i].list, &mask, &e);
+
+		if (rc != cases[i].rc || (!rc && mask != cases[i].mask))
+			fail_msg("'%s': rc %d mask %#x (%s)", cases[i].list, rc, mask, e.msg);
+		if (rc && !strstr(e.msg, "text, json, csv, html, junit"))
+			fail_msg("'%s': message '%s' does not list the formats", cases[i].list, e.msg);
+	}
+	assert_string_equal(report_format_file(REPORT_HTML), "report.html");
+	assert_string_equal(report_format_file(REPORT_JUNIT), "junit.xml");
+}
+
+/* ---- csv ---------------------------------------------------------------------------------- */
+
+#define CSV_MAX_FIELDS 16
+
+struct csv_row {
+	size_t n;
+	char *f[CSV_MAX_FIELDS];
+};
+
+/* a strict RFC 4180 reader: CRLF records, quoted fields with "" escapes */
+static size_t csv_parse(const char *s, size_t len, struct csv_row *rows, size_t max)
+{
+	size_t nrows = 0, i = 0;
+
+	while (i < len) {
+		struct csv_row *row;
+
+		assert_true(nrows < max);
+		row = &rows[nrows++];
+		row->n = 0;
+		for (;;) {
+			char *field = malloc(len + 1);
+			size_t k = 0;
+
+			assert_non_null(field);
+			if (s[i] == '"') {
+				i++;
+				for (;;) {
+					assert_true(i < len);	/* unterminated quote */
+					if (s[i] == '"' && i + 1 < len && s[i + 1] == '"') {
+						field[k++] = '"';
+						i += 2;
+					} else if (s[i] == '"') {
+						i++;
+						break;
+					} else {
+						field[k++] = s[i++];
+					}
+				}
+			} else {
+				while (i < len && s[i] != ',' && s[i] != '\r') {
+					assert_true(s[i] != '"' && s[i] != '\n');	/* must have been quoted */
+					field[k++] = s[i++];
+				}
+			}
+			field[k] = '\0';
+			assert_true(row->n < CSV_MAX_FIELDS);
+			row->f[row->n++] = field;
+			if (i < len && s[i] == ',') {
+				i++;
+				continue;
+			}
+			assert_true(i + 1 < len + 1 && s[i] == '\r' && s[i + 1] == '\n');	/* CRLF */
+			i += 2;
+			break;
+		}
+	}
+	return nrows;
+}
+
+static void csv_free(struct csv_row *rows, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < rows[i].n; k++)
+			free(rows[i].f[k]);
+}
+
+static void check_csv(const struct results *r)
+{
+	struct report_input in = { .res = r };
+	struct csv_row *rows = calloc(4096, sizeof(*rows));
+	size_t len, n, i, j, k, row = 1, total = 0;
+	char *csv = render(&in, REPORT_CSV, &len);
+
+	n = csv_parse(csv, len, rows, 4096);
+	assert_true(n >= 1);
+	/* header */
+	{
+		char *hdr = strdup(REPORT_CSV_HEADER), *tok, *save = NULL;
+
+		for (k = 0, tok = strtok_r(hdr, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++)
+			assert_string_equal(rows[0].f[k], tok);
+		assert_int_equal(rows[0].n, k);
+		free(hdr);
+	}
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+
+		for (j = 0; j < c->nmetrics + 2; j++) {
+			const struct metric *m = j < c->nmetrics ? &c->metrics[j] : j == c->nmetrics ? &c->host_cov : &c->guest_cov;
+
+			for (k = 0; k < m->n; k++, row++) {
+				char rep[24];
+				char *end;
+
+				total++;
+				assert_true(row < n);
+				assert_int_equal(rows[row].n, 9);
+				assert_string_equal(rows[row].f[0], c->host_thp);
+				assert_string_equal(rows[row].f[1], c->guest_thp);
+				assert_string_equal(rows[row].f[2], c->workload);
+				assert_string_equal(rows[row].f[3], c->target);
+				assert_string_equal(rows[row].f[4], m->name);
+				snprintf(rep, sizeof(rep), "%zu", k + 1);
+				assert_string_equal(rows[row].f[5], rep);
+				/* the value reads back as exactly the sample */
+				if (strtod(rows[row].f[6], &end) != m->samples[k] || *end)
+					fail_msg("row %zu: '%s' != %.17g", row, rows[row].f[6], m->samples[k]);
+			}
+		}
+	}
+	assert_int_equal(n, total + 1);	/* one row per sample, nothing else */
+	csv_free(rows, n);
+	free(rows);
+	free(csv);
+}
+
+static void test_csv_fixture(void **state)
+{
+	struct results *r = load_fixture();
+
+	check_csv(r);
+	free_results(r);
+}
+
+static void test_csv_quoting(void **state)
+{
+	struct results *r = hostile_results();
+	struct report_input in = { .res = r };
+	char *csv = render(&in, REPORT_CSV, NULL);
+
+	/* the hostile workload is quoted with its quote doubled */
+	assert_non_null(strstr(csv, ",\"w,\"\"<b>&'x\r\n\","));
+	assert_non_null(strstr(csv, ",\"weird,\"\"metric\"\"\","));
+	free(csv);
+	check_csv(r);
+	free_results(r);
+}
+
+/* ---- junit ------------------------------------------------------------------------------- */
+
+static void xmllint_ok(const char *path, bool html)
+{
+	char cmd[4300], *out = NULL, *line, *save = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "xmllint %s--noout '%s' 2>&1", html ? "--html " : "", path);
+	rc = run_tool(cmd, &out);
+	if (rc != 0)
+		fail_msg("%s: exit %d\n%s", cmd, rc, out);
+	if (!html && out[0])
+		fail_msg("%s:\n%s", cmd, out);
+	/* libxml2's HTML parser knows HTML 4 only: svg, nav, section... are "invalid tags"; nothing else may be */
+	for (line = strtok_r(out, "\n", &save); html && line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "parser error") && !(strstr(line, "HTML parser error : Tag ") && strstr(line, " invalid")))
+			fail_msg("%s: %s", cmd, line);
+	free(out);
+}
+
+static void test_junit(void **state)
+{
+	struct results *r = hostile_results();
+	struct report_input in = { .res = r };
+	char *dir = tmpdir(), path[4200];
+	struct err e = ERR_INIT;
+	char *xml;
+
+	xml = render(&in, REPORT_JUNIT, NULL);
+	if (getenv("DUMP"))
+		write_text(getenv("DUMP"), xml, strlen(xml));
+	/* run + per cell "valid" + 2 metrics + 2 coverage, and 1 + fault + 2 coverage for the invalid one */
+	assert_non_null(strstr(xml, "<testsuites name=\"thpeval\" tests=\"10\" failures=\"4\""));
+	assert_non_null(strstr(xml, "classname=\"never/never/memset\" name=\"valid\""));
+	assert_non_null(strstr(xml, "<failure type=\"invalid\" message=\"host THP is never but 40.0% of guest RAM is on host huge pages\""));
+	assert_non_null(strstr(xml, "message=\"cell invalid: host THP is never but 40.0%"));
+	assert_null(strstr(xml, "<b>"));
+	assert_non_null(strstr(xml, "&lt;b&gt;"));
+	free(xml);
+	snprintf(path, sizeof(path), "%s/junit.xml", dir);
+	assert_int_equal(report_write_dir(&in, REPORT_BIT(REPORT_JUNIT), dir, &e), 0);
+	if (have_xmllint())
+		xmllint_ok(path, false);
+	else
+		print_message("xmllint check skipped: xmllint not installed (apt-get install libxml2-utils)\n");
+	free_results(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* later compare gates add failures with figures */
+static void test_junit_regression(void **state)
+{
+	struct results *base = load_fixture(), *cur = load_fixture();
+	struct report_input in = { 0 };
+	struct comparison c;
+	struct err e = ERR_INIT;
+	char *xml;
+	size_t i, k;
+
+	for (i = 0; i < cur->ncells; i++) {
+		struct metric *m = cell_metric(&cur->cells[i], "access_ns", NULL);
+
+		for (k = 0; k < m->n; k++)
+			m->samples[k] *= 1.2;
+		summarize(m->samples, m->n, &m->s);
+	}
+	assert_int_equal(compare_results(base, cur, 5, &c, &e), 0);
+	in.res = cur;
+	in.base = base;
+	in.cmp = &c;
+	in.base_name = "nightly run 41";
+	xml = render(&in, REPORT_JUNIT, NULL);
+	if (getenv("DUMP"))
+		write_text(getenv("DUMP"), xml, strlen(xml));
+	assert_non_null(strstr(xml, "failures=\"2\""));
+	assert_non_null(strstr(xml, "<failure type=\"regression\" message=\"access_ns regressed +20.0% (baseline 353.2 ±70.21, current 423.8 ±84.25; Welch p=0.016; threshold 5%, lower is better)\""));
+	assert_non_null(strstr(xml, "<property name=\"baseline\" value=\"nightly run 41\"/>"));
+	free(xml);
+	/* and the HTML shows the comparison with the regressions */
+	xml = render(&in, REPORT_HTML, NULL);
+	assert_non_null(strstr(xml, "2 regression(s) against the baseline"));
+	assert_non_null(strstr(xml, "<td class=\"v-REGRESSION\">REGRESSION</td>"));
+	assert_non_null(strstr(xml, "class=\"base\""));	/* baseline marker in the charts */
+	free(xml);
+	comparison_release(&c);
+	free_results(base);
+	free_results(cur);
+}
+
+/* ---- html ---------------------------------------------------------------------------------- */
+
+static void test_html(void **state)
+{
+	struct results *r = hostile_results(), *f = load_fixture();
+	struct report_input in = { .res = r };
+	char *dir = tmpdir(), path[4200];
+	struct err e = ERR_INIT;
+	char *html;
+	size_t len;
+
+	html = render(&in, REPORT_HTML, &len);
+	/* escaped everywhere */
+	assert_null(strstr(html, "<b>\"k"));
+	assert_null(strstr(html, "<b>&"));
+	assert_null(strstr(html, "<Co>"));
+	assert_null(strstr(html, "<script"));
+	assert_null(strstr(html, "</td><script>"));
+	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt; &amp; left"));
+	assert_non_null(strstr(html, "CPU &amp; &lt;Co&gt;"));
+	assert_non_null(strstr(html, "w,&quot;&lt;b&gt;&amp;&#39;x"));
+	/* self-contained: inline CSS and SVG, nothing fetched */
+	assert_non_null(strstr(html, "<style>"));
+	assert_non_null(strstr(html, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, "<link"));
+	assert_null(strstr(html, "url("));
+	assert_null(strstr(html, "@import"));
+	assert_null(strstr(html, "href=\"http"));
+	/* validity marks, CI whiskers, coverage chart */
+	assert_non_null(strstr(html, "✗ 1 of 2 cells invalid"));
+	assert_non_null(strstr(html, "class=\"bar c0 invalid\""));
+	assert_non_null(strstr(html, "class=\"ci\""));
+	assert_non_null(strstr(html, "class=\"bar cov-host"));
+	assert_non_null(strstr(html, "id=\"validity\""));
+	write_text((snprintf(path, sizeof(path), "%s/hostile.html", dir), path), html, len);
+	if (have_xmllint()) {
+		xmllint_ok(path, false);	/* well-formed XML: every tag closed, everything escaped */
+		xmllint_ok(path, true);
+	}
+	free(html);
+	/* the fixture: all valid, both main metric charts */
+	in.res = f;
+	html = render(&in, REPORT_HTML, &len);
+	assert_non_null(strstr(html, "✓ All 4 cells valid"));
+	assert_non_null(strstr(html, "<code>fault_ns_per_4k</code>"));
+	assert_non_null(strstr(html, "<code>access_ns</code>"));
+	assert_null(strstr(html, "id=\"comparison\""));	/* no baseline, no section */
+	write_text((snprintf(path, sizeof(path), "%s/report.html", dir), path), html, len);
+	if (have_xmllint()) {
+		xmllint_ok(path, false);
+		xmllint_ok(path, true);
+	} else {
+		print_message("xmllint checks skipped: xmllint not installed (apt-get install libxml2-utils)\n");
+	}
+	free(html);
+	(void)e;
+	free_results(r);
+	free_results(f);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* ---- text / json / files ---------------------------------------------------------------- */
+
+static void test_text_json(void **state)
+{
+	struct results *r = load_fixture();
+	struct report_input in = { .res = r };
+	char *dir = tmpdir(), path[4200], *txt, *json, *file;
+	struct err e = ERR_INIT;
+	size_t len, flen;
+	FILE *f;
+
+	/* text is the terminal table, exactly */
+	txt = render(&in, REPORT_TEXT, &len);
+	{
+		char *table = NULL;
+		size_t tlen = 0;
+
+		f = open_memstream(&table, &tlen);
+		results_print_table(r, f);
+		fclose(f);
+		assert_int_equal(len, tlen);
+		assert_memory_equal(txt, table, len);
+		assert_non_null(strstr(txt, "5142.1 ±221.7"));
+		free(table);
+	}
+	free(txt);
+	json = render(&in, REPORT_JSON, &len);
+	snprintf(path, sizeof(path), "%s/direct.json", dir);
+	assert_int_equal(results_write_json(r, path, &e), 0);
+	f = fopen(path, "r");
+	file = calloc(1, len + 16);
+	flen = fread(file, 1, len + 16, f);
+	fclose(f);
+	assert_int_equal(flen, len);
+	assert_memory_equal(file, json, len);
+	free(file);
+	free(json);
+	free_results(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+static void test_write_dir(void **state)
+{
+	static const char *const files[] = { "results.txt", "results.json", "results.csv", "report.html", "junit.xml" };
+	struct results *r = load_fixture();
+	struct report_input in = { .res = r };
+	char *dir = tmpdir(), out[4200], path[4300];
+	struct err e = ERR_INIT;
+	struct dirent *de;
+	struct stat st;
+	size_t i, n = 0;
+	DIR *d;
+
+	snprintf(out, sizeof(out), "%s/new/sub", dir);
+	if (report_write_dir(&in, REPORT_ALL, out, &e))
+		fail_msg("%s", e.msg);
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", out, files[i]);
+		assert_int_equal(stat(path, &st), 0);
+		assert_true(st.st_size > 100);
+	}
+	d = opendir(out);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			n++;
+			assert_null(strstr(de->d_name, ".tmp."));	/* no temporary left */
+		}
+	closedir(d);
+	assert_int_equal(n, 5);
+	/* an output "directory" that is a file: an error, and no partial report anywhere */
+	snprintf(path, sizeof(path), "%s/plainfile", dir);
+	write_text(path, "x", 1);
+	err_clear(&e);
+	assert_true(report_write_dir(&in, REPORT_BIT(REPORT_HTML), path, &e) < 0);
+	assert_non_null(strstr(e.msg, "plainfile"));
+	free_results(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static int run_report(const char *const *args, size_t n, const char *stdout_path)
+{
+	char *argv[16];
+	int out, err, fd, rc;
+	size_t i;
+
+	assert_true(n < 15);
+	argv[0] = strdup("report");
+	for (i = 0; i < n; i++)
+		argv[i + 1] = strdup(args[i]);
+	argv[n + 1] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	out = dup(1);
+	err = dup(2);
+	fd = open(stdout_path ? stdout_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 1);
+	close(fd);
+	fd = open("/dev/null", O_WRONLY);
+	dup2(fd, 2);
+	close(fd);
+	rc = cmd_report((int)n + 1, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	for (i = 0; i <= n; i++)
+		free(argv[i]);
+	return rc;
+}
+
+static void test_cmd_report(void **state)
+{
+	char *dir = tmpdir(), fixture[4096], out[4200], file[4300], bogus[4200];
+	struct stat st;
+
+	fixture_path(fixture, sizeof(fixture));
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(bogus, sizeof(bogus), "%s/bogus.json", dir);
+	write_text(bogus, "{\"schema_version\": 99, \"cells\": []}", 35);
+	{
+		const char *a[] = { fixture };
+
+		snprintf(file, sizeof(file), "%s/stdout.txt", dir);
+		assert_int_equal(run_report(a, 1, file), 0);
+		assert_int_equal(stat(file, &st), 0);
+		assert_true(st.st_size > 200);	/* the text table went to stdout */
+	}
+	{	/* options after the positional argument */
+		const char *a[] = { fixture, "--format=html,junit,csv", "--out", out };
+
+		assert_int_equal(run_report(a, 4, NULL), 0);
+		snprintf(file, sizeof(file), "%s/report.html", out);
+		assert_int_equal(stat(file, &st), 0);
+		snprintf(file, sizeof(file), "%s/junit.xml", out);
+		assert_int_equal(stat(file, &st), 0);
+		snprintf(file, sizeof(file), "%s/results.csv", out);
+		assert_int_equal(stat(file, &st), 0);
+		snprintf(file, sizeof(file), "%s/results.txt", out);
+		assert_int_equal(stat(file, &st), -1);	/* not asked for */
+	}
+	{
+		const char *a[] = { "--baseline", fixture, "--format=html", "--out", out, fixture };
+
+		assert_int_equal(run_report(a, 6, NULL), 0);
+	}
+	{	/* usage errors: 2 */
+		const char *none[] = { "--format=html" };
+		const char *two[] = { fixture, fixture };
+		const char *fmt[] = { fixture, "--format=pdf" };
+		const char *multi[] = { fixture, "--format=html,csv" };
+		const char *thr[] = { fixture, "--threshold=-1" };
+
+		assert_int_equal(run_report(none, 1, NULL), 2);
+		assert_int_equal(run_report(two, 2, NULL), 2);
+		assert_int_equal(run_report(fmt, 2, NULL), 2);
+		assert_int_equal(run_report(multi, 2, NULL), 2);
+		assert_int_equal(run_report(thr, 2, NULL), 2);
+	}
+	{	/* errors: 1, and no report file appears */
+		const char *missing[] = { "/nonexistent/results.json", "--out", out, "--format=html" };
+		const char *bad[] = { bogus, "--out", dir, "--format=html" };
+
+		assert_int_equal(run_report(missing, 4, NULL), 1);
+		assert_int_equal(run_report(bad, 4, NULL), 1);
+		snprintf(file, sizeof(file), "%s/report.html", dir);
+		assert_int_equal(stat(file, &st), -1);
+	}
+	rm_rf(dir);
+	free(dir);
+}
+
+/* cmd_args_permute: options after positionals, separated values, "--" */
+static void test_args_permute(void **state)
+{
+	static const struct {
+		const char *in[8], *out[8];
+	} cases[] = {
+		{ { "report", "dir", "--out", "o", "--format=html" }, { "report", "--out", "o", "--format=html", "dir" } },
+		{ { "report", "--out=o", "dir" }, { "report", "--out=o", "dir" } },
+		{ { "report", "a", "--", "-b" }, { "report", "--", "a", "-b" } },
+		{ { "report", "-", "--help" }, { "report", "--help", "-" } },
+		{ { "report", "a", "--out" }, { "report", "--out", "a" } },
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[8] = { 0 }, *out[9] = { 0 };
+		int argc = 0, n;
+
+		while (cases[i].in[argc]) {
+			argv[argc] = strdup(cases[i].in[argc]);
+			argc++;
+		}
+		n = cmd_args_permute(&report_cmd, argc, argv, out);
+		assert_int_equal(n, argc);
+		for (k = 0; k < (size_t)n; k++)
+			if (strcmp(out[k], cases[i].out[k]))
+				fail_msg("case %zu: argv[%zu] '%s', want '%s'", i, k, out[k], cases[i].out[k]);
+		assert_null(out[n]);
+		for (k = 0; k < (size_t)argc; k++)
+			free(argv[k]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_formats_parse),
+		cmocka_unit_test(test_csv_fixture),
+		cmocka_unit_test(test_csv_quoting),
+		cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_junit_regression),
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_text_json),
+		cmocka_unit_test(test_write_dir),
+		cmocka_unit_test(test_cmd_report),
+		cmocka_unit_test(test_args_permute),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

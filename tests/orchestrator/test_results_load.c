@@ -1,0 +1,331 @@
+/* tests for orchestrator/results_load.c: round trip and strict rejection of bad files */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "orchestrator/effects.h"
+#include "orchestrator/results.h"
+#include "orchestrator/results_load.h"
+
+#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
+
+static void fixture_path(char *buf, size_t len)
+{
+	const char *src = getenv("THPEVAL_SRCDIR");
+
+	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		if (len)
+			*len = (size_t)n;
+	}
+	return buf;
+}
+
+static char *fixture_text(size_t *len)
+{
+	char path[4096];
+	char *t;
+
+	fixture_path(path, sizeof(path));
+	t = slurp(path, len);
+	if (!t)
+		fail_msg("fixture %s missing (run from the repository root)", path);
+	return t;
+}
+
+static char *tmpdir(void)
+{
+	char *d = strdup("/tmp/thpeval-test-load-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_load_fixture(void **state)
+{
+	char path[4096];
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+	const struct metric *m;
+
+	fixture_path(path, sizeof(path));
+	if (results_load(path, r, &e))
+		fail_msg("load: %s", e.msg);
+	assert_int_equal(r->ncells, 4);
+	assert_int_equal(r->nguests, 2);
+	assert_string_equal(r->accel, "tcg");
+	assert_string_equal(r->status, "complete");
+	assert_string_equal(r->cells[0].host_thp, "never");
+	assert_string_equal(r->cells[3].guest_thp, "always");
+	assert_string_equal(r->cells[0].prefault, "ondemand");	/* absent key: the default */
+	assert_string_equal(r->cells[0].variant, "");
+	assert_true(r->have_thp_after);
+	assert_string_equal(thp_settings_get(&r->thp_before, "enabled"), "madvise");
+	assert_int_equal(r->settings.seed, 2120196044ull);
+	assert_true(r->settings.min_coverage_pct == 90.0);
+	assert_int_equal(r->started, 1795989451);
+	m = cell_metric_find(&r->cells[3], "access_ns");
+	assert_non_null(m);
+	assert_int_equal(m->n, 2);
+	assert_true(m->samples[0] == 347.66743700000001);
+	/* statistics recomputed from the samples equal the stored ones */
+	assert_true(fabs(m->s.mean - 353.19289500000002) < 1e-9);
+	assert_true(fabs(m->s.ci95_high - 423.39936434799984) < 1e-6);
+	assert_true(m->s.min == m->samples[0]);
+	assert_true(r->cells[3].valid);
+	assert_true(isfinite(r->guests[0].total_s));
+	/* the effects split is recomputed (this file predates it) */
+	assert_non_null(r->effects);
+	assert_true(r->effects->n > 0);
+	results_release(r);
+	free(r);
+}
+
+/* write -> load -> write gives byte-identical JSON */
+static void test_round_trip(void **state)
+{
+	char *dir = tmpdir(), src[4096], a[4200], b[4200];
+	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
+	struct err e = ERR_INIT;
+	char *ta, *tb, *txt;
+	size_t la, lb, lt;
+
+	fixture_path(src, sizeof(src));
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	if (results_load(src, r1, &e) || results_write_json(r1, a, &e) || results_load(a, r2, &e) ||
+	    results_write_json(r2, b, &e))
+		fail_msg("%s", e.msg);
+	ta = slurp(a, &la);
+	tb = slurp(b, &lb);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	/* the text form is the same bytes */
+	if (results_to_json_text(r2, &txt, &lt, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(lt, la);
+	assert_memory_equal(txt, ta, la);
+	/* and loading the text directly gives the same model */
+	results_release(r2);
+	if (results_load_text(txt, lt, "text", r2, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(r2->ncells, r1->ncells);
+	assert_true(r2->cells[2].metrics[1].samples[1] == r1->cells[2].metrics[1].samples[1]);
+	free(txt);
+	free(ta);
+	free(tb);
+	results_release(r1);
+	results_release(r2);
+	free(r1);
+	free(r2);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* a directory is read as DIR/results.json */
+static void test_load_directory(void **state)
+{
+	char *dir = tmpdir(), src[4096], dst[4200];
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+	char *t;
+	size_t len;
+	FILE *f;
+
+	fixture_path(src, sizeof(src));
+	t = slurp(src, &len);
+	assert_non_null(t);
+	snprintf(dst, sizeof(dst), "%s/results.json", dir);
+	f = fopen(dst, "w");
+	assert_non_null(f);
+	fwrite(t, 1, len, f);
+	fclose(f);
+	if (results_load(dir, r, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(r->ncells, 4);
+	results_release(r);
+	free(r);
+	free(t);
+	rm_rf(dir);
+	free(dir);
+}
+
+enum edit { E_REPLACE, E_TRUNCATE, E_APPEND, E_WHOLE };
+
+struct bad_case {
+	const char *name;
+	enum edit edit;
+	const char *from, *to;	/* E_REPLACE: first occurrence; E_APPEND: to; E_WHOLE: to */
+	const char *want[3];	/* substrings of the message */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "truncated", E_TRUNCATE, NULL, NULL, { "is not valid JSON", "line ", "truncated" } },
+	{ "trailing data", E_APPEND, NULL, "}\n", { "data after the end of the document", "line 880" } },
+	{ "not json", E_WHOLE, NULL, "hello, world\n", { "is not JSON", "not a thpeval results file" } },
+	{ "empty file", E_WHOLE, NULL, "", { "is empty" } },
+	{ "other json", E_WHOLE, NULL, "{\"name\": \"x\", \"version\": 3}\n", { "is not a thpeval results file" } },
+	{ "json array", E_WHOLE, NULL, "[1, 2, 3]\n", { "is not a thpeval results file" } },
+	{ "unknown schema", E_REPLACE, "\"schema_version\":1", "\"schema_version\":7",
+	  { "unknown schema version 7 in '", "this thpeval reads version 1" } },
+	{ "schema as string", E_REPLACE, "\"schema_version\":1", "\"schema_version\":\"1\"",
+	  { "'schema_version' must be an integer, not a string" } },
+	{ "reps_ok as string", E_REPLACE, "\"reps_ok\":2", "\"reps_ok\":\"2\"",
+	  { "'cells[0].reps_ok' must be an integer, not a string" } },
+	{ "sample as string", E_REPLACE, "358831227.0", "\"358831227\"",
+	  { "'cells[0].metrics.fault_elapsed_ns.samples[0]' must be a number, not a string" } },
+	{ "valid as number", E_REPLACE, "\"valid\":true", "\"valid\":1",
+	  { "'cells[0].valid' must be true or false, not an integer" } },
+	{ "metrics as array", E_REPLACE, "\"metrics\":{", "\"metrics\":[],\"x\":{",
+	  { "'cells[0].metrics' must be an object, not an array" } },
+	{ "host as null", E_REPLACE, "\"host\":{", "\"host\":null,\"x\":{",
+	  { "'host' must be an object, not null" } },
+	{ "missing guests", E_REPLACE, "\"guests\":[", "\"guestz\":[", { "missing key 'guests'" } },
+	{ "missing kernel", E_REPLACE, "\"kernel\":", "\"kernal\":", { "missing key 'host.kernel'" } },
+	{ "n disagrees", E_REPLACE, "\"n\":2", "\"n\":3", { "is 3 but there are 2 samples" } },
+	{ "negative reps", E_REPLACE, "\"reps\":2", "\"reps\":-2", { "'settings.reps' is out of range" } },
+	{ "long workload", E_REPLACE, "\"workload\":\"memset\"",
+	  "\"workload\":\"memset-with-a-name-far-too-long-for-the-model\"", { "'cells[0].workload' is longer than" } },
+	{ "effects as object", E_REPLACE, "\"guests\":[", "\"effects\":{},\"guests\":[",
+	  { "'effects' must be an array, not an object" } },
+	{ "duplicate cell", E_REPLACE, "\"guest_thp\":\"always\"", "\"guest_thp\":\"never\"",
+	  { "repeats the cell never/never/memset" } },
+};
+
+static char *apply_edit(const struct bad_case *c, const char *orig, size_t olen, size_t *len)
+{
+	char *out = NULL;
+	const char *at;
+
+	switch (c->edit) {
+	case E_TRUNCATE:
+		out = strndup(orig, olen / 2);
+		break;
+	case E_APPEND:
+		if (asprintf(&out, "%s%s", orig, c->to) < 0)
+			out = NULL;
+		break;
+	case E_WHOLE:
+		out = strdup(c->to);
+		break;
+	case E_REPLACE:
+		at = strstr(orig, c->from);
+		if (!at)
+			fail_msg("case '%s': '%s' not in the fixture", c->name, c->from ? c->from : "?");
+		if (asprintf(&out, "%.*s%s%s", (int)(at - orig), orig, c->to, at + strlen(c->from)) < 0)
+			out = NULL;
+		break;
+	}
+	assert_non_null(out);
+	*len = strlen(out);
+	return out;
+}
+
+static void test_bad_files(void **state)
+{
+	char *dir = tmpdir(), path[4200];
+	size_t olen, i, k;
+	char *orig = fixture_text(&olen);
+	struct results *r = malloc(sizeof(*r));
+
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		struct err e = ERR_INIT;
+		size_t len;
+		char *txt = apply_edit(c, orig, olen, &len);
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fwrite(txt, 1, len, f);
+		fclose(f);
+		if (!results_load(path, r, &e))
+			fail_msg("case '%s': loaded", c->name);
+		if (e.code >= 0)
+			fail_msg("case '%s': code %d", c->name, e.code);
+		for (k = 0; k < 3 && c->want[k]; k++)
+			if (!strstr(e.msg, c->want[k]))
+				fail_msg("case '%s': message '%s' lacks '%s'", c->name, e.msg, c->want[k]);
+		if (!strstr(e.msg, path))
+			fail_msg("case '%s': message '%s' does not name the file", c->name, e.msg);
+		/* one line, lower-case start, no full stop */
+		if (strchr(e.msg, '\n') || e.msg[strlen(e.msg) - 1] == '.')
+			fail_msg("case '%s': message '%s' is not one clean line", c->name, e.msg);
+		/* nothing half-loaded */
+		assert_int_equal(r->ncells, 0);
+		assert_null(r->cells);
+		assert_int_equal(r->nguests, 0);
+		print_message("  %-18s -> %s\n", c->name, e.msg);
+		free(txt);
+	}
+	free(r);
+	free(orig);
+	rm_rf(dir);
+	free(dir);
+}
+
+static void test_missing_file(void **state)
+{
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+
+	assert_int_equal(results_load("/nonexistent/thpeval/results.json", r, &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "'/nonexistent/thpeval/results.json' does not exist"));
+	err_clear(&e);
+	assert_true(results_load("/dev/null", r, &e) < 0);
+	assert_non_null(strstr(e.msg, "not a regular file"));
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_fixture),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_load_directory),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_missing_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
