@@ -80,6 +80,7 @@ struct map {
 	bool open;
 	unsigned line;
 	enum map_kind kind;
+	bool exec;
 	bool hugetlb;
 	bool have_size;
 	uint64_t size, rss, anon_huge, shmem_pmd, hugetlb_kb;
@@ -100,7 +101,7 @@ static const char *skip_hex(const char *p, size_t maxd)
 }
 
 /* "start-end perms offset dev inode [name]" */
-static bool parse_map_header(const char *p, enum map_kind *kind)
+static bool parse_map_header(const char *p, enum map_kind *kind, bool *exec)
 {
 	const char *name;
 	size_t i;
@@ -112,6 +113,7 @@ static bool parse_map_header(const char *p, enum map_kind *kind)
 	for (i = 0; i < 4; i++)
 		if (!strchr(i == 3 ? "ps" : (i == 0 ? "r-" : i == 1 ? "w-" : "x-"), p[i]) || !p[i])
 			return false;
+	*exec = p[2] == 'x';
 	p += 4;
 	if (*p++ != ' ' || !(p = skip_hex(p, 16)) || *p++ != ' ')
 		return false;
@@ -180,7 +182,9 @@ static void map_finish(struct map *m, uint64_t want_kb, struct smaps_cov *out)
 	if (!m->open)
 		return;
 	m->open = false;
-	counts = m->kind == MAP_ANON || m->kind == MAP_MEMFD || (m->kind == MAP_FILE && m->hugetlb);
+	/* guest RAM is never executable on the host; TCG's code buffer (rwx, often as
+	 * large as guest RAM) is not guest RAM */
+	counts = !m->exec && (m->kind == MAP_ANON || m->kind == MAP_MEMFD || (m->kind == MAP_FILE && m->hugetlb));
 	if (!counts || m->size < want_kb)
 		return;
 	out->mapping_kb += m->size;
@@ -273,11 +277,11 @@ int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
 		no++;
 		if (is_hex(line[0])) {
 			map_finish(&m, want_kb, out);
-			if (!parse_map_header(line, &m.kind)) {
+			if (!parse_map_header(line, &m.kind, &m.exec)) {
 				why = "bad mapping header";
 				break;
 			}
-			m = (struct map){ .open = true, .line = no, .kind = m.kind };
+			m = (struct map){ .open = true, .line = no, .kind = m.kind, .exec = m.exec };
 			continue;
 		}
 		if (m.open && !m.have_size && no > m.line + 1) {

@@ -134,7 +134,7 @@ enum run_opt {
 	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
-	RO_MAX_REPS, RO_BUDGET, RO_TARGET,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING,
 };
 
 static const struct opt run_opts[] = {
@@ -149,6 +149,7 @@ static const struct opt run_opts[] = {
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "host-backing", "anonymous|memfd", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it)", RO_BACKING },
 	{ "target-ci", "PCT", NULL, "keep adding rounds of repetitions until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
 	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most", RO_MAX_REPS },
 	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds after this much time", RO_BUDGET },
@@ -386,6 +387,12 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return err_set(e, -EINVAL, "empty host allocation list");
 		return 0;
 	}
+	case RO_BACKING:
+		if (!strcmp(arg, "anonymous") || !strcmp(arg, "memfd"))
+			c->memfd = !strcmp(arg, "memfd");
+		else
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous or memfd", arg);
+		return 0;
 	case RO_TARGET_CI:
 		r = parse_double(arg, &d);
 		if (r || d <= 0 || d > 100)

@@ -68,6 +68,7 @@ struct run_config {
 	bool quiet;
 	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
 	size_t n_prefault;
+	bool memfd;			/* --host-backing=memfd */
 	double target_ci;		/* pct points; 0 = fixed repetitions */
 	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
 	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */

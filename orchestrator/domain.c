@@ -227,6 +227,8 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	if (s->hugetlbfs)
 		empty(x, "hugepages", NULL, NULL, NULL, NULL, NULL, NULL);
 	empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);	/* KSM splits THPs */
+	if (s->memfd)	/* guest RAM as shmem: governed by shmem_enabled, not enabled */
+		empty(x, "source", "type", "memfd", NULL, NULL, NULL, NULL);
 	empty(x, "allocation", "mode", prefault_name(s->prefault), NULL, NULL, NULL, NULL);
 	end(x);
 

@@ -53,6 +53,7 @@ struct domain_spec {
 	const char *channel_name;	/* virtio-serial port name, e.g. DOMAIN_CHANNEL_NAME */
 	enum prefault prefault;
 	bool hugetlbfs;			/* <memoryBacking><hugepages/> */
+	bool memfd;			/* <memoryBacking><source type='memfd'/> */
 	const char *emulator;		/* optional: libvirt picks one */
 	const char *description;	/* optional free text */
 };

@@ -379,6 +379,7 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));
 	json_object_object_add(set, "workloads", jstr(s->workloads));
 	json_object_object_add(set, "host_prefault", jstr(s->prefault_list));
+	json_object_object_add(set, "host_backing", jstr(s->backing[0] ? s->backing : "anonymous"));
 	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
 	json_object_object_add(set, "rounds", json_object_new_int64(s->rounds));
 	json_object_object_add(set, "group_order", jstr(s->group_order));

@@ -80,6 +80,7 @@ struct guest_log {
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	char prefault_list[64];
+	char backing[16];
 	char group_order[512];		/* host groups in the order they ran */
 	double target_ci;
 	unsigned long long memory_bytes, size_bytes, accesses, seed;

@@ -452,6 +452,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	spec.disk_format = "qcow2";
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
+	spec.memfd = cfg->memfd;
 	spec.description = "thpeval guest";
 	r = domain_xml(&spec, &xml, e);
 	if (r)
@@ -753,6 +754,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
 		       prefault_name(cfg->prefault[i]));
 	res->settings.target_ci = cfg->target_ci;
+	snprintf(res->settings.backing, sizeof(res->settings.backing), "%s", cfg->memfd ? "memfd" : "anonymous");
 	snprintf(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		append(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), ",%s", cfg->guest_thp[i]);

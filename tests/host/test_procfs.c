@@ -85,6 +85,12 @@ static struct smaps_case smaps_cases[] = {
 	      "rd wr mr mw me ac sd hg dd " },
 	    ANON_SMALL, STACK },
 	  1ull << 30, 0, NULL, { GiB_KB, GiB_KB, 1040384, 0, 0, 1 }, 1040384.0 / GiB_KB * 100 },
+	{ "smaps/tcg_code_buffer_not_ram",
+	  /* TCG's translation buffer: anonymous, rwx, as large as guest RAM, huge under THP always */
+	  { QEMU_TEXT,
+	    { "7f2000000000-7f2040000000 rw-p 00000000 00:00 0 ", GiB_KB, 524288, 0, 0, 0, 0, NULL },
+	    { "7f1000000000-7f1040000000 rwxp 00000000 00:00 0 ", GiB_KB, 262144, 262144, 0, 0, 0, NULL } },
+	  1ull << 30, 0, NULL, { GiB_KB, 524288, 0, 0, 0, 1 }, 0.0 },
 	{ "smaps/anon_half_touched_no_thp",
 	  { QEMU_TEXT, { "7f2000000000-7f2040000000 rw-p 00000000 00:00 0", GiB_KB, 524288, 0, 0, 0, 0, NULL },
 	    ANON_SMALL },

@@ -100,6 +100,30 @@ if [ -s "$J" ]; then
 fi
 [ -z "$(leftover_domains)" ] && ok "no domain left behind" || ko "domains left: $(leftover_domains)"
 
+# ---- 1b. a broken cell is caught: host 'always' with memfd-backed guest RAM ------
+# memfd RAM is shmem, governed by shmem_enabled (not 'enabled'): the knob says
+# always, the evidence says no huge pages, and the cell must be marked invalid
+shm=$(grep -o '\[[a-z_+]*\]' "$THP/shmem_enabled" 2>/dev/null | tr -d '[]')
+if [ "$shm" = always ] || [ "$shm" = force ]; then
+	sk "broken cell: shmem_enabled is '$shm', memfd guest RAM would get huge pages"
+else
+	timeout -k 10 600 "$BIN" run --host-thp=always --guest-thp=never --host-backing=memfd --reps=2 --warmup=0 \
+		--memory=512M --size=16M --accesses=20000 --state-dir="$STATE" --out="$WORK/rb" >"$WORK/rb.out" 2>"$WORK/rb.err"
+	J=$WORK/rb/results.json
+	if [ -s "$J" ]; then
+		inv=$(jq -r '[.cells[] | select(.host_thp == "always") | .valid] | all(. == false)' "$J")
+		why=$(jq -r '[.cells[] | select(.host_thp == "always") | .invalid_reason] | .[0]' "$J")
+		okn=$(jq -r '[.cells[] | select(.host_thp == "never") | .valid] | all' "$J")
+		fx=$(jq -r '[.effects[] | select(.side == "host") | .available] | any' "$J")
+		[ "$inv" = true ] && echo "$why" | grep -q 'host THP is always but only' &&
+			ok "broken cell (host always, memfd RAM) marked invalid: $why" || ko "broken cell not caught: $inv $why"
+		[ "$okn" = true ] && ok "the host-never cells stay valid" || ko "host-never cells invalid"
+		[ "$fx" = false ] && ok "no host effect computed from invalid cells" || ko "host effect computed from invalid cells"
+	else
+		ko "memfd run wrote no results: $(tail -2 "$WORK/rb.err")"
+	fi
+fi
+
 # ---- 2. bad input: one-line error, non-zero exit, host untouched ------------------
 before=$(thp_snapshot)
 while IFS='|' read -r name args want; do
