@@ -509,6 +509,10 @@ int host_restore_journal(const char *root, const char *state_dir, bool *restored
 		return err_set(e, -saved, "cannot stat state directory '%s': %s", state_dir,
 			       strerror(saved));
 	}
+	/* the journal says what to write to /sys: read it only from a directory of ours */
+	r = state_dir_prepare(state_dir, e);
+	if (r)
+		return r;
 	r = resolve_root(root, rroot, e);
 	if (r)
 		return r;

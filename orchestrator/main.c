@@ -326,7 +326,23 @@ static int host_restore(const struct host_args *a)
 	return EXIT_OK;
 }
 
-static int cmd_host(int argc, char **argv)
+/* run fn with the options moved before the positionals ('host restore --state-dir=D') */
+static int options_first(const struct command *cmd, int (*fn)(int argc, char **argv), int argc,
+			 char **argv)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int rc;
+
+	if (!args) {
+		error_line("out of memory");
+		return EXIT_ERROR;
+	}
+	rc = fn(cmd_args_permute(cmd, argc, argv, args), args);
+	free(args);
+	return rc;
+}
+
+static int host_main(int argc, char **argv)
 {
 	struct host_args a = { "/", "/var/lib/thpeval" };
 	struct err e = ERR_INIT;
@@ -352,6 +368,11 @@ static int cmd_host(int argc, char **argv)
 	error_line("host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore",
 		   argv[first]);
 	return EXIT_USAGE;
+}
+
+static int cmd_host(int argc, char **argv)
+{
+	return options_first(&host_cmd, host_main, argc, argv);
 }
 
 /* ---- image ------------------------------------------------------------------- */
@@ -402,7 +423,7 @@ static void print_progress(void *opaque, const char *msg)
 	fprintf(stderr, "thpeval: %s\n", msg);
 }
 
-static int cmd_image(int argc, char **argv)
+static int image_main(int argc, char **argv)
 {
 	struct image_args a = { "", "/var/cache/thpeval/images", "", false };
 	struct image_opts o = { 0 };
@@ -436,6 +457,11 @@ static int cmd_image(int argc, char **argv)
 	printf("image %s (%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
 	       built ? "built" : "cached", img.kernel, img.kernel_version, img.initrd, img.root, img.cmdline);
 	return EXIT_OK;
+}
+
+static int cmd_image(int argc, char **argv)
+{
+	return options_first(&image_cmd, image_main, argc, argv);
 }
 
 /* ---- dispatch ---------------------------------------------------------------- */
@@ -542,9 +568,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(0, NULL);
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* commands without options still answer --help, as 'thpeval help NAME' does */
+		if (!commands[i].cmd && argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+			printf("thpeval %s: %s\n", commands[i].name, commands[i].summary);
+			return EXIT_OK;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	error_line("unknown command '%s'; see 'thpeval help'", argv[1]);
 	return EXIT_USAGE;
 }

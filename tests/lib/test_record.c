@@ -247,6 +247,57 @@ static void test_reader(void **state)
 	free(rd);
 }
 
+/*
+ * The contract the fuzz harness (tests/fuzz/fuzz_record.c) checks, pinned at
+ * its edges: a line of exactly REC_MAX_LINE bytes is delivered, one byte more
+ * is oversized, however the bytes are chunked; what the parser accepts is
+ * exactly what rec_format writes (so a non-canonical checksum is refused).
+ */
+static void test_reader_edges_canonical(void **state)
+{
+	static const size_t lens[] = { REC_MAX_LINE - 1, REC_MAX_LINE, REC_MAX_LINE + 1 };
+	struct rec_reader *rd = malloc(sizeof(*rd));
+	char *line = malloc(REC_MAX_LINE + 2), buf[REC_MAX_LINE + 2], body[256], why[128];
+	struct record r;
+	size_t i, k, len;
+	int n;
+
+	assert_non_null(rd);
+	assert_non_null(line);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct collect whole = { 0 }, bytes = { 0 };
+
+		memset(line, 'x', lens[i]);
+		line[lens[i]] = '\n';
+		rec_reader_init(rd);
+		assert_int_equal(rec_reader_feed(rd, line, lens[i] + 1, collect_line, &whole), 0);
+		rec_reader_init(rd);
+		for (k = 0; k <= lens[i]; k++)
+			assert_int_equal(rec_reader_feed(rd, line + k, 1, collect_line, &bytes), 0);
+		assert_int_equal(whole.ok, lens[i] <= REC_MAX_LINE);
+		assert_int_equal(whole.oversized, lens[i] > REC_MAX_LINE);
+		assert_int_equal(bytes.ok, whole.ok);
+		assert_int_equal(bytes.oversized, whole.oversized);
+		if (whole.ok)
+			assert_int_equal(strlen(whole.last), lens[i]);
+	}
+
+	len = with_crc(buf, sizeof(buf), "THPEVAL1 42 skip workload=memset reason=no%20memory%0a");
+	assert_int_equal(rec_parse(buf, len, &r, why, sizeof(why)), 0);
+	n = rec_format(&r, body, sizeof(body));
+	assert_int_equal(n, (int)len + 1);
+	assert_memory_equal(body, buf, len);
+	for (k = len - 8; k < len; k++)
+		if (buf[k] >= 'a' && buf[k] <= 'f')
+			buf[k] = (char)(buf[k] - 'a' + 'A');
+	if (memcmp(body, buf, len) != 0) {	/* the checksum had a letter: upper case is refused */
+		assert_int_not_equal(rec_parse(buf, len, &r, why, sizeof(why)), 0);
+		assert_non_null(strstr(why, "checksum"));
+	}
+	free(line);
+	free(rd);
+}
+
 static void test_type_names(void **state)
 {
 	enum rec_type t;
@@ -269,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_structure),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_reader_edges_canonical),
 		cmocka_unit_test(test_type_names),
 	};
 

@@ -1,0 +1,387 @@
+#!/bin/sh
+# Bad input to every command and option of bin/thpeval: wrong types, values
+# out of range, empty and 5000-byte strings, shell metacharacters, paths with
+# spaces, unknown commands and options, missing values and arguments.
+#
+# Every case must: exit non-zero (2 for a usage error where the table says
+# so), print nothing on stdout, print exactly one line on stderr starting
+# with "thpeval: error: ", not crash, not run anything from the input (no
+# /tmp/thpeval-pwned), write nothing to its working directory, leave the
+# fake THP tree byte-identical and write no host journal. Everything runs
+# with --sysfs-root=<fake tree> where the command takes it; `run` also gets
+# an unreachable --connect so that no guest can ever start. The real
+# /sys/kernel/mm/transparent_hugepage/{enabled,defrag,use_zero_page} are
+# compared before and after (read only).
+#
+# `thpeval` with no arguments is the one exception: the usage on stderr, exit
+# 2. Every command in `thpeval help` also gets unknown, empty, missing and
+# flag-with-value options generated from its --help, so new commands are
+# covered without editing this table.
+#
+# Prints "bad-input: N tried, N handled" and "N passed, N failed".
+# THPEVAL_BIN=path runs another build (e.g. one made with SANITIZE=...).
+set -u
+. "$(dirname "$0")/lib.inc"
+cli_init "$0"
+cli_need_bin
+command -v timeout >/dev/null 2>&1 || cli_skip "timeout(1) is missing"
+cli_workdir
+
+PWNED=/tmp/thpeval-pwned
+if [ -e "$PWNED" ]; then
+	rm -f "$PWNED" 2>/dev/null || cli_skip "$PWNED exists and cannot be removed"
+fi
+
+FAKE=$WORK/fake
+STATE=$WORK/state
+OUT=$WORK/out
+CACHE=$WORK/cache
+RUNDIR=$WORK/cwd
+URI='qemu+unix:///system?socket=/nonexistent/thpeval-test.sock'
+mkdir -p "$FAKE" "$RUNDIR" "$OUT" || exit 1
+fake_tree "$FAKE" || { echo "cannot build a fake THP tree"; exit 1; }
+mkdir -p "$WORK/dir with spaces"
+
+LONG=$(printf '%5000s' '' | tr ' ' x)
+NL='line1
+line2'
+# shellcheck disable=SC2016 # literal: thpeval must not expand them
+META1='$(touch /tmp/thpeval-pwned)'
+META2='`touch /tmp/thpeval-pwned`'
+META3='x; touch /tmp/thpeval-pwned'
+META4='x | touch /tmp/thpeval-pwned'
+META5='x && touch /tmp/thpeval-pwned #'
+
+fake_before=$(tree_snapshot "$FAKE/sys")
+real_before=$(real_snapshot)
+others_before=$(other_runs)
+
+TRIED=0
+HANDLED=0
+FAKE_CHANGED=0
+CASE_TIMEOUT=${CASE_TIMEOUT:-30}
+
+# t EXPECT NAME ARGS...: run bin/thpeval ARGS; EXPECT is 2 (usage error),
+# 1 (runtime error) or nz (any non-zero)
+t() {
+	_want=$1
+	_name=$2
+	shift 2
+	TRIED=$((TRIED + 1))
+	_why=
+	(cd "$RUNDIR" && exec timeout -s KILL "$CASE_TIMEOUT" "$THPEVAL" "$@") \
+		>"$WORK/stdout" 2>"$WORK/stderr"
+	_rc=$?
+	_lines=$(wc -l <"$WORK/stderr")
+	_first=$(head -n 1 "$WORK/stderr")
+	if [ "$_rc" -eq 137 ]; then
+		_why="killed after ${CASE_TIMEOUT}s (hung?)"
+	elif [ "$_rc" -ge 128 ] || grep -qE 'Sanitizer|runtime error:' "$WORK/stderr"; then
+		_why="crashed (exit $_rc)"
+	elif [ "$_rc" -eq 0 ]; then
+		_why="exit 0"
+	elif [ "$_want" != nz ] && [ "$_rc" -ne "$_want" ]; then
+		_why="exit $_rc, want $_want"
+	elif [ -s "$WORK/stdout" ]; then
+		_why="wrote to stdout: $(head -c 120 "$WORK/stdout")"
+	elif [ "$_lines" -ne 1 ] || [ "$(wc -c <"$WORK/stderr")" -ne "$(($(printf '%s' "$_first" | wc -c) + 1))" ]; then
+		_why="stderr is $_lines lines: $(head -c 200 "$WORK/stderr" | tr '\n' '|')"
+	else
+		case $_first in
+		"thpeval: error: "*) ;;
+		*) _why="stderr does not start with 'thpeval: error: ': $_first" ;;
+		esac
+	fi
+	if [ -z "$_why" ] && [ -e "$PWNED" ]; then
+		_why="$PWNED was created"
+		rm -f "$PWNED"
+	fi
+	if [ -z "$_why" ] && [ -n "$(ls -A "$RUNDIR")" ]; then
+		_why="wrote into its working directory: $(ls -A "$RUNDIR" | head -n 3 | tr '\n' ' ')"
+	fi
+	if [ -z "$_why" ] && [ -e "$STATE/host-journal" ]; then
+		_why="wrote a host journal"
+	fi
+	if [ "$(tree_snapshot "$FAKE/sys")" != "$fake_before" ]; then
+		[ -z "$_why" ] && _why="changed the fake THP tree"
+		rm -rf "$FAKE/sys"
+		fake_tree "$FAKE"
+		FAKE_CHANGED=$((FAKE_CHANGED + 1))
+	fi
+	# start every case from the same state (<root>/run/thpeval holds the host lock)
+	rm -rf "$RUNDIR" "$STATE" "$OUT" "$CACHE" "$PWNED" "$FAKE/run"
+	mkdir -p "$RUNDIR" "$OUT"
+	if [ -z "$_why" ]; then
+		HANDLED=$((HANDLED + 1))
+		ok "$_name"
+	else
+		not_ok "$_name: thpeval $(printf '%s ' "$@" | tr '\n' '?' | head -c 160): $_why"
+	fi
+}
+
+# r EXPECT NAME ARGS...: `thpeval run` kept away from the host and libvirt,
+# with ARGS last so that they override
+r() {
+	_want=$1
+	_name=$2
+	shift 2
+	t "$_want" "run: $_name" run --quiet --sysfs-root="$FAKE" --state-dir="$STATE" \
+		--out="$OUT/r" --cache-dir="$CACHE" --connect="$URI" "$@"
+}
+
+# h EXPECT NAME ARGS...: `thpeval host` on the fake tree
+h() {
+	_want=$1
+	_name=$2
+	shift 2
+	t "$_want" "host: $_name" host --sysfs-root="$FAKE" --state-dir="$STATE" "$@"
+}
+
+# ---- top level ------------------------------------------------------------------
+TRIED=$((TRIED + 1))
+(cd "$RUNDIR" && exec "$THPEVAL") >"$WORK/stdout" 2>"$WORK/stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$WORK/stdout" ] && head -n 1 "$WORK/stderr" | grep -q '^usage: thpeval '; then
+	HANDLED=$((HANDLED + 1))
+	ok "no arguments: usage on stderr, exit 2"
+else
+	not_ok "no arguments: want the usage on stderr and exit 2, got exit $rc"
+fi
+t 2 "unknown command" bogus
+t 2 "unknown command, metacharacters" "$META1"
+t 2 "unknown command, backticks" "$META2"
+t 2 "unknown command, 5000 bytes" "$LONG"
+t 2 "empty command" ""
+t 2 "unknown command with a space" "run host"
+t 2 "unknown command with a newline" "$NL"
+t 2 "unknown top-level option" --bogus
+t 2 "unknown top-level short option" -x
+t 2 "option before the command" --quiet run
+t 2 "help: unknown command" help bogus
+t 2 "help: metacharacters" help "$META3"
+t 2 "help: 5000 bytes" help "$LONG"
+t 2 "help: empty" help ""
+t 2 "help: too many arguments" help run host
+t 2 "help: option" help --bogus
+t 2 "version: extra argument" version extra
+t 2 "version: option" version --bogus
+
+# ---- run: options -----------------------------------------------------------------
+r 2 "unknown option" --bogus
+r 2 "unknown short option" -q
+r 2 "unexpected argument" extra
+r 2 "unexpected argument, metacharacters" "$META1"
+r 2 "flag with a value" --quiet=yes
+r 2 "ambiguous abbreviation" --s=1
+r 2 "missing value at the end" --reps
+r 2 "host-thp: empty" --host-thp=
+r 2 "host-thp: comma only" --host-thp=,
+r 2 "host-thp: unknown" --host-thp=sometimes
+r 2 "host-thp: upper case" --host-thp=ALWAYS
+r 2 "host-thp: metacharacters" --host-thp="$META1"
+r 2 "host-thp: pipe" --host-thp="$META4"
+r 2 "host-thp: 5000 bytes" --host-thp="$LONG"
+r 2 "host-thp: space" "--host-thp=always madvise"
+r 2 "guest-thp: unknown" --guest-thp=sometimes
+r 2 "guest-thp: empty" --guest-thp=
+r 2 "guest-thp: trailing garbage" --guest-thp=always,x
+r 2 "guest-thp: 5000 bytes" --guest-thp="$LONG"
+r 2 "workloads: unknown" --workloads=bogus
+r 2 "workloads: empty" --workloads=
+r 2 "workloads: metacharacters" --workloads="$META3"
+r 2 "workloads: 5000 bytes" --workloads="$LONG"
+r 2 "workloads: path" --workloads=../../etc/passwd
+r 2 "reps: zero" --reps=0
+r 2 "reps: too many" --reps=101
+r 2 "reps: negative" --reps=-1
+r 2 "reps: not a number" --reps=abc
+r 2 "reps: fraction" --reps=1.5
+r 2 "reps: hex" --reps=0x10
+r 2 "reps: leading space" "--reps= 3"
+r 2 "reps: trailing garbage" --reps=3x
+r 2 "reps: overflow" --reps=99999999999999999999999
+r 2 "reps: empty" --reps=
+r 2 "reps: 5000 digits" --reps="$(printf '%5000s' '' | tr ' ' 9)"
+r 2 "warmup: too many" --warmup=11
+r 2 "warmup: negative" --warmup=-1
+r 2 "warmup: word" --warmup=one
+r 2 "memory: too small" --memory=1M
+r 2 "memory: too large" --memory=2T
+r 2 "memory: bad suffix" --memory=1Z
+r 2 "memory: zero" --memory=0
+r 2 "memory: overflow" --memory=99999999999999999999G
+r 2 "memory: suffix only" --memory=G
+r 2 "memory: negative" --memory=-1G
+r 2 "vcpus: zero" --vcpus=0
+r 2 "vcpus: too many" --vcpus=65
+r 2 "vcpus: word" --vcpus=all
+r 2 "size: zero" --size=0
+r 2 "size: not a multiple of 2M" --size=3M
+r 2 "size: bad suffix" --size=2X
+r 2 "size: does not fit memory" --memory=256M --size=256M
+r 2 "size: overflow" --size=18446744073709551616
+r 2 "accesses: too few" --accesses=999
+r 2 "accesses: too many" --accesses=1000000001
+r 2 "accesses: float" --accesses=1e6
+r 2 "seed: zero" --seed=0
+r 2 "seed: too large" --seed=4294967296
+r 2 "seed: negative" --seed=-5
+r 2 "timeout: too short" --timeout=9s
+r 2 "timeout: too long" --timeout=49h
+r 2 "timeout: bad unit" --timeout=10d
+r 2 "timeout: negative" --timeout=-10m
+r 2 "timeout: overflow" --timeout=99999999999999999999h
+r 2 "min-coverage: negative" --min-coverage=-1
+r 2 "min-coverage: over 100" --min-coverage=100.5
+r 2 "min-coverage: nan" --min-coverage=nan
+r 2 "min-coverage: inf" --min-coverage=inf
+r 2 "min-coverage: percent sign" --min-coverage=90%
+r 2 "min-coverage: huge exponent" --min-coverage=1e999
+r 2 "accel: unknown" --accel=hvf
+r 2 "accel: upper case" --accel=KVM
+r 2 "accel: empty" --accel=
+r 2 "accel: and-list" --accel="$META5"
+r 2 "connect: empty" --connect=
+r 2 "connect: 5000 bytes" --connect="$LONG"
+r 2 "out: empty" --out=
+r 2 "out: 5000 bytes" --out="$OUT/$LONG"
+r 2 "kernel: missing file" --kernel=/nonexistent/vmlinuz
+r 2 "kernel: path with spaces" --kernel="$WORK/dir with spaces/vmlinuz"
+r 2 "kernel: metacharacters" --kernel="$META1"
+r 2 "kernel: 5000 bytes" --kernel="/$LONG"
+r 2 "kernel: empty" --kernel=
+r 2 "guest-bin: empty" --guest-bin=
+r 2 "guest-bin: 5000 bytes" --guest-bin="/$LONG"
+r 2 "cache-dir: empty" --cache-dir=
+r 2 "cache-dir: 5000 bytes" --cache-dir="/$LONG"
+r 2 "state-dir: empty" --state-dir=
+r 2 "state-dir: 5000 bytes" --state-dir="/$LONG"
+r 2 "sysfs-root: empty" --sysfs-root=
+r 2 "sysfs-root: 5000 bytes" --sysfs-root="/$LONG"
+
+# run: accepted options that must still stop before the host or a guest
+r 1 "guest-bin: missing file" --guest-bin=/nonexistent/thpeval-guest
+r 1 "guest-bin: metacharacters" --guest-bin="$META2"
+r 1 "guest-bin: path with spaces" --guest-bin="$WORK/dir with spaces/g"
+r 1 "connect: unreachable socket" --host-thp=always
+r 1 "connect: metacharacters" --connect="$META1"
+r 1 "connect: semicolon" --connect="$META3"
+r 1 "sysfs-root: no THP under it" --sysfs-root="$WORK/dir with spaces"
+r 1 "sysfs-root: missing" --sysfs-root=/nonexistent/root
+r 1 "sysfs-root: metacharacters" --sysfs-root="$META1"
+r 1 "out: metacharacters below a file" --out=/dev/null/"$META1"
+
+# ---- host ----------------------------------------------------------------------------
+h 2 "missing subcommand"
+h 2 "unknown subcommand" bogus
+h 2 "unknown subcommand, metacharacters" "$META1"
+h 2 "unknown subcommand, 5000 bytes" "$LONG"
+h 2 "empty subcommand" ""
+h 2 "unknown option" --bogus show
+h 2 "flag-style value for an option" --sysfs-root
+h 2 "show: extra argument" show extra
+h 2 "restore: extra argument" restore extra
+h 2 "set: nothing to set" set
+h 2 "set: no '='" set enabled
+h 2 "set: empty key" set =never
+h 2 "set: empty value" set enabled=
+h 2 "set: unknown key" set bogus=1
+h 2 "set: unknown key, metacharacters" set "$META1=1"
+h 2 "set: key with path traversal" set ../../../../tmp/x=1
+h 2 "set: absolute key" set /etc/passwd=x
+h 2 "set: key with a space" "set" "enabled =never"
+h 2 "set: 5000-byte key" set "$LONG=1"
+h 2 "set: 5000-byte value" set "enabled=$LONG"
+h 2 "set: bad choice" set enabled=sometimes
+h 2 "set: choice upper case" set enabled=ALWAYS
+h 2 "set: bracketed choice" set "enabled=[never]"
+h 2 "set: value metacharacters" set "enabled=$META1"
+h 2 "set: value backticks" set "enabled=$META2"
+h 2 "set: value semicolon" set "enabled=$META3"
+h 2 "set: value pipe" set "enabled=$META4"
+h 2 "set: value and-list" set "enabled=$META5"
+h 2 "set: value with a newline" set "enabled=never
+always"
+h 2 "set: value with a space" set "enabled=never always"
+h 2 "set: number for a choice" set enabled=1
+h 2 "set: number out of range" set khugepaged/max_ptes_none=99999999
+h 2 "set: negative number" set khugepaged/pages_to_scan=-1
+h 2 "set: number overflow" set khugepaged/pages_to_scan=99999999999999999999999
+h 2 "set: word for a number" set khugepaged/pages_to_scan=many
+h 2 "set: zero-page not 0/1" set use_zero_page=2
+h 2 "set: unknown mTHP size" set hugepages-3kB/enabled=never
+h 2 "set: one bad pair among good ones" set defrag=never enabled=bogus
+h 2 "set: duplicate-looking key" set enabled=never enabled=bogus
+h 2 "set: unknown option after the subcommand" set --thpeval-bogus enabled=never
+h 2 "set: empty option value after the pairs" set enabled=never --state-dir=
+h 2 "set: missing option value after the pairs" set enabled=never --state-dir
+h 2 "set: '--' then an option as a pair" set enabled=never -- --sysfs-root=/
+h 2 "show: unknown option after the subcommand" show --thpeval-bogus
+h 2 "restore: empty option value after the subcommand" restore --state-dir=
+t 2 "host: sysfs-root empty" host --sysfs-root= show
+t 2 "host: state-dir empty" host --sysfs-root="$FAKE" --state-dir= restore
+t 2 "host: sysfs-root 5000 bytes" host --sysfs-root="/$LONG" show
+t 2 "host: state-dir 5000 bytes" host --sysfs-root="$FAKE" --state-dir="/$LONG" restore
+t 1 "host: show, sysfs-root missing" host --sysfs-root=/nonexistent/root show
+t 1 "host: show, sysfs-root with spaces" host --sysfs-root="$WORK/dir with spaces" show
+t 1 "host: show, sysfs-root metacharacters" host --sysfs-root="$META1" show
+t nz "host: set, sysfs-root without THP" host --sysfs-root="$WORK/dir with spaces" set enabled=never
+t 1 "host: restore, sysfs-root missing" host --sysfs-root=/nonexistent/root --state-dir="$FAKE" restore
+t 1 "host: restore, state-dir is a file" host --sysfs-root="$FAKE" --state-dir="$FAKE/$THP_REL/enabled" restore
+
+# ---- image (stopped early by a missing kernel or guest program) ------------------------------
+t 2 "image: missing subcommand" image
+t 2 "image: unknown subcommand" image bogus
+t 2 "image: metacharacters" image "$META1"
+t 2 "image: two subcommands" image build show
+t 2 "image: unknown option" image --bogus show
+t 2 "image: force with a value" image --force=1 show
+t 2 "image: unknown option after the subcommand" image show --thpeval-bogus
+t 2 "image: kernel empty" image --kernel= show
+t 2 "image: kernel 5000 bytes" image --kernel="/$LONG" show
+t 2 "image: cache-dir 5000 bytes" image --cache-dir="/$LONG" --kernel=/nonexistent show
+t 2 "image: guest-bin 5000 bytes" image --guest-bin="/$LONG" show
+t 1 "image: kernel missing" image --cache-dir="$CACHE" --kernel=/nonexistent/vmlinuz show
+t 1 "image: kernel metacharacters" image --cache-dir="$CACHE" --kernel="$META1" build
+t 1 "image: kernel with spaces" image --cache-dir="$CACHE" --kernel="$WORK/dir with spaces/vmlinuz" build
+t 1 "image: guest-bin missing" image --cache-dir="$CACHE" --guest-bin=/nonexistent/g show
+
+# ---- every command in `thpeval help`, including ones this table does not know -------------------
+cmds=$("$THPEVAL" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
+for c in $cmds; do
+	"$THPEVAL" "$c" --help >"$WORK/stdout" 2>"$WORK/stderr"
+	check "$c --help: exit 0, help on stdout, nothing on stderr" \
+		test $? -eq 0 -a -s "$WORK/stdout" -a ! -s "$WORK/stderr"
+	t 2 "$c: unknown option" "$c" --thpeval-bogus
+	t 2 "$c: unknown short option" "$c" -Z
+	# each option from its --help: empty value, missing value, value for a flag
+	for o in $("$THPEVAL" "$c" --help 2>/dev/null | sed -n 's/^  --\([a-z0-9-]*\)\(=\)\{0,1\}.*/\1\2/p'); do
+		case $o in
+		help) continue ;;
+		*=)
+			o=${o%=}
+			t 2 "$c: --$o empty" "$c" --"$o"=
+			t 2 "$c: --$o without a value" "$c" --"$o"
+			;;
+		*)
+			t 2 "$c: --$o=1 for a flag" "$c" --"$o"=1
+			;;
+		esac
+	done
+done
+
+# ---- the host itself ------------------------------------------------------------------------
+check "fake THP tree never changed" test "$FAKE_CHANGED" -eq 0
+real_after=$(real_snapshot)
+if [ "$real_after" = "$real_before" ]; then
+	ok "real THP settings unchanged"
+elif [ -n "$others_before$(other_runs)" ]; then
+	echo "note: the real THP settings changed while another 'thpeval run' was active" \
+		"(pid $others_before $(other_runs)); not counted"
+else
+	not_ok "real THP settings changed: before: $real_before; after: $real_after"
+fi
+check "no $PWNED" test ! -e "$PWNED"
+
+echo "bad-input: $TRIED tried, $HANDLED handled"
+cli_summary
