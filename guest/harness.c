@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -14,6 +16,7 @@ static const char *const ptype_names[] = {
 	[WL_P_SIZE] = "size",
 	[WL_P_U64] = "integer",
 	[WL_P_BOOL] = "0|1",
+	[WL_P_KEEP01] = "keep|0|1",
 };
 _Static_assert(sizeof(ptype_names) / sizeof(ptype_names[0]) == WL_P__COUNT,
 	       "ptype_names out of sync with enum wl_ptype");
@@ -37,6 +40,92 @@ void harness_sleep_ms(unsigned ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+static const char *const tsc_names[] = {
+	[HARNESS_TSC_NONE] = "none",
+	[HARNESS_TSC_RDTSC] = "rdtsc",
+	[HARNESS_TSC_RDTSCP] = "rdtscp",
+};
+_Static_assert(sizeof(tsc_names) / sizeof(tsc_names[0]) == HARNESS_TSC__COUNT,
+	       "tsc_names out of sync with enum harness_tsc");
+
+/* What a workload's records go through while it runs (wl_env.out). */
+struct harness_out {
+	struct emitter *em;
+	const struct record *base;
+	unsigned results;	/* result records sent through harness_emit() */
+	unsigned skips;		/* skip records sent through harness_emit() */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double harness_median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double harness_cv_pct(const double *v, size_t n)
+{
+	double mean = 0, var = 0;
+	size_t i;
+
+	if (n < 2)
+		return 0;
+	for (i = 0; i < n; i++)
+		mean += v[i];
+	mean /= (double)n;
+	for (i = 0; i < n; i++)
+		var += (v[i] - mean) * (v[i] - mean);
+	var /= (double)(n - 1);
+	return mean > 0 ? 100.0 * sqrt(var) / mean : 0;
+}
+
+enum harness_tsc harness_tsc_probe(const char *root)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return cpuinfo_has_flag(root, "rdtscp") ? HARNESS_TSC_RDTSCP : HARNESS_TSC_RDTSC;
+#else
+	(void)root;
+	return HARNESS_TSC_NONE;
+#endif
+}
+
+const char *harness_tsc_name(enum harness_tsc t)
+{
+	return (unsigned)t < HARNESS_TSC__COUNT ? tsc_names[t] : "?";
+}
+
+void harness_record_init(const struct wl_env *env, enum rec_type t, struct record *r)
+{
+	if (env->out)
+		*r = *env->out->base;
+	else
+		rec_init(r, t, 0);
+	r->type = t;
+}
+
+int harness_emit(const struct wl_env *env, struct record *r, struct err *e)
+{
+	int ret;
+
+	if (!env->out)
+		return err_set(e, -ENOTCONN, "no record output outside a harness run");
+	if (r->type != REC_RESULT && r->type != REC_SKIP && r->type != REC_INFO)
+		return err_set(e, -EINVAL, "a workload sends result, skip or info records, not '%s'",
+			       rec_type_name(r->type));
+	ret = emitter_send(env->out->em, r, e);
+	if (!ret && r->type == REC_RESULT)
+		env->out->results++;
+	if (!ret && r->type == REC_SKIP)
+		env->out->skips++;
+	return ret;
 }
 
 static uint64_t tv_us(const struct timeval *tv)
@@ -67,6 +156,12 @@ static int set_param(const struct wl_param *p, const char *val, struct wl_args *
 			return err_set(e, -EINVAL, "bad value '%s' for --%s: expected 0 or 1", val,
 				       p->name);
 		*(bool *)((char *)a + p->off) = val[0] == '1';
+		return 0;
+	case WL_P_KEEP01:
+		if (strcmp(val, "keep") && strcmp(val, "0") && strcmp(val, "1"))
+			return err_set(e, -EINVAL, "bad value '%s' for --%s: expected keep, 0 or 1",
+				       val, p->name);
+		*(int *)((char *)a + p->off) = val[0] == 'k' ? -1 : val[0] - '0';
 		return 0;
 	case WL_P_SIZE:
 		r = parse_size(val, &v);
@@ -213,16 +308,31 @@ static void base_fields(const struct workload *w, const struct wl_args *a,
 		rec_add_str(r, a->labels[i].key, a->labels[i].val);
 }
 
-static int fail(struct emitter *em, const struct record *base, const char *why, int code,
-		struct err *e)
+static int report(struct emitter *em, enum rec_type t, const struct record *base, const char *why,
+		  int code, struct err *e)
 {
 	struct err werr = ERR_INIT;
 
-	if (emitter_send_reason(em, REC_FAIL, base, why, &werr))
+	if (emitter_send_reason(em, t, base, why, &werr))
 		err_set(e, werr.code, "%s (and the fail record: %s)", why, werr.msg);
 	else
 		err_set(e, -EINVAL, "%s", why);
 	return code;
+}
+
+static int fail(struct emitter *em, const struct record *base, const char *why, int code,
+		struct err *e)
+{
+	return report(em, REC_FAIL, base, why, code, e);
+}
+
+/* -EOPNOTSUPP from check or run: the workload cannot run here (skip), else fail */
+static int not_run(struct emitter *em, const struct record *base, int r, const char *why,
+		   int code, struct err *e)
+{
+	if (r == -EOPNOTSUPP)
+		return report(em, REC_SKIP, base, why, HARNESS_SKIPPED, e);
+	return fail(em, base, why, code, e);
 }
 
 int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
@@ -233,7 +343,10 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 	struct emitter em;
 	struct wl_args a;
 	struct record base, res;
+	struct harness_out out;
+	struct wl_env run_env;
 	char name[64];
+	int r;
 
 	emitter_init(&em, out_fd, -1);
 	rec_init(&base, REC_FAIL, 0);
@@ -253,13 +366,23 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
 	}
 	base_fields(w, &a, env, &base);
-	if (w->check && w->check(&a, env, &why))
-		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
+	run_env = *env;
+	out = (struct harness_out){ &em, &base, 0, 0 };
+	run_env.out = &out;
+	if (w->check && (r = w->check(&a, &run_env, &why)))
+		return not_run(&em, &base, r, why.msg, HARNESS_USAGE, e);
 
 	res = base;
 	res.type = REC_RESULT;
-	if (w->run(&a, env, &res, &why))
-		return fail(&em, &base, why.msg, HARNESS_FAILED, e);
+	if ((r = w->run(&a, &run_env, &res, &why)))
+		return not_run(&em, &base, r, why.msg, HARNESS_FAILED, e);
+	if (res.nfields == base.nfields && out.results)
+		return HARNESS_OK;	/* every result went through harness_emit() */
+	if (res.nfields == base.nfields && out.skips)
+		return HARNESS_SKIPPED;	/* every variant was skipped, each with its reason */
+	if (res.nfields == base.nfields)
+		return fail(&em, &base, "the workload measured nothing (no result fields)",
+			    HARNESS_FAILED, e);
 	if (emitter_send(&em, &res, e))
 		return HARNESS_FAILED;
 	return HARNESS_OK;
@@ -287,8 +410,8 @@ void harness_list(FILE *f)
 			"--label=KEY=VALUE", "text", WL_MAX_LABELS);
 		fprintf(f, "  result fields:\n");
 		for (m = wl_common_fields; m->key; m++)
-			fprintf(f, "    %-18s %s\n", m->key, m->help);
+			fprintf(f, "    %-24s %s\n", m->key, m->help);
 		for (m = w->metrics; m && m->key; m++)
-			fprintf(f, "    %-18s %s\n", m->key, m->help);
+			fprintf(f, "    %-24s %s\n", m->key, m->help);
 	}
 }

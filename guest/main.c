@@ -41,7 +41,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct wl_env env = { "" };
+	struct wl_env env = { .root = "" };
 	struct err e = ERR_INIT;
 	int rc;
 

@@ -449,6 +449,21 @@ static void context_init(struct record *ctx, const char *workload, unsigned roun
 	rec_add_str(ctx, "guest_thp", guest_thp_name(t));
 }
 
+/*
+ * A workload's runner_variants change guest settings (use_zero_page): only
+ * where the runner owns them, as PID 1 or with --set-thp on the real /sys.
+ */
+static size_t cell_variants(const struct runner *rn, const struct workload *w)
+{
+	size_t n = 0;
+
+	if (!w->runner_variants || !(rn->pid1 || (rn->set_thp && !*rn->root)))
+		return 0;
+	while (w->runner_variants[n])
+		n++;
+	return n;
+}
+
 static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct err *e)
 {
 	const struct plan *p = &rn->plan;
@@ -458,10 +473,10 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[10][72], *argv[11];
+		char o[11][72], *argv[12];
 		struct fwd_stats st;
 		struct record ctx;
-		size_t k;
+		size_t k, v, nvar = cell_variants(rn, w);
 		int n = 0;
 
 		context_init(&ctx, w->name, round, warm, p->seed, t);
@@ -480,8 +495,6 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 				return 0;
 			}
 		}
-		say(rn, "round %u%s guest_thp=%s %s", round, warm ? " (warm-up)" : "",
-		    guest_thp_name(t), w->name);
 		snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
 		snprintf(o[n++], sizeof(o[0]), "workload");
 		snprintf(o[n++], sizeof(o[0]), "%s", w->name);
@@ -498,13 +511,24 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
-		argv[n] = NULL;
-		r = runner_exec(argv, &rn->em, &ctx, p->timeout_ms, &st, e);
-		if (r)
-			return r;
-		if (st.by_type[REC_RESULT] == 0)
-			say(rn, "round %u guest_thp=%s %s: no result (see the fail record)", round,
-			    guest_thp_name(t), w->name);
+		/* each variant once (in turn reversed on odd rounds), or the workload once */
+		for (v = 0; v < (nvar ? nvar : 1); v++) {
+			const char *extra = nvar ? w->runner_variants[round % 2 ? nvar - 1 - v : v]
+						 : NULL;
+
+			say(rn, "round %u%s guest_thp=%s %s%s%s", round, warm ? " (warm-up)" : "",
+			    guest_thp_name(t), w->name, extra ? " " : "", extra ? extra : "");
+			if (extra)
+				snprintf(o[n], sizeof(o[0]), "%s", extra);
+			argv[n] = extra ? o[n] : NULL;
+			argv[n + 1] = NULL;
+			r = runner_exec(argv, &rn->em, &ctx, p->timeout_ms, &st, e);
+			if (r)
+				return r;
+			if (st.by_type[REC_RESULT] == 0)
+				say(rn, "round %u guest_thp=%s %s: no result (see the fail record)",
+				    round, guest_thp_name(t), w->name);
+		}
 	}
 	return 0;
 }

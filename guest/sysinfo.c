@@ -191,6 +191,68 @@ int thp_knob_set(const char *root, const char *knob, const char *value, struct e
 	return 0;
 }
 
+/* the whole of a small file as one trimmed word */
+static int read_word(const char *path, char *buf, size_t len, struct err *e)
+{
+	size_t n;
+	int r;
+
+	if ((r = knob_read_raw(path, buf, len, e)))
+		return r;
+	n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+int thp_knob_get_u64(const char *root, const char *knob, uint64_t *v, struct err *e)
+{
+	char path[512], text[64];
+	int r;
+
+	if ((r = knob_path(path, sizeof(path), root, knob, e)))
+		return r;
+	if (access(path, F_OK) && errno == ENOENT)
+		return -ENOENT;
+	if ((r = read_word(path, text, sizeof(text), e)))
+		return r;
+	if (parse_u64(text, v))
+		return err_set(e, -EINVAL, "'%s' holds '%s', not a number", path, text);
+	return 0;
+}
+
+int thp_knob_set_u64(const char *root, const char *knob, uint64_t v, struct err *e)
+{
+	char path[512], text[24];
+	uint64_t now;
+	ssize_t w;
+	size_t n;
+	int fd, r, saved;
+
+	if ((r = knob_path(path, sizeof(path), root, knob, e)))
+		return r;
+	n = (size_t)snprintf(text, sizeof(text), "%" PRIu64, v);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open '%s' for writing: %s", path, strerror(errno));
+	do
+		w = write(fd, text, n);
+	while (w < 0 && errno == EINTR);
+	saved = errno;
+	close(fd);
+	if (w < 0)
+		return err_set(e, -saved, "cannot write '%s' to '%s': %s", text, path,
+			       strerror(saved));
+	if ((size_t)w != n)
+		return err_set(e, -EIO, "short write of '%s' to '%s'", text, path);
+	if ((r = thp_knob_get_u64(root, knob, &now, e)))
+		return r == -ENOENT ? err_set(e, r, "'%s' vanished", path) : r;
+	if (now != v)
+		return err_set(e, -EIO, "wrote '%s' to '%s' but it reads back %" PRIu64, text, path,
+			       now);
+	return 0;
+}
+
 bool thp_supported(const char *root)
 {
 	char path[512];
@@ -296,6 +358,95 @@ int smaps_self(const char *root, uint64_t addr, struct smaps_vma *out, struct er
 	r = smaps_find(f, addr, out, e);
 	fclose(f);
 	return r;
+}
+
+bool cpuinfo_has_flag(const char *root, const char *flag)
+{
+	char path[512], line[SYSINFO_LINE_MAX];
+	size_t flen = strlen(flag);
+	unsigned nlines = 0;
+	bool found = false;
+	const char *p;
+	FILE *f;
+
+	if (!flen || path_join(path, sizeof(path), root, "/proc/cpuinfo", NULL))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (read_line(f, line, sizeof(line)) == 1 && ++nlines < 10000) {
+		if (strncmp(line, "flags", 5) || !(p = strchr(line, ':')))
+			continue;
+		for (p++; *p;) {
+			size_t n;
+
+			while (*p == ' ' || *p == '\t')
+				p++;
+			n = strcspn(p, " \t");
+			if (n == flen && !strncmp(p, flag, n))
+				found = true;
+			p += n;
+		}
+		break;	/* the first CPU's flags */
+	}
+	fclose(f);
+	return found;
+}
+
+static int cache_u64(const char *dir, const char *name, uint64_t *v, struct err *e)
+{
+	char path[600], text[64], *end;
+	size_t n;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((r = read_word(path, text, sizeof(text), e)))
+		return r;
+	n = strlen(text);
+	end = text + n;
+	if (!strcmp(name, "size") && n && end[-1] == 'K')
+		*--end = '\0';	/* "32K" */
+	if (parse_u64(text, v))
+		return err_set(e, -EINVAL, "'%s' holds '%s', not a number", path, text);
+	if (!strcmp(name, "size"))
+		*v *= 1024;
+	return 0;
+}
+
+int cache_geom_get(const char *root, unsigned level, const char *type, struct cache_geom *g,
+		   struct err *e)
+{
+	char dir[512], rel[96], path[600], text[32];
+	uint64_t lv;
+	unsigned i;
+	int r;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu0/cache/index%u", i);
+		if ((r = path_join(dir, sizeof(dir), root, rel, e)))
+			return r;
+		if (access(dir, F_OK))
+			break;
+		if (cache_u64(dir, "level", &lv, NULL) || lv != level)
+			continue;
+		snprintf(path, sizeof(path), "%s/type", dir);
+		if (read_word(path, text, sizeof(text), NULL) || strcmp(text, type))
+			continue;
+		memset(g, 0, sizeof(*g));
+		g->level = level;
+		if ((r = cache_u64(dir, "ways_of_associativity", &g->ways, e)) ||
+		    (r = cache_u64(dir, "number_of_sets", &g->sets, e)) ||
+		    (r = cache_u64(dir, "coherency_line_size", &g->line_bytes, e)))
+			return r;
+		if (cache_u64(dir, "size", &g->size_bytes, NULL))
+			g->size_bytes = g->ways * g->sets * g->line_bytes;
+		if (!g->ways || !g->sets || !g->line_bytes)
+			return err_set(e, -EINVAL, "'%s' describes a cache with no ways, sets or lines",
+				       dir);
+		return 0;
+	}
+	return err_set(e, -ENOENT, "no level %u %s cache under '%s%s'", level, type, root,
+		       "/sys/devices/system/cpu/cpu0/cache");
 }
 
 void fmt_size(uint64_t bytes, char *buf, size_t len)

@@ -33,6 +33,13 @@ int thp_knob_parse(const char *text, char *out, size_t len);
 int thp_knob_get(const char *root, const char *knob, char *out, size_t len, struct err *e);
 /* Write value to the knob and read it back; -EIO if the kernel kept another. */
 int thp_knob_set(const char *root, const char *knob, const char *value, struct err *e);
+/*
+ * A THP knob that holds a number ("use_zero_page": "0" or "1"), not a
+ * [bracketed] choice: -ENOENT if the file does not exist. The setter reads
+ * the value back (-EIO if the kernel kept another).
+ */
+int thp_knob_get_u64(const char *root, const char *knob, uint64_t *v, struct err *e);
+int thp_knob_set_u64(const char *root, const char *knob, uint64_t v, struct err *e);
 bool thp_supported(const char *root);
 bool thp_value_valid(const char *v);	/* always | madvise | never */
 
@@ -47,6 +54,19 @@ struct smaps_vma {
 int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e);
 /* Same on <root>/proc/self/smaps. */
 int smaps_self(const char *root, uint64_t addr, struct smaps_vma *out, struct err *e);
+
+/* true if the first "flags" line of <root>/proc/cpuinfo lists flag (x86) */
+bool cpuinfo_has_flag(const char *root, const char *flag);
+
+/* One of cpu0's caches, from <root>/sys/devices/system/cpu/cpu0/cache/index<N>/. */
+struct cache_geom {
+	unsigned level;
+	uint64_t ways, sets, line_bytes, size_bytes;
+};
+
+/* The cache of this level and type ("Data", "Unified"); -ENOENT if there is none. */
+int cache_geom_get(const char *root, unsigned level, const char *type, struct cache_geom *g,
+		   struct err *e);
 
 /* "256M", "1G": exact T/G/M multiples as such; else MiB rounded down ("900M"), or K, or bytes. */
 void fmt_size(uint64_t bytes, char *buf, size_t len);

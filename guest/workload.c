@@ -3,10 +3,20 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "clearorder.h"
+#include "color.h"
+#include "dd.h"
+#include "hzp.h"
 #include "memset.h"
+#include "tlb.h"
 
 static const struct workload *const workloads[] = {
 	&wl_memset,
+	&wl_tlb,
+	&wl_hzp,
+	&wl_clearorder,
+	&wl_color,
+	&wl_dd,
 };
 
 const struct wl_param wl_common_params[] = {

@@ -20,6 +20,7 @@ enum wl_ptype {
 	WL_P_SIZE,	/* bytes with K/M/G suffix */
 	WL_P_U64,	/* unsigned integer in [min, max] */
 	WL_P_BOOL,	/* 0 or 1 */
+	WL_P_KEEP01,	/* keep, 0 or 1 (a knob to leave alone or set): int, -1 = keep */
 	WL_P__COUNT
 };
 
@@ -36,6 +37,16 @@ struct wl_args {
 	uint64_t seed;
 	bool warmup;
 	bool madvise;
+	uint64_t pages_min, pages_max;	/* tlb: working-set sweep, in 4K pages */
+	uint64_t loads;		/* tlb, color: timed loads per trial */
+	uint64_t trials;	/* tlb, color: timed trials per point (median kept) */
+	uint64_t half;		/* hzp: bytes in each half of the buffer */
+	uint64_t passes;	/* hzp: memcmp passes; clearorder: passes over the buffer */
+	uint64_t stride_passes;	/* hzp: 4K-stride read passes */
+	int zero_page;		/* hzp: use_zero_page to set: -1 keep, 0, 1 */
+	uint64_t regions;	/* clearorder: 2M regions per task */
+	uint64_t tasks;		/* clearorder: processes, each with its own buffer */
+	uint64_t volume;	/* dd: bytes moved per (target, block size) */
 	size_t nlabels;
 	struct wl_label labels[WL_MAX_LABELS];
 };
@@ -54,9 +65,16 @@ struct wl_metric {
 	const char *help;
 };
 
-/* Where the workload reads /proc and /sys: "" on a real system, a fake tree in tests. */
+struct harness_out;
+
+/*
+ * Where the workload reads /proc and /sys: "" on a real system, a fake tree in
+ * tests. out is set by the harness while a workload runs: multi-record
+ * workloads send their per-variant records through it (harness_emit()).
+ */
 struct wl_env {
 	const char *root;
+	struct harness_out *out;
 };
 
 struct workload {
@@ -64,11 +82,25 @@ struct workload {
 	const char *description;
 	const struct wl_param *params;	/* terminated by a NULL name */
 	const struct wl_metric *metrics;	/* result fields, NULL-terminated */
-	/* parameter checks that need the machine (memory size); 0 or err */
+	/*
+	 * parameter checks that need the machine (memory size); 0 or err.
+	 * -EOPNOTSUPP means "cannot run here" (a skip record), anything else is
+	 * a bad parameter (a fail record).
+	 */
 	int (*check)(const struct wl_args *a, const struct wl_env *env, struct err *e);
-	/* one repetition; adds its metrics to res; 0 or a negative errno with e set */
+	/*
+	 * One repetition; adds its metrics to res (sent last, unless the
+	 * workload added nothing to it and sent its records through
+	 * harness_emit()); 0 or a negative errno with e set (-EOPNOTSUPP: skip).
+	 */
 	int (*run)(const struct wl_args *a, const struct wl_env *env, struct record *res,
 		   struct err *e);
+	/*
+	 * NULL, or extra arguments, NULL-terminated: the runner runs the workload
+	 * once per entry (e.g. hzp with --zero-page=1 and --zero-page=0) when it
+	 * may change the guest's settings.
+	 */
+	const char *const *runner_variants;
 };
 
 /* The parameters every workload takes (rep, warmup, seed); NULL-terminated. */

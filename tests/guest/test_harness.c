@@ -112,7 +112,7 @@ struct run_out {
 /* Run `workload <argv>` in this process; parse what it wrote (every line must parse). */
 static void run_main(const char *root, const char *const *argv, int argc, struct run_out *o)
 {
-	struct wl_env env = { root };
+	struct wl_env env = { .root = root };
 	struct err e = ERR_INIT;
 	char *text, *line, *save = NULL, why[128];
 	int fd = memfd_create("records", 0);
@@ -151,7 +151,7 @@ static struct bad_run_case bad_runs[] = {
 	  HARNESS_USAGE, "size 64G exceeds available memory 900M" },
 	{ "size plus margin above available memory", { "memset", "--size=880M" }, HARNESS_USAGE,
 	  "size 880M exceeds available memory 900M" },
-	{ "unknown workload", { "tlb" }, HARNESS_USAGE, "unknown workload 'tlb'" },
+	{ "unknown workload", { "nosuch" }, HARNESS_USAGE, "unknown workload 'nosuch'" },
 	{ "no workload", { NULL }, HARNESS_USAGE, "no workload named" },
 };
 
@@ -313,7 +313,92 @@ static void test_list(void **state)
 	assert_non_null(strstr(buf, "--size=256M"));
 	assert_non_null(strstr(buf, "--accesses=1000000"));
 	assert_non_null(strstr(buf, "fault_ns_per_4k"));
+	/* every workload of the table, with its parameters and defaults */
+	assert_non_null(strstr(buf, "\ntlb\n"));
+	assert_non_null(strstr(buf, "--pages-max=16384"));
+	assert_non_null(strstr(buf, "\nhzp\n"));
+	assert_non_null(strstr(buf, "--zero-page=keep     keep|0|1"));
+	assert_non_null(strstr(buf, "\nclearorder\n"));
+	assert_non_null(strstr(buf, "--tasks=1"));
+	assert_non_null(strstr(buf, "\ncolor\n"));
+	assert_non_null(strstr(buf, "\ndd\n"));
+	assert_non_null(strstr(buf, "--volume=128M"));
 	free(buf);
+}
+
+/* ---- timing and statistics helpers ------------------------------------------- */
+
+static void test_tsc_probe(void **state)
+{
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", fake_root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("processor\t: 0\nflags\t\t: fpu tsc rdtscp lm\n\nprocessor\t: 1\n"
+	      "flags\t\t: fpu tsc lm\n", f);
+	fclose(f);
+#if defined(__x86_64__)
+	assert_int_equal(harness_tsc_probe(fake_root), HARNESS_TSC_RDTSCP);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("processor\t: 0\nflags\t\t: fpu tsc rdtscpx lm\n", f);	/* a longer name */
+	fclose(f);
+	assert_int_equal(harness_tsc_probe(fake_root), HARNESS_TSC_RDTSC);
+	unlink(path);
+	assert_int_equal(harness_tsc_probe(fake_root), HARNESS_TSC_RDTSC);	/* no cpuinfo */
+#else
+	assert_int_equal(harness_tsc_probe(fake_root), HARNESS_TSC_NONE);
+#endif
+	assert_string_equal(harness_tsc_name(HARNESS_TSC_RDTSCP), "rdtscp");
+	assert_string_equal(harness_tsc_name(HARNESS_TSC__COUNT), "?");
+}
+
+static void test_cycles(void **state)
+{
+	enum harness_tsc t = harness_tsc_probe("");
+	uint64_t a, b;
+
+	(void)state;
+	if (t == HARNESS_TSC_NONE)
+		skip();
+	a = harness_cycles(t);
+	harness_sleep_ms(2);
+	b = harness_cycles(t);
+	assert_true(b > a);
+	a = harness_cycles(HARNESS_TSC_RDTSC);
+	b = harness_cycles(HARNESS_TSC_RDTSC);
+	assert_true(b >= a);
+}
+
+static void test_stats(void **state)
+{
+	double odd[] = { 5, 1, 3 }, even[] = { 4, 1, 3, 2 }, same[] = { 2, 2, 2 }, one[] = { 7 };
+	double cv[] = { 90, 100, 110 };
+
+	(void)state;
+	assert_true(harness_median(odd, 3) == 3);
+	assert_true(harness_median(even, 4) == 2.5);
+	assert_true(harness_median(one, 1) == 7);
+	assert_true(harness_cv_pct(same, 3) == 0);
+	assert_true(harness_cv_pct(one, 1) == 0);
+	assert_true(fabs(harness_cv_pct(cv, 3) - 10.0) < 1e-9);
+}
+
+/* outside harness_workload_main there is nowhere to send a record */
+static void test_emit_outside(void **state)
+{
+	struct wl_env env = { .root = "" };
+	struct err e = ERR_INIT;
+	struct record r;
+
+	(void)state;
+	harness_record_init(&env, REC_RESULT, &r);
+	assert_int_equal(r.nfields, 0);
+	assert_int_equal(r.type, REC_RESULT);
+	assert_int_equal(harness_emit(&env, &r, &e), -ENOTCONN);
 }
 
 static int fake_setup(void **state)
@@ -346,7 +431,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 6];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 10];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -364,5 +449,11 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "TSC reader from cpuinfo flags", test_tsc_probe, NULL,
+					  NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "cycle counter advances", test_cycles, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "median and CV", test_stats, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "no record output outside a run", test_emit_outside, NULL,
+					  NULL, NULL };
 	return _cmocka_run_group_tests("harness", tests, n, fake_setup, fake_teardown);
 }

@@ -86,7 +86,7 @@ static struct bad_case bad_cases[] = {
 	{ "accesses zero", "thpeval.accesses=0", "thpeval.accesses: 0 is out of range" },
 	{ "timeout zero", "thpeval.timeout=0", "thpeval.timeout: 0 is out of range (1s to 24h)" },
 	{ "timeout bad unit", "thpeval.timeout=5x", "is not a duration" },
-	{ "unknown workload", "thpeval.workloads=memset,dd", "unknown workload 'dd'" },
+	{ "unknown workload", "thpeval.workloads=memset,nosuch", "unknown workload 'nosuch'" },
 	{ "unknown thpeval key", "console=ttyS0 thpeval.colour=red", "unknown key 'thpeval.colour'" },
 	{ "bare prefix", "thpeval.", "unknown key" },
 	{ "duplicate key", "thpeval.reps=1 thpeval.size=2M thpeval.reps=2", "thpeval.reps given twice" },

@@ -416,9 +416,51 @@ static void test_runner_plan(void **state)
 	}
 }
 
+/*
+ * Multi-record workloads pass through whole; hzp's runner variants (which
+ * write use_zero_page) are left out in test mode: it runs once, as found.
+ */
+static void test_runner_multi(void **state)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
+						       : "bin/thpeval-guest";
+	char cmdline[256], now[THP_VALUE_MAX];
+	struct stream s;
+	size_t i, hzp = 0, clear = 0;
+
+	(void)state;
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	if (!thp_supported("") || thp_knob_get("", "enabled", now, sizeof(now), NULL) ||
+	    !thp_value_valid(now)) {
+		print_message("skipped: no THP here\n");
+		skip();
+	}
+	snprintf(cmdline, sizeof(cmdline),
+		 "thpeval.guest_thp=%s thpeval.workloads=hzp,clearorder thpeval.reps=1 "
+		 "thpeval.warmup=0 thpeval.timeout=60\n", now);
+	assert_int_equal(run_runner(cmdline, bin, &s), 0);
+	check_stream_frame(&s);
+	for (i = 0; i < s.n; i++) {
+		const char *w = rec_get(&s.rec[i], "workload");
+
+		if (s.rec[i].type != REC_RESULT)
+			continue;
+		assert_string_equal(rec_get(&s.rec[i], "guest_thp"), now);
+		assert_non_null(rec_get(&s.rec[i], "variant"));
+		hzp += !strcmp(w, "hzp");
+		clear += !strcmp(w, "clearorder");
+	}
+	assert_int_equal(hzp, 1);
+	assert_int_equal(clear, 4);
+	assert_int_equal(count_type(&s, REC_FAIL), 0);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + 4];
+	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + 5];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(fwd_cases); i++)
@@ -435,5 +477,7 @@ int main(void)
 					  test_runner_bad_plan, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "runner: plan end to end in test mode", test_runner_plan,
 					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "runner: multi-record workloads, no hzp variants",
+					  test_runner_multi, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("runner", tests, n, NULL, NULL);
 }

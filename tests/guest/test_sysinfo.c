@@ -225,12 +225,101 @@ static void test_knob_files(void **state)
 	assert_non_null(strstr(e.msg, "reads back 'madvise'"));
 }
 
+/* numeric knobs (use_zero_page): read, write with read-back, missing, garbage */
+static void test_knob_u64(void **state)
+{
+	const char *root = *state;
+	struct err e = ERR_INIT;
+	uint64_t v = 9;
+
+	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), -ENOENT);
+	assert_false(err_isset(&e));
+	put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "1\n");
+	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(thp_knob_set_u64(root, "use_zero_page", 0, &e), 0);
+	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), 0);
+	assert_int_equal(v, 0);
+	put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "[1]\n");
+	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "not a number"));
+	err_clear(&e);
+	assert_int_equal(thp_knob_set_u64(root, "../use_zero_page", 1, &e), -EINVAL);
+	err_clear(&e);
+	assert_int_equal(thp_knob_set_u64(root, "no_such_knob/x", 1, &e), -EINVAL);
+}
+
+static void test_cpuinfo_flag(void **state)
+{
+	const char *root = *state;
+
+	assert_false(cpuinfo_has_flag(root, "rdtscp"));	/* no cpuinfo */
+	put(root, "/proc/cpuinfo",
+	    "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu vme rdtscp lm\n\n"
+	    "processor\t: 1\nflags\t\t: fpu vme lm avx512f\n");
+	assert_true(cpuinfo_has_flag(root, "rdtscp"));
+	assert_true(cpuinfo_has_flag(root, "fpu"));
+	assert_true(cpuinfo_has_flag(root, "lm"));
+	assert_false(cpuinfo_has_flag(root, "rdtsc"));	/* a prefix is not a flag */
+	assert_false(cpuinfo_has_flag(root, "avx512f"));	/* the first CPU's flags only */
+	assert_false(cpuinfo_has_flag(root, ""));
+}
+
+static void test_cache_geom(void **state)
+{
+	const char *root = *state;
+	const char *d = "/sys/devices/system/cpu/cpu0/cache/index";
+	struct err e = ERR_INIT;
+	struct cache_geom g;
+	char rel[128];
+
+	assert_int_equal(cache_geom_get(root, 1, "Data", &g, &e), -ENOENT);
+	err_clear(&e);
+#define PUT(i, f, t) (snprintf(rel, sizeof(rel), "%s%d/%s", d, i, f), put(root, rel, t))
+	PUT(0, "level", "1\n");
+	PUT(0, "type", "Instruction\n");
+	PUT(0, "ways_of_associativity", "8\n");
+	PUT(0, "number_of_sets", "64\n");
+	PUT(0, "coherency_line_size", "64\n");
+	PUT(1, "level", "1\n");
+	PUT(1, "type", "Data\n");
+	PUT(1, "ways_of_associativity", "12\n");
+	PUT(1, "number_of_sets", "64\n");
+	PUT(1, "coherency_line_size", "64\n");
+	PUT(1, "size", "48K\n");
+	PUT(2, "level", "2\n");
+	PUT(2, "type", "Unified\n");
+	PUT(2, "ways_of_associativity", "16\n");
+	PUT(2, "number_of_sets", "2048\n");
+	PUT(2, "coherency_line_size", "64\n");	/* no size file: computed */
+	PUT(3, "level", "3\n");
+	PUT(3, "type", "Unified\n");
+	PUT(3, "ways_of_associativity", "0\n");
+	PUT(3, "number_of_sets", "x\n");
+	PUT(3, "coherency_line_size", "64\n");
+#undef PUT
+	assert_int_equal(cache_geom_get(root, 1, "Data", &g, &e), 0);
+	assert_int_equal(g.ways, 12);
+	assert_int_equal(g.sets, 64);
+	assert_int_equal(g.line_bytes, 64);
+	assert_int_equal(g.size_bytes, 48 * 1024);
+	assert_int_equal(cache_geom_get(root, 2, "Unified", &g, &e), 0);
+	assert_int_equal(g.size_bytes, 16 * 2048 * 64);
+	assert_int_equal(cache_geom_get(root, 2, "Data", &g, &e), -ENOENT);
+	err_clear(&e);
+	assert_int_equal(cache_geom_get(root, 3, "Unified", &g, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "not a number"));
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[N(smaps_cases) + N(knob_cases) + 3];
 	const struct CMUnitTest tree[] = {
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_knob_files),
+		cmocka_unit_test(test_knob_u64),
+		cmocka_unit_test(test_cpuinfo_flag),
+		cmocka_unit_test(test_cache_geom),
 	};
 	static const char head[] = "7f0000000000-7f0000200000 rw-p 0 00:00 0 /";
 	size_t i, n = 0;

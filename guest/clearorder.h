@@ -1,0 +1,28 @@
+/*
+ * clearorder: the seeds/002 microbenchmark behind process_huge_page(): clear
+ * the 4K pages of 2M regions in sequential or reverse page order, each page
+ * with 8-byte stores in sequential or reverse order (seq-seq, seq-rev,
+ * rev-seq, rev-rev), on a prefaulted buffer; MiB/s per combination. With
+ * --tasks=N, N forked processes each clear their own buffer at the same
+ * time (less cache per task). One result record per combination, sent
+ * through the harness. Entry point: wl_clearorder. Never prints.
+ */
+#ifndef THPEVAL_GUEST_CLEARORDER_H
+#define THPEVAL_GUEST_CLEARORDER_H
+
+#include <stddef.h>
+
+#include "workload.h"
+
+#define CLEARORDER_MARGIN (32ull << 20)	/* memory left to the rest of the system */
+#define CLEARORDER_MAX_TASKS 64
+
+enum clear_order { CLEAR_SEQ_SEQ, CLEAR_SEQ_REV, CLEAR_REV_SEQ, CLEAR_REV_REV, CLEAR__COUNT };
+
+extern const struct workload wl_clearorder;
+
+const char *clear_order_name(enum clear_order o);	/* "seq-seq", ... */
+/* Clear nregions 2M regions at buf in order o (8-byte stores of zero). */
+void clear_regions(char *buf, size_t nregions, enum clear_order o);
+
+#endif

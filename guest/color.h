@@ -1,0 +1,36 @@
+/*
+ * color: cache colouring (seeds/004). Reads 4 bytes at offset 0 of N page
+ * frames that map to the same cache set, N = the cache's ways and ways + 1
+ * (set thrashing), in a dependent chain, inside a 2M-aligned
+ * MADV_HUGEPAGE region (physically contiguous when huge-backed, which
+ * matters for the physically indexed L2). Geometry from sysfs, else CPUID
+ * (leaf 4, AMD 0x8000001d or 0x80000005; once, never in a timed loop).
+ * Entry point: wl_color. Never prints.
+ */
+#ifndef THPEVAL_GUEST_COLOR_H
+#define THPEVAL_GUEST_COLOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sysinfo.h"
+#include "workload.h"
+
+extern const struct workload wl_color;
+
+/*
+ * Geometry of cpu0's level-1 data cache (level 1) or level-2 cache (level 2)
+ * from CPUID; -ENOENT if the CPU does not say (or not x86).
+ */
+int color_cpuid_geom(unsigned level, struct cache_geom *g, struct err *e);
+
+/*
+ * Set-conflicting stride for g: one way's span (sets x line), at least 4K.
+ * 0 if the geometry is not usable (not a power of two, or too large).
+ */
+uint64_t color_stride(const struct cache_geom *g);
+
+/* Chase n frames at buf, stride apart, loops times, each read depending on the one before. */
+uint32_t color_read(const char *buf, uint64_t stride, unsigned n, uint64_t loops);
+
+#endif

@@ -1,0 +1,386 @@
+#include "dd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lib/parse.h"
+#include "prng.h"
+#include "region.h"
+#include "sysinfo.h"
+
+#define DD_TMPFS_MAGIC 0x01021994	/* linux/magic.h TMPFS_MAGIC */
+#define DD_NBS 4
+
+enum dd_target { DD_NULL, DD_TMPFS, DD__TARGETS };
+
+static const char *const target_names[] = { [DD_NULL] = "null", [DD_TMPFS] = "tmpfs" };
+_Static_assert(sizeof(target_names) / sizeof(target_names[0]) == DD__TARGETS,
+	       "target_names out of sync with enum dd_target");
+
+static const struct {
+	uint64_t bytes;
+	const char *name;	/* as dd's bs= takes it, and in the variant */
+} block_sizes[DD_NBS] = {
+	{ 4096, "4K" }, { 65536, "64K" }, { 1u << 20, "1M" }, { 2u << 20, "2M" },
+};
+
+static const struct wl_param dd_params[] = {
+	/*
+	 * 128M per run, measured natively here: 8-32 ms to /dev/null, 90-170 ms to tmpfs
+	 * (bs 4K the slowest); at TCG's 10-30x the slowest run stays under ~5 s
+	 */
+	{ "volume", WL_P_SIZE, offsetof(struct wl_args, volume), "128M", 2u << 20, 1ull << 40,
+	  "bytes each dd run moves (a multiple of 2M; count = volume / bs)" },
+	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
+};
+
+static const struct wl_metric dd_metrics[] = {
+	{ "variant", "<dest>-<bs>: null-4k ... tmpfs-2m (one record each)" },
+	{ "dest", "null (of=/dev/null) or tmpfs (of=a file on a tmpfs, deleted after)" },
+	{ "dest_path", "the of= path" },
+	{ "bs_bytes", "dd's bs=" },
+	{ "count", "dd's count=" },
+	{ "bytes", "bytes moved (bs x count)" },
+	{ "elapsed_ns", "wall time from fork to wait4, measured here" },
+	{ "mib_s", "bytes / elapsed, measured here" },
+	{ "user_us", "dd's user CPU time (wait4)" },
+	{ "sys_us", "dd's system CPU time (wait4)" },
+	{ "minflt", "dd's minor page faults (wait4)" },
+	{ "dd_reported_bytes", "the byte count dd printed (cross-check only; absent if unreadable)" },
+	{ "shmem_enabled", "tmpfs: THP shmem_enabled when dd ran" },
+	{ NULL, NULL },
+};
+
+int dd_parse_bytes(const char *text, uint64_t *bytes)
+{
+	const char *line = text;
+	int ret = -EINVAL;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = strspn(line, "0123456789");
+		char num[24];
+		uint64_t v;
+
+		if (n > 0 && n < sizeof(num) && !strncmp(line + n, " bytes", 6)) {
+			memcpy(num, line, n);
+			num[n] = '\0';
+			if (!parse_u64(num, &v)) {
+				*bytes = v;
+				ret = 0;	/* the last such line wins */
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return ret;
+}
+
+static int dd_path(const char *root, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s%s", root, DD_PATH);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int dd_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+{
+	char path[512], s[32];
+
+	fmt_size(a->volume, s, sizeof(s));
+	if (a->volume % REGION_HUGE)
+		return err_set(e, -EINVAL, "volume %s is not a multiple of 2M (the largest bs)", s);
+	if (dd_path(env->root, path, sizeof(path)))
+		return err_set(e, -ENAMETOOLONG, "root path too long");
+	if (access(path, X_OK))
+		return err_set(e, -EOPNOTSUPP, "no executable '%s' here (coreutils): %s", path,
+			       strerror(errno));
+	return 0;
+}
+
+/* "<root>/tmp" or "<root>/dev/shm" when it is a tmpfs; "" and why otherwise */
+static void find_tmpfs(const char *root, char *dir, size_t len, char *why, size_t wlen)
+{
+	static const char *const cand[] = { "/tmp", "/dev/shm" };
+	struct statfs sf;
+	size_t i;
+
+	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		snprintf(dir, len, "%s%s", root, cand[i]);
+		if (!statfs(dir, &sf) && (unsigned long)sf.f_type == DD_TMPFS_MAGIC)
+			return;
+	}
+	dir[0] = '\0';
+	snprintf(why, wlen, "neither '%s/tmp' nor '%s/dev/shm' is a tmpfs", root, root);
+}
+
+/* room for the file on the tmpfs and in memory; "" or why not */
+static void tmpfs_room(const char *root, const char *dir, uint64_t volume, char *why, size_t wlen)
+{
+	char v[32], have[32];
+	struct statvfs sv;
+	uint64_t avail, free_b;
+
+	fmt_size(volume, v, sizeof(v));
+	if (statvfs(dir, &sv)) {
+		snprintf(why, wlen, "cannot statvfs '%s': %s", dir, strerror(errno));
+		return;
+	}
+	free_b = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (free_b < volume + DD_MARGIN) {
+		fmt_size(free_b, have, sizeof(have));
+		snprintf(why, wlen, "'%s' has %s free, %s + 32M needed", dir, have, v);
+		return;
+	}
+	if (meminfo_get(root, "MemAvailable", &avail, NULL) || avail < volume + DD_MARGIN) {
+		fmt_size(avail, have, sizeof(have));
+		snprintf(why, wlen, "a %s tmpfs file needs memory: %s available, 32M kept free", v,
+			 have);
+		return;
+	}
+	why[0] = '\0';
+}
+
+struct dd_result {
+	uint64_t elapsed_ns;
+	struct rusage ru;
+	bool have_reported;
+	uint64_t reported;
+	char err_tail[120];	/* the end of dd's stderr, for a failure message */
+};
+
+static void child_exec(const char *path, char *const argv[], int err_fd, int report_fd,
+		       pid_t parent)
+{
+	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin";
+	char *const envp[] = { lc, pathv, NULL };
+	int nul, saved;
+
+	/* dd dies with the workload (a runner timeout kills the workload, not dd) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
+	signal(SIGPIPE, SIG_DFL);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0 ||
+	    dup2(err_fd, STDERR_FILENO) < 0)
+		goto fail;
+	execve(path, argv, envp);
+fail:
+	saved = errno;
+	if (write(report_fd, &saved, sizeof(saved)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/* run dd with argv; res filled; 0, or a negative errno with e set */
+static int run_dd(const char *path, char *const argv[], struct dd_result *res, struct err *e)
+{
+	char text[DD_STDERR_MAX + 1], chunk[512];
+	int ep[2], rp[2], status = 0, exec_errno = 0, ret = 0;
+	size_t have = 0, tail;
+	uint64_t t0;
+	ssize_t n;
+	pid_t pid, self;
+
+	memset(res, 0, sizeof(*res));
+	if (pipe2(ep, O_CLOEXEC))
+		return err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
+	if (pipe2(rp, O_CLOEXEC)) {
+		ret = err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
+		close(ep[0]);
+		close(ep[1]);
+		return ret;
+	}
+	self = getpid();
+	t0 = harness_now_ns();
+	pid = fork();
+	if (pid == 0)
+		child_exec(path, argv, ep[1], rp[1], self);
+	close(ep[1]);
+	close(rp[1]);
+	if (pid < 0) {
+		ret = err_set(e, -errno, "cannot fork: %s", strerror(errno));
+		close(ep[0]);
+		close(rp[0]);
+		return ret;
+	}
+	/* stderr until dd exits: the first DD_STDERR_MAX bytes kept, the rest drained */
+	for (;;) {
+		n = read(ep[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (have < DD_STDERR_MAX) {
+			size_t k = (size_t)n < DD_STDERR_MAX - have ? (size_t)n : DD_STDERR_MAX - have;
+
+			memcpy(text + have, chunk, k);
+			have += k;
+		}
+	}
+	text[have] = '\0';
+	close(ep[0]);
+	while (wait4(pid, &status, 0, &res->ru) < 0 && errno == EINTR)
+		;
+	res->elapsed_ns = harness_now_ns() - t0;
+	do
+		n = read(rp[0], &exec_errno, sizeof(exec_errno));
+	while (n < 0 && errno == EINTR);
+	close(rp[0]);
+	if (n == (ssize_t)sizeof(exec_errno))
+		return err_set(e, -exec_errno, "cannot execute '%s': %s", path,
+			       strerror(exec_errno));
+	/* the last line of stderr, printable characters only, for messages */
+	while (have && (text[have - 1] == '\n' || text[have - 1] == ' '))
+		text[--have] = '\0';
+	tail = have;
+	while (tail && text[tail - 1] != '\n')
+		tail--;
+	snprintf(res->err_tail, sizeof(res->err_tail), "%.119s", text + tail);
+	for (n = 0; res->err_tail[n]; n++)
+		if ((unsigned char)res->err_tail[n] < 0x20 || (unsigned char)res->err_tail[n] > 0x7e)
+			res->err_tail[n] = '?';
+	if (WIFSIGNALED(status))
+		return err_set(e, -EIO, "dd killed by signal %d (%s)", WTERMSIG(status),
+			       strsignal(WTERMSIG(status)));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return err_set(e, -EIO, "dd exited with status %d: %s", WEXITSTATUS(status),
+			       res->err_tail[0] ? res->err_tail : "no message");
+	res->have_reported = !dd_parse_bytes(text, &res->reported);
+	return 0;
+}
+
+static uint64_t tv_us(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
+}
+
+static void variant_name(enum dd_target t, size_t b, char *buf, size_t len)
+{
+	size_t i, n;
+
+	n = (size_t)snprintf(buf, len, "%s-%s", target_names[t], block_sizes[b].name);
+	for (i = 0; i < n && i < len; i++)
+		if (buf[i] >= 'A' && buf[i] <= 'Z')
+			buf[i] = (char)(buf[i] - 'A' + 'a');
+}
+
+static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target t, size_t b,
+	       const char *tmpdir, const char *skip_why, struct err *e)
+{
+	uint64_t bs = block_sizes[b].bytes, count = a->volume / bs;
+	char path[512], of[600], o_if[600], o_of[640], o_bs[32], o_count[40], variant[32];
+	char shm[THP_VALUE_MAX];
+	char a0[] = "dd";
+	char *argv[] = { a0, o_if, o_of, o_bs, o_count, NULL };
+	struct dd_result res;
+	struct record r;
+	struct stat st;
+	int ret = 0;
+
+	variant_name(t, b, variant, sizeof(variant));
+	if (t == DD_TMPFS && skip_why[0]) {
+		harness_record_init(env, REC_SKIP, &r);
+		rec_add_str(&r, "variant", variant);
+		rec_add_str(&r, "dest", target_names[t]);
+		rec_add_str(&r, "reason", skip_why);
+		return harness_emit(env, &r, e);
+	}
+	dd_path(env->root, path, sizeof(path));
+	if (t == DD_NULL)
+		snprintf(of, sizeof(of), "%s/dev/null", env->root);
+	else
+		snprintf(of, sizeof(of), "%s/%s", tmpdir, DD_FILE);
+	snprintf(o_if, sizeof(o_if), "if=%.500s/dev/zero", env->root);
+	snprintf(o_of, sizeof(o_of), "of=%s", of);
+	snprintf(o_bs, sizeof(o_bs), "bs=%s", block_sizes[b].name);
+	snprintf(o_count, sizeof(o_count), "count=%" PRIu64, count);
+	if (t == DD_TMPFS)
+		unlink(of);	/* a file left by a killed run */
+	thp_knob_get(env->root, "shmem_enabled", shm, sizeof(shm), NULL);
+	ret = run_dd(path, argv, &res, e);
+	if (!ret && t == DD_TMPFS && (stat(of, &st) || (uint64_t)st.st_size != a->volume))
+		ret = err_set(e, -EIO, "dd left '%s' with %lld bytes, %" PRIu64 " expected", of,
+			      (long long)st.st_size, a->volume);
+	if (t == DD_TMPFS)
+		unlink(of);
+	if (ret)
+		return err_wrap(e, "dd %s", variant);
+
+	harness_record_init(env, REC_RESULT, &r);
+	ret |= rec_add_str(&r, "variant", variant);
+	ret |= rec_add_str(&r, "dest", target_names[t]);
+	ret |= rec_add_str(&r, "dest_path", of);
+	ret |= rec_add_u64(&r, "bs_bytes", bs);
+	ret |= rec_add_u64(&r, "count", count);
+	ret |= rec_add_u64(&r, "bytes", bs * count);
+	ret |= rec_add_u64(&r, "elapsed_ns", res.elapsed_ns);
+	ret |= rec_add_f64(&r, "mib_s", (double)(bs * count) / (1024.0 * 1024.0) /
+					     ((double)(res.elapsed_ns ? res.elapsed_ns : 1) / 1e9));
+	ret |= rec_add_u64(&r, "user_us", tv_us(&res.ru.ru_utime));
+	ret |= rec_add_u64(&r, "sys_us", tv_us(&res.ru.ru_stime));
+	ret |= rec_add_u64(&r, "minflt", (uint64_t)res.ru.ru_minflt);
+	if (res.have_reported)
+		ret |= rec_add_u64(&r, "dd_reported_bytes", res.reported);
+	if (t == DD_TMPFS)
+		ret |= rec_add_str(&r, "shmem_enabled", shm);
+	if (ret)
+		return err_set(e, -EINVAL, "cannot build the %s record", variant);
+	return harness_emit(env, &r, e);
+}
+
+static int dd_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
+		  struct err *e)
+{
+	unsigned char order[DD__TARGETS * DD_NBS];
+	char tmpdir[512], why[256] = "";
+	uint64_t st = prng_mix(a->seed ^ 0xddu);
+	size_t i;
+	int ret;
+
+	find_tmpfs(env->root, tmpdir, sizeof(tmpdir), why, sizeof(why));
+	if (tmpdir[0])
+		tmpfs_room(env->root, tmpdir, a->volume, why, sizeof(why));
+	/* the variants in a seeded random order */
+	for (i = 0; i < sizeof(order); i++)
+		order[i] = (unsigned char)i;
+	for (i = sizeof(order) - 1; i > 0; i--) {
+		size_t j = (size_t)prng_below(&st, i + 1);
+		unsigned char x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < sizeof(order); i++) {
+		ret = one(a, env, (enum dd_target)(order[i] / DD_NBS), order[i] % DD_NBS, tmpdir,
+			  why, e);
+		if (ret)
+			return ret;
+	}
+	(void)res;	/* one record per variant, no summary */
+	return 0;
+}
+
+const struct workload wl_dd = {
+	.name = "dd",
+	.description = "the real coreutils dd: if=/dev/zero to /dev/null and to a tmpfs file, "
+		       "bs 4K, 64K, 1M, 2M; MiB/s measured here, dd's user/sys time from "
+		       "wait4 (one record per destination and bs)",
+	.params = dd_params,
+	.metrics = dd_metrics,
+	.check = dd_check,
+	.run = dd_run,
+};

@@ -1,0 +1,406 @@
+#include "tlb.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "harness.h"
+#include "prng.h"
+#include "region.h"
+#include "sysinfo.h"
+
+#define TLB_MAX_PAGES (1ull << 24)	/* 64G of working set */
+#define TLB_MAX_TRIALS 1001
+
+static const struct wl_param tlb_params[] = {
+	{ "pages-min", WL_P_U64, offsetof(struct wl_args, pages_min), "16", 1, TLB_MAX_PAGES,
+	  "smallest working set, in 4K pages (one chain node per page)" },
+	/* 64M: past the reach of the L1 dTLB and the STLB of current x86 cores */
+	{ "pages-max", WL_P_U64, offsetof(struct wl_args, pages_max), "16384", 1, TLB_MAX_PAGES,
+	  "largest working set, in 4K pages; the sweep grows 4x per point up to it" },
+	/*
+	 * Many short trials, 4K and 2M back to back: the median of the paired
+	 * differences resists the drift of a shared host better than a few long
+	 * trials (on this noisy development VM: CV 9% over 5 runs with 101 x 20000,
+	 * 11-40% with 21 x 30000). 101 x 20000 loads per backing take ~1 s at the
+	 * largest point natively, a few seconds under TCG.
+	 */
+	{ "loads", WL_P_U64, offsetof(struct wl_args, loads), "20000", 1000, 1000000000000ull,
+	  "dependent loads per timed trial" },
+	{ "trials", WL_P_U64, offsetof(struct wl_args, trials), "101", 1, TLB_MAX_TRIALS,
+	  "timed trials per point, 4K and 2M back to back; medians are reported" },
+	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
+};
+
+static const struct wl_metric tlb_metrics[] = {
+	{ "variant", "base, ws<pages>_4k, ws<pages>_2m or summary (one record each)" },
+	{ "backing", "points: 4k (MADV_NOHUGEPAGE) or 2m (MADV_HUGEPAGE)" },
+	{ "ws_pages", "points: working set in 4K pages (= chain nodes)" },
+	{ "nodes", "points: chain nodes (base: 64 lines of one page)" },
+	{ "loads", "dependent loads per trial" },
+	{ "trials", "timed trials per point" },
+	{ "tsc", "cycle counter: rdtscp, rdtsc (lfence-fenced) or none" },
+	{ "access_ns", "points: median ns per dependent load" },
+	{ "access_ns_min", "points: fastest trial, ns per load" },
+	{ "access_cv_pct", "points: coefficient of variation over the trials" },
+	{ "access_cycles", "points: median TSC cycles per load" },
+	{ "extra_vs_base_ns", "points: access_ns - the baseline's (TLB + cache cost)" },
+	{ "extra_vs_base_cycles", "points: the same in TSC cycles" },
+	{ "huge_pct", "AnonHugePages / Rss of the region the chain lives in" },
+	{ "pages_min", "summary: smallest working set" },
+	{ "pages_max", "summary: largest working set" },
+	{ "points", "summary: working sets in the sweep" },
+	{ "base_access_ns", "summary: baseline ns per load (one page: TLB and L1 hits)" },
+	{ "base_access_cycles", "summary: baseline TSC cycles per load" },
+	{ "large_4k_access_ns", "summary: ns per load, largest working set, 4K-backed" },
+	{ "large_2m_access_ns", "summary: ns per load, largest working set, 2M-backed" },
+	{ "large_4k_access_cycles", "summary: the same in TSC cycles, 4K-backed" },
+	{ "large_2m_access_cycles", "summary: the same in TSC cycles, 2M-backed" },
+	{ "tlb_cache_miss_ns", "summary: large_4k_access_ns - base_access_ns (TLB + cache miss)" },
+	{ "tlb_cache_miss_cycles", "summary: the same in TSC cycles (seeds/001's ~450)" },
+	{ "tlb_miss_extra_ns",
+	  "summary: 4K-backed minus 2M-backed ns per load at the largest working set, median "
+	  "of the back-to-back trial pairs (cost per TLB miss: same lines, only the page size "
+	  "differs); absent when huge_valid is 0" },
+	{ "tlb_miss_extra_cycles", "summary: the same in TSC cycles" },
+	{ "tlb_miss_extra_pct",
+	  "summary: the same as a share: median of the paired 4K / 2M ns per load - 1 (steadier "
+	  "than ns where the memory latency of a shared host drifts)" },
+	{ "small_4k_minus_2m_ns", "summary: the same difference at the smallest working set (~0)" },
+	{ "huge_valid", "summary: 1 if the 2M-backed region got >= 90% huge pages" },
+	{ "note", "summary: why tlb_miss_extra_* is absent" },
+	{ NULL, NULL },
+};
+
+size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out)
+{
+	uint64_t p = pages_min;
+	size_t n = 0;
+
+	while (p < pages_max && n < TLB_MAX_POINTS - 1) {
+		out[n++] = p;
+		if (p > pages_max / TLB_STEP)
+			break;
+		p *= TLB_STEP;
+	}
+	out[n++] = pages_max;
+	return n;
+}
+
+/* both regions, the chain's scratch and the margin */
+static uint64_t tlb_need(const struct wl_args *a)
+{
+	return 2 * region_round_huge(a->pages_max * REGION_PAGE) +
+	       a->pages_max * sizeof(uint32_t) + TLB_MARGIN;
+}
+
+static int tlb_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+{
+	char need[32], avail_s[32];
+	uint64_t avail;
+
+	if (a->pages_min > a->pages_max)
+		return err_set(e, -EINVAL, "--pages-min=%" PRIu64 " is above --pages-max=%" PRIu64,
+			       a->pages_min, a->pages_max);
+	if (meminfo_get(env->root, "MemAvailable", &avail, e))
+		return err_wrap(e, "cannot check the working set against available memory");
+	if (tlb_need(a) > avail) {
+		fmt_size(tlb_need(a), need, sizeof(need));
+		fmt_size(avail, avail_s, sizeof(avail_s));
+		return err_set(e, -ENOMEM,
+			       "--pages-max=%" PRIu64 " needs %s (two regions and 32M kept free) "
+			       "but only %s is available",
+			       a->pages_max, need, avail_s);
+	}
+	return 0;
+}
+
+static size_t node_line(uint64_t seed, size_t page, size_t slot)
+{
+	/* a pseudo-random first line per page; 37 is odd, so slots 0..63 get distinct lines */
+	uint64_t first = prng_mix(seed ^ ((uint64_t)page * 0x9e3779b97f4a7c15ull)) & 63;
+
+	return (size_t)((first + slot * 37) & 63);
+}
+
+static void *node_at(char *buf, size_t npages, uint64_t seed, size_t k)
+{
+	size_t page = k % npages;
+
+	return buf + page * REGION_PAGE + node_line(seed, page, k / npages) * 64;
+}
+
+void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, uint32_t *scratch)
+{
+	size_t n = npages * per_page, i;
+	uint64_t st = seed;
+
+	for (i = 0; i < n; i++)
+		scratch[i] = (uint32_t)i;
+	/* Sattolo: j < i, so i -> scratch[i] is a single cycle through all nodes */
+	for (i = n - 1; i > 0; i--) {
+		size_t j = (size_t)prng_below(&st, i);
+		uint32_t t = scratch[i];
+
+		scratch[i] = scratch[j];
+		scratch[j] = t;
+	}
+	for (i = 0; i < n; i++)
+		*(void **)node_at(buf, npages, seed, i) = node_at(buf, npages, seed, scratch[i]);
+	return node_at(buf, npages, seed, 0);
+}
+
+__attribute__((noinline)) void *tlb_chase(void *p, uint64_t n)
+{
+	void **q = p;
+
+	while (n--)
+		q = (void **)*q;	/* each load's address is the previous load's value */
+	return q;
+}
+
+/* per-load times of one chain's trials */
+struct series {
+	size_t n;
+	double ns[TLB_MAX_TRIALS], cycles[TLB_MAX_TRIALS];
+};
+
+struct tstat {
+	double ns, ns_min, cv_pct, cycles;
+};
+
+/* 4K-backed minus 2M-backed, trial by trial (the pairs ran back to back) */
+struct pair_diff {
+	double ns, cycles;	/* medians of the paired differences */
+	double pct;		/* median of the paired 4K / 2M - 1, in percent */
+};
+
+struct chain {
+	void *p;		/* where the chase stands */
+	struct series s;
+};
+
+static void trial(struct chain *c, uint64_t loads, enum harness_tsc tsc)
+{
+	uint64_t t0, t1, c0, c1;
+
+	t0 = harness_now_ns();
+	c0 = harness_cycles(tsc);
+	c->p = tlb_chase(c->p, loads);
+	c1 = harness_cycles(tsc);
+	t1 = harness_now_ns();
+	__asm__ volatile("" : : "r"(c->p) : "memory");	/* the chase cannot be dropped */
+	c->s.ns[c->s.n] = (double)(t1 - t0) / (double)loads;
+	c->s.cycles[c->s.n] = (double)(c1 - c0) / (double)loads;
+	c->s.n++;
+}
+
+static struct tstat summarize(struct series *s)
+{
+	struct tstat st;
+	size_t i;
+
+	st.cv_pct = harness_cv_pct(s->ns, s->n);
+	st.ns_min = s->ns[0];
+	for (i = 1; i < s->n; i++)
+		if (s->ns[i] < st.ns_min)
+			st.ns_min = s->ns[i];
+	st.ns = harness_median(s->ns, s->n);
+	st.cycles = harness_median(s->cycles, s->n);
+	return st;
+}
+
+struct tlb_run {
+	const struct wl_args *a;
+	const struct wl_env *env;
+	enum harness_tsc tsc;
+	struct region r4k, r2m;
+	double pct4k, pct2m;
+	uint32_t *scratch;
+	struct tstat base;
+};
+
+static int send_point(struct tlb_run *t, const char *backing, uint64_t ws, const struct tstat *st,
+		      double huge_pct, struct err *e)
+{
+	struct record r;
+	char variant[48];
+	bool base = !strcmp(backing, "base");
+	int ret = 0;
+
+	harness_record_init(t->env, REC_RESULT, &r);
+	if (base)
+		snprintf(variant, sizeof(variant), "base");
+	else
+		snprintf(variant, sizeof(variant), "ws%" PRIu64 "_%s", ws, backing);
+	ret |= rec_add_str(&r, "variant", variant);
+	if (!base)
+		ret |= rec_add_str(&r, "backing", backing);
+	ret |= rec_add_u64(&r, "ws_pages", ws);
+	ret |= rec_add_u64(&r, "nodes", base ? TLB_BASE_NODES : ws);
+	ret |= rec_add_u64(&r, "loads", t->a->loads);
+	ret |= rec_add_u64(&r, "trials", t->a->trials);
+	ret |= rec_add_str(&r, "tsc", harness_tsc_name(t->tsc));
+	ret |= rec_add_f64(&r, "access_ns", st->ns);
+	ret |= rec_add_f64(&r, "access_ns_min", st->ns_min);
+	ret |= rec_add_f64(&r, "access_cv_pct", st->cv_pct);
+	if (t->tsc != HARNESS_TSC_NONE)
+		ret |= rec_add_f64(&r, "access_cycles", st->cycles);
+	if (!base) {
+		ret |= rec_add_f64(&r, "extra_vs_base_ns", st->ns - t->base.ns);
+		if (t->tsc != HARNESS_TSC_NONE)
+			ret |= rec_add_f64(&r, "extra_vs_base_cycles", st->cycles - t->base.cycles);
+	}
+	ret |= rec_add_f64(&r, "huge_pct", huge_pct);
+	if (ret)
+		return err_set(e, -EINVAL, "cannot build the %s record", variant);
+	return harness_emit(t->env, &r, e);
+}
+
+static void warm(struct chain *c, uint64_t nodes)
+{
+	c->p = tlb_chase(c->p, nodes < 4096 ? 8192 : 2 * nodes);
+}
+
+/* One working set on both backings, trials interleaved (order alternating). */
+static void measure_point(struct tlb_run *t, uint64_t ws, struct tstat *s4k, struct tstat *s2m,
+			  struct pair_diff *d)
+{
+	double dns[TLB_MAX_TRIALS], dcyc[TLB_MAX_TRIALS], dpct[TLB_MAX_TRIALS];
+	struct chain c4k = { NULL, { 0 } }, c2m = { NULL, { 0 } };
+	uint64_t i;
+
+	c4k.p = tlb_chain_build(t->r4k.buf, ws, 1, t->a->seed, t->scratch);
+	c2m.p = tlb_chain_build(t->r2m.buf, ws, 1, t->a->seed, t->scratch);
+	warm(&c4k, ws);
+	warm(&c2m, ws);
+	for (i = 0; i < t->a->trials; i++) {
+		if (i % 2 == 0) {
+			trial(&c4k, t->a->loads, t->tsc);
+			trial(&c2m, t->a->loads, t->tsc);
+		} else {
+			trial(&c2m, t->a->loads, t->tsc);
+			trial(&c4k, t->a->loads, t->tsc);
+		}
+	}
+	for (i = 0; i < t->a->trials; i++) {
+		dns[i] = c4k.s.ns[i] - c2m.s.ns[i];
+		dcyc[i] = c4k.s.cycles[i] - c2m.s.cycles[i];
+		dpct[i] = c2m.s.ns[i] > 0 ? 100.0 * (c4k.s.ns[i] / c2m.s.ns[i] - 1.0) : 0.0;
+	}
+	d->ns = harness_median(dns, c4k.s.n);
+	d->cycles = harness_median(dcyc, c4k.s.n);
+	d->pct = harness_median(dpct, c4k.s.n);
+	*s4k = summarize(&c4k.s);	/* sorts the series: after the pairs */
+	*s2m = summarize(&c2m.s);
+}
+
+static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
+		       const struct pair_diff *small, const struct pair_diff *large,
+		       const struct tstat *large4k, const struct tstat *large2m)
+{
+	bool cyc = t->tsc != HARNESS_TSC_NONE, valid = t->pct2m >= TLB_HUGE_VALID_PCT;
+	char note[REC_VAL_MAX];
+	int r = 0;
+
+	r |= rec_add_str(res, "variant", "summary");
+	r |= rec_add_u64(res, "pages_min", t->a->pages_min);
+	r |= rec_add_u64(res, "pages_max", t->a->pages_max);
+	r |= rec_add_u64(res, "points", npoints);
+	r |= rec_add_u64(res, "loads", t->a->loads);
+	r |= rec_add_u64(res, "trials", t->a->trials);
+	r |= rec_add_str(res, "tsc", harness_tsc_name(t->tsc));
+	r |= rec_add_f64(res, "base_access_ns", t->base.ns);
+	r |= rec_add_f64(res, "large_4k_access_ns", large4k->ns);
+	r |= rec_add_f64(res, "large_2m_access_ns", large2m->ns);
+	r |= rec_add_f64(res, "tlb_cache_miss_ns", large4k->ns - t->base.ns);
+	if (cyc) {
+		r |= rec_add_f64(res, "base_access_cycles", t->base.cycles);
+		r |= rec_add_f64(res, "large_4k_access_cycles", large4k->cycles);
+		r |= rec_add_f64(res, "large_2m_access_cycles", large2m->cycles);
+		r |= rec_add_f64(res, "tlb_cache_miss_cycles", large4k->cycles - t->base.cycles);
+	}
+	r |= rec_add_f64(res, "huge_pct", t->pct2m);
+	r |= rec_add_u64(res, "huge_valid", valid);
+	if (valid) {
+		r |= rec_add_f64(res, "tlb_miss_extra_ns", large->ns);
+		if (cyc)
+			r |= rec_add_f64(res, "tlb_miss_extra_cycles", large->cycles);
+		r |= rec_add_f64(res, "tlb_miss_extra_pct", large->pct);
+		r |= rec_add_f64(res, "small_4k_minus_2m_ns", small->ns);
+	} else {
+		snprintf(note, sizeof(note),
+			 "the 2M-backed region got %.0f%% huge pages (THP never, or none free): "
+			 "no tlb_miss_extra", t->pct2m);
+		r |= rec_add_str(res, "note", note);
+	}
+	return r ? -EINVAL : 0;
+}
+
+static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
+		   struct err *e)
+{
+	struct tlb_run t = { .a = a, .env = env };
+	uint64_t ws[TLB_MAX_POINTS];
+	size_t npoints = tlb_points(a->pages_min, a->pages_max, ws), i;
+	size_t len = (size_t)region_round_huge(a->pages_max * REGION_PAGE);
+	struct tstat s4k, s2m;
+	struct pair_diff d, small = { 0, 0, 0 };
+	struct chain base = { NULL, { 0 } };
+	struct smaps_vma vma;
+	int ret;
+
+	t.tsc = harness_tsc_probe(env->root);
+	t.scratch = malloc(a->pages_max * sizeof(*t.scratch) + TLB_BASE_NODES * sizeof(uint32_t));
+	if (!t.scratch)
+		return err_set(e, -ENOMEM, "cannot allocate the chain's scratch");
+	if ((ret = region_map(&t.r4k, len, MADV_NOHUGEPAGE, e)) ||
+	    (ret = region_map(&t.r2m, len, MADV_HUGEPAGE, e)))
+		goto cleanup;
+	/* fault both in now: the chase measures translation, not page faults */
+	memset(t.r4k.buf, 0, len);
+	memset(t.r2m.buf, 0, len);
+	if ((ret = region_smaps(env->root, &t.r4k, &vma, &t.pct4k, e)) ||
+	    (ret = region_smaps(env->root, &t.r2m, &vma, &t.pct2m, e)))
+		goto cleanup;
+
+	/* baseline: 64 nodes, every line of one page: TLB and L1 hits */
+	base.p = tlb_chain_build(t.r4k.buf, 1, TLB_BASE_NODES, a->seed, t.scratch);
+	warm(&base, TLB_BASE_NODES);
+	for (i = 0; i < a->trials; i++)
+		trial(&base, a->loads, t.tsc);
+	t.base = summarize(&base.s);
+	if ((ret = send_point(&t, "base", 1, &t.base, t.pct4k, e)))
+		goto cleanup;
+
+	for (i = 0; i < npoints; i++) {
+		measure_point(&t, ws[i], &s4k, &s2m, &d);
+		if ((ret = send_point(&t, "4k", ws[i], &s4k, t.pct4k, e)) ||
+		    (ret = send_point(&t, "2m", ws[i], &s2m, t.pct2m, e)))
+			goto cleanup;
+		if (i == 0)
+			small = d;
+	}
+	ret = add_summary(&t, res, npoints, &small, &d, &s4k, &s2m);
+	if (ret)
+		err_set(e, ret, "cannot add the summary to the record");
+cleanup:
+	region_release(&t.r4k);
+	region_release(&t.r2m);
+	free(t.scratch);
+	return ret;
+}
+
+const struct workload wl_tlb = {
+	.name = "tlb",
+	.description = "TLB miss cost: dependent random pointer chase, one node per 4K page, "
+		       "over a working-set sweep on 4K- and 2M-backed memory plus a one-page "
+		       "baseline; ns and TSC cycles per load (one record per point + summary)",
+	.params = tlb_params,
+	.metrics = tlb_metrics,
+	.check = tlb_check,
+	.run = tlb_run,
+};

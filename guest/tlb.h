@@ -1,0 +1,39 @@
+/*
+ * tlb: what a TLB miss costs (seeds/001, without its cpuid serialization,
+ * which traps to the hypervisor in a VM). A random cyclic chain (Sattolo,
+ * seeded) with one node per 4K page at varied cache lines is chased, each
+ * load's address the previous load's value, over a sweep of working sets on
+ * 4K-backed memory (MADV_NOHUGEPAGE) and on 2M-backed memory (MADV_HUGEPAGE,
+ * coverage read from smaps), plus a baseline chain inside one page (TLB and
+ * L1 hits). Sends one result record per point and a summary through the
+ * harness. Entry point: wl_tlb. Never prints.
+ */
+#ifndef THPEVAL_GUEST_TLB_H
+#define THPEVAL_GUEST_TLB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload.h"
+
+#define TLB_MARGIN (32ull << 20)	/* memory left to the rest of the system */
+#define TLB_STEP 4u			/* working sets grow 4x per point */
+#define TLB_MAX_POINTS 16
+#define TLB_BASE_NODES 64u		/* the baseline: every cache line of one page */
+#define TLB_HUGE_VALID_PCT 90.0		/* 2M-backed results count from this coverage */
+
+extern const struct workload wl_tlb;
+
+/*
+ * Link npages * per_page nodes (per_page <= 64) into one random cycle: node
+ * k lives in page k % npages at a cache line of its own (lines spread over
+ * the page, so nodes fall in different cache sets). scratch holds
+ * npages * per_page entries. Returns the first node.
+ */
+void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, uint32_t *scratch);
+/* Follow n links from p; returns where it stopped. */
+void *tlb_chase(void *p, uint64_t n);
+/* The working sets of the sweep: min, min*4, ... and max; returns how many (<= TLB_MAX_POINTS). */
+size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out);
+
+#endif

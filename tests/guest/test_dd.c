@@ -1,0 +1,168 @@
+/*
+ * tests for guest/dd.c: the cross-check parser of dd's untrusted stderr,
+ * parameter checks, the skip record when there is no dd, and a short real
+ * run of the real /bin/dd whose records are parsed and checked.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guest/dd.h"
+#include "wltest.h"
+
+#define N(a) WLT_N(a)
+
+static char small_root[] = "/tmp/thpeval-dd-small-XXXXXX";	/* MemAvailable 900M, no dd */
+static char bare_root[] = "/tmp/thpeval-dd-bare-XXXXXX";	/* real /proc, no dd */
+
+struct parse_case {
+	const char *name;
+	const char *text;
+	int ret;
+	uint64_t bytes;
+};
+
+static const struct parse_case parse_cases[] = {
+	{ "coreutils 9", "64+0 records in\n64+0 records out\n"
+		"268435456 bytes (268 MB, 256 MiB) copied, 0.02 s, 13 GB/s\n", 0, 268435456 },
+	{ "no trailing newline", "1+0 records in\n1+0 records out\n4096 bytes (4.1 kB) copied", 0,
+	  4096 },
+	{ "the last count wins", "5 bytes (5 B) copied\n7 bytes (7 B) copied\n", 0, 7 },
+	{ "zero bytes", "0+0 records in\n0+0 records out\n0 bytes copied, 1e-05 s\n", 0, 0 },
+	{ "empty", "", -EINVAL, 0 },
+	{ "an error only", "dd: failed to open '/dev/zero': No such file or directory\n", -EINVAL, 0 },
+	{ "localized", "268435456 octets (268 MB, 256 MiB) copiés\n", -EINVAL, 0 },
+	{ "overflowing number", "999999999999999999999999 bytes copied\n", -EINVAL, 0 },
+	{ "number inside a line", "copied 4096 bytes\n", -EINVAL, 0 },
+	{ "sign", "-4096 bytes copied\n", -EINVAL, 0 },
+};
+
+static void test_parse(void **state)
+{
+	const struct parse_case *c = *state;
+	uint64_t v = 12345;
+
+	assert_int_equal(dd_parse_bytes(c->text, &v), c->ret);
+	if (!c->ret)
+		assert_int_equal(v, c->bytes);
+	else
+		assert_int_equal(v, 12345);	/* untouched */
+}
+
+struct bad_case {
+	const char *name;
+	const char *root;
+	const char *argv[4];
+	int rc;
+	enum rec_type type;
+	const char *reason;
+};
+
+static struct bad_case bad_cases[] = {
+	{ "zero volume", small_root, { "dd", "--volume=0" }, HARNESS_USAGE, REC_FAIL,
+	  "--volume=0 is out of range" },
+	{ "volume not a 2M multiple", small_root, { "dd", "--volume=3M" }, HARNESS_USAGE, REC_FAIL,
+	  "volume 3M is not a multiple of 2M" },
+	{ "no /bin/dd: skipped", small_root, { "dd" }, HARNESS_SKIPPED, REC_SKIP,
+	  "/bin/dd' here (coreutils)" },
+	{ "no /bin/dd, real /proc: skipped", bare_root, { "dd", "--volume=2M" }, HARNESS_SKIPPED,
+	  REC_SKIP, "no executable" },
+};
+
+static void test_bad(void **state)
+{
+	const struct bad_case *c = *state;
+	struct wlt_out o;
+
+	wlt_run(c->root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
+	wlt_expect_one(&o, c->rc, c->type, c->reason);
+	assert_string_equal(rec_get(&o.rec[0], "workload"), "dd");
+	wlt_free(&o);
+}
+
+static void test_real_run(void **state)
+{
+	static const char *const variants[] = { "null-4k", "null-64k", "null-1m", "null-2m",
+						"tmpfs-4k", "tmpfs-64k", "tmpfs-1m", "tmpfs-2m" };
+	static const char *const positive[] = { "bs_bytes", "count", "bytes", "elapsed_ns", "mib_s",
+						 NULL };
+	const char *argv[] = { "dd", "--volume=4M", "--label=guest_thp=test" };
+	struct wlt_out o;
+	uint64_t bs, count, u;
+	size_t i, results = 0;
+
+	(void)state;
+	if (access(DD_PATH, X_OK)) {
+		print_message("skipped: no %s here\n", DD_PATH);
+		skip();
+	}
+	wlt_run("", argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	assert_int_equal(o.n, N(variants));	/* one record per (target, bs), no summary */
+	for (i = 0; i < N(variants); i++) {
+		const struct record *r = wlt_variant(&o, variants[i]);
+
+		wlt_declared("dd", r, "guest_thp");
+		assert_string_equal(rec_get(r, "dest"), i < 4 ? "null" : "tmpfs");
+		if (r->type == REC_SKIP) {
+			/* only the tmpfs runs may be skipped (no tmpfs here), with a reason */
+			assert_true(i >= 4);
+			assert_non_null(rec_get(r, "reason"));
+			continue;
+		}
+		assert_int_equal(r->type, REC_RESULT);
+		results++;
+		wlt_positive(r, positive);
+		assert_int_equal(rec_get_u64(r, "bs_bytes", &bs), 0);
+		assert_int_equal(rec_get_u64(r, "count", &count), 0);
+		assert_int_equal(bs * count, 4u << 20);
+		if (rec_get(r, "dd_reported_bytes")) {
+			assert_int_equal(rec_get_u64(r, "dd_reported_bytes", &u), 0);
+			assert_int_equal(u, 4u << 20);
+		}
+		assert_int_equal(rec_get_u64(r, "sys_us", &u), 0);
+	}
+	assert_true(results >= 4);
+	assert_int_equal(access("/tmp/" DD_FILE, F_OK), -1);	/* the file is gone */
+	assert_int_equal(access("/dev/shm/" DD_FILE, F_OK), -1);
+	wlt_free(&o);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return wlt_tree(small_root, false, 921600) && wlt_tree(bare_root, true, 0) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	wlt_tree_free(small_root);
+	wlt_tree_free(bare_root);
+	return 0;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[N(parse_cases) + N(bad_cases) + 1];
+	size_t i, n = 0;
+
+	for (i = 0; i < N(parse_cases); i++)
+		tests[n++] = (struct CMUnitTest){ parse_cases[i].name, test_parse, NULL, NULL,
+						  (void *)(uintptr_t)&parse_cases[i] };
+	for (i = 0; i < N(bad_cases); i++)
+		tests[n++] = (struct CMUnitTest){ bad_cases[i].name, test_bad, NULL, NULL,
+						  &bad_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "short real run of /bin/dd: records parse, fields positive",
+					  test_real_run, NULL, NULL, NULL };
+	return _cmocka_run_group_tests("dd", tests, n, setup, teardown);
+}
