@@ -31,3 +31,22 @@ jq -s '[.[] | .guests[]] as $g |
 	  mean_teardown_s: ([$g[].teardown_s] | add / length),
 	  target_s: 5 }' "$WORK"/o*/results.json >"$OUT/orchestration.json"
 jq -r '"orchestration (\(.accel), \(.guests) guests): create->first record mean \(.mean_create_to_first_record_s*100|round/100) s \(.create_to_first_record_s|map(.*100|round/100)), teardown mean \(.mean_teardown_s*100|round/100) s; per-guest overhead \((.mean_create_to_first_record_s+.mean_teardown_s)*100|round/100) s (target <= \(.target_s) s)"' "$OUT/orchestration.json"
+
+# ---- minimum detectable effect of memset access time at the default repetitions --------
+#  One default run (host never/always x guest never/always, default reps); per cell the
+#  coefficient of variation of access_ns gives the smallest effect a two-cell comparison
+#  detects at 95% confidence and 80% power: MDE = (t_.975(2n-2) + t_.80) * sqrt(2/n) * CV.
+#  Target on this machine: 3% or better.
+"$BIN" run --host-thp=always --guest-thp=always --state-dir="$WORK/state" --out="$WORK/mde" --quiet \
+	>/dev/null 2>"$WORK/mde.err" || { echo "bench: mde run failed: $(tail -1 "$WORK/mde.err")" >&2; exit 1; }
+jq '
+	def t95(df): [12.706,4.303,3.182,2.776,2.571,2.447,2.365,2.306,2.262,2.228] as $t
+		| if df < 1 then null elif df <= 10 then $t[df-1] else 2.0 end;
+	{ benchmark: "mde", metric: "access_ns", accel, target_pct: 3,
+	  cells: [ .cells[] | select(.target == "guest") | .metrics.access_ns as $m
+		| { host_thp, guest_thp, n: $m.n, cv_pct: $m.cv_pct,
+		    mde_pct: (if $m.n >= 2 and $m.cv_pct != null
+			      then (t95(2*$m.n-2) + 0.9) * ((2/$m.n)|sqrt) * $m.cv_pct else null end) } ] }
+	| .worst_mde_pct = ([.cells[].mde_pct | select(. != null)] | max)
+' "$WORK/mde/results.json" >"$OUT/mde.json"
+jq -r '"mde (\(.accel)): memset access_ns, default reps: " + ([.cells[] | "\(.host_thp)/\(.guest_thp) n=\(.n) cv=\(.cv_pct*10|round/10)% mde=\(.mde_pct*10|round/10)%"] | join(", ")) + "; worst \(.worst_mde_pct*10|round/10)% (target <= \(.target_pct)%)"' "$OUT/mde.json"

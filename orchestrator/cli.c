@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/parse.h"
+#include "orchestrator/report.h"
 
 #define CLI_MAX_OPTS 64
 
@@ -134,7 +135,7 @@ enum run_opt {
 	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
-	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 };
 
 static const struct opt run_opts[] = {
@@ -164,6 +165,10 @@ static const struct opt run_opts[] = {
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
 	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
+	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
+	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
+	{ "db", "PATH", "/var/lib/thpeval/history.db", "history database every finished run is appended to; 'none' for no history", RO_DB },
 	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
 };
 
@@ -207,6 +212,9 @@ void run_config_defaults(struct run_config *c)
 	c->prefault[0] = PREFAULT_ONDEMAND;
 	c->n_prefault = 1;
 	c->max_reps = 30;
+	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
+	strcpy(c->db, "/var/lib/thpeval/history.db");
+	c->threshold = 5.0;
 }
 
 int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
@@ -387,6 +395,22 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return err_set(e, -EINVAL, "empty host allocation list");
 		return 0;
 	}
+	case RO_FORMAT:
+		return report_formats_parse(arg, &c->formats, e);
+	case RO_DB:
+		if (!strcmp(arg, "none")) {
+			c->db[0] = '\0';
+			return 0;
+		}
+		return set_path(c->db, sizeof(c->db), arg, "database", e);
+	case RO_BASELINE:
+		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);
+	case RO_THRESHOLD:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a threshold in percent from 0 to 1000");
+		c->threshold = d;
+		return 0;
 	case RO_BACKING:
 		if (!strcmp(arg, "anonymous") || !strcmp(arg, "memfd"))
 			c->memfd = !strcmp(arg, "memfd");

@@ -69,6 +69,10 @@ struct run_config {
 	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
 	size_t n_prefault;
 	bool memfd;			/* --host-backing=memfd */
+	unsigned formats;		/* report formats written under --out (report.h bits) */
+	char db[PATH_MAX];		/* history database, "" = none */
+	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
+	double threshold;		/* regression threshold, percent */
 	double target_ci;		/* pct points; 0 = fixed repetitions */
 	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
 	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */

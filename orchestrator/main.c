@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host/journal.h"
@@ -21,6 +22,10 @@
 #include "orchestrator/cli.h"
 #include "orchestrator/results.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/compare.h"
+#include "orchestrator/history.h"
+#include "orchestrator/report.h"
+#include "orchestrator/results_load.h"
 #include "orchestrator/run.h"
 #include "orchestrator/workloads.h"
 
@@ -108,6 +113,96 @@ static void default_guest_bin(char *buf, size_t len)
 }
 
 /* ---- run --------------------------------------------------------------------- */
+
+/*
+ * After a complete run: the regression gate (--baseline), the reports
+ * (--format) and the history (--db). Returns the exit code: 1 on a
+ * regression or when any of these fails (the results file is already safe).
+ */
+static int finish_run(const struct run_config *cfg, struct results *res)
+{
+	struct results *base = NULL;
+	struct comparison cmp;
+	struct report_input in = { res, NULL, NULL, NULL };
+	struct err e = ERR_INIT;
+	char base_name[PATH_MAX + 64] = "";
+	bool gated = false, passed = true;
+	int rc = EXIT_OK;
+
+	memset(&cmp, 0, sizeof(cmp));
+	if (cfg->baseline[0]) {
+		base = calloc(1, sizeof(*base));
+		if (!base) {
+			error_line("out of memory");
+			return EXIT_ERROR;
+		}
+		if (!strcmp(cfg->baseline, "last")) {
+			struct history_run_ref ref;
+
+			if (!cfg->db[0]) {
+				error_line("--baseline=last needs a history database: drop --db=none");
+				rc = EXIT_ERROR;
+			} else if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
+				fprintf(stderr, "thpeval: no earlier run of this setup passed its gate in '%s': this run becomes the baseline\n",
+					cfg->db);
+				err_clear(&e);
+			} else if (err_isset(&e)) {
+				rc = fail(&e, EXIT_ERROR);
+			} else {
+				gated = true;
+				snprintf(base_name, sizeof(base_name), "%s", ref.desc);
+			}
+		} else {
+			char path[PATH_MAX + 32];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s%s", cfg->baseline,
+				 stat(cfg->baseline, &st) == 0 && S_ISDIR(st.st_mode) ? "/results.json" : "");
+			if (results_load(path, base, &e)) {
+				rc = fail(&e, EXIT_ERROR);
+			} else {
+				gated = true;
+				snprintf(base_name, sizeof(base_name), "%s", path);
+			}
+		}
+		if (gated) {
+			results_finish(base, base->settings.min_coverage_pct > 0 ? base->settings.min_coverage_pct : 90.0);
+			if (compare_results(base, res, cfg->threshold, &cmp, &e)) {
+				rc = fail(&e, EXIT_ERROR);
+				gated = false;
+			} else {
+				printf("\nregression gate against %s (threshold %.1f%%):\n", base_name, cfg->threshold);
+				compare_print(&cmp, base, res, stdout);
+				passed = cmp.nregressions == 0;
+				in.base = base;
+				in.cmp = &cmp;
+				in.base_name = base_name;
+			}
+		}
+	}
+	/* results.json is written already; the other formats now */
+	if (cfg->formats & ~REPORT_BIT(REPORT_JSON)) {
+		err_clear(&e);
+		if (report_write_dir(&in, cfg->formats & ~REPORT_BIT(REPORT_JSON), cfg->out_dir, &e))
+			rc = fail(&e, EXIT_ERROR);
+	}
+	if (cfg->db[0]) {
+		err_clear(&e);
+		if (history_append(cfg->db, res, passed, &e))
+			rc = fail(&e, EXIT_ERROR);
+	}
+	if (gated && !passed) {
+		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s) against %s\n", cmp.nregressions,
+			base_name);
+		rc = EXIT_ERROR;
+	}
+	comparison_release(&cmp);
+	if (base) {
+		results_release(base);
+		free(base);
+	}
+	return rc;
+}
 
 static int cmd_run(int argc, char **argv)
 {
@@ -204,6 +299,8 @@ static int cmd_run(int argc, char **argv)
 	    strcmp(thp_settings_get(&res->thp_before, "enabled"), thp_settings_get(&res->thp_after, "enabled")))
 		fprintf(stderr, "thpeval: error: host THP 'enabled' is '%s', was '%s': run 'thpeval host restore'\n",
 			thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
+	if (!r && !stop_flag)
+		rc = finish_run(cfg, res);
 	if (r == -EINTR || stop_flag) {
 		fprintf(stderr, "thpeval: interrupted: guests destroyed, host THP settings restored, partial results kept\n");
 		rc = EXIT_INTERRUPTED;

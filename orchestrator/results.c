@@ -178,26 +178,27 @@ static void cell_validate(struct cell *c, double min_cov)
 		return;
 	}
 	if (c->host_cov.n == 0) {
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "%s",
-			 !strcmp(c->target, "host") ? "no coverage evidence: the workload reported no huge-page share"
-						    : "no host coverage evidence (QEMU smaps could not be read)");
+		/* guests: QEMU's smaps is always read; bare host: the workload's own buffer,
+		 * which only buffer-based workloads report */
+		if (strcmp(c->target, "host")) {
+			c->valid = false;
+			snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+				 "no host coverage evidence (QEMU smaps could not be read)");
+		}
 		return;
 	}
 	if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is never but %.1f%% of guest RAM is on host huge pages", c->host_cov.s.max);
+			 "host THP is never but %.1f%% of %s is on host huge pages", c->host_cov.s.max,
+			 strcmp(c->target, "host") ? "guest RAM" : "the buffer");
 	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is %s but only %.1f%% of guest RAM is on host huge pages (need %.0f%%)",
-			 c->host_thp, c->host_cov.s.min, min_cov);
-	} else if (!strcmp(c->target, "host")) {
-		return;	/* bare host: no guest side */
-	} else if (c->guest_cov.n == 0) {
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "no guest coverage evidence");
+			 "host THP is %s but only %.1f%% of %s is on host huge pages (need %.0f%%)", c->host_thp,
+			 c->host_cov.s.min, strcmp(c->target, "host") ? "guest RAM" : "the buffer", min_cov);
+	} else if (!strcmp(c->target, "host") || c->guest_cov.n == 0) {
+		return;	/* no guest side, or a workload that does not measure its buffer's coverage */
 	} else if (thp_is_off(c->guest_thp) && c->guest_cov.s.max > off_max) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),

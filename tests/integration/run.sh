@@ -55,7 +55,7 @@ if ! tools/services.sh; then
 fi
 
 # small but real: 2 measured reps + 1 warm-up per cell, 64 MiB buffer
-RUNARGS="--reps=2 --warmup=1 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE"
+RUNARGS="--reps=2 --warmup=1 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=$WORK/history.db"
 
 # ---- 1. the 2x2 from real guests, host untouched afterwards ---------------------
 before=$(thp_snapshot)
@@ -96,6 +96,8 @@ if [ -s "$J" ]; then
 	nl=$(ls "$WORK"/r1/guests/*.console.log 2>/dev/null | wc -l)
 	[ "$nx" = 2 ] && [ "$nl" = 2 ] && ok "domain XML and console log kept for both guests" || ko "guest files: $nx xml, $nl logs"
 	grep -q 'host_thp' "$WORK/r1.out" && ok "table printed" || ko "no table on stdout"
+	tests/report/schema.sh "$J" >"$WORK/schema.out" 2>&1 && ok "results.json valid against doc/results.schema.json" ||
+		ko "schema: $(grep -v PASS "$WORK/schema.out" | head -3)"
 	sed 's/^/   /' "$WORK/r1.out"
 fi
 [ -z "$(leftover_domains)" ] && ok "no domain left behind" || ko "domains left: $(leftover_domains)"
@@ -108,7 +110,7 @@ if [ "$shm" = always ] || [ "$shm" = force ]; then
 	sk "broken cell: shmem_enabled is '$shm', memfd guest RAM would get huge pages"
 else
 	timeout -k 10 600 "$BIN" run --host-thp=always --guest-thp=never --host-backing=memfd --reps=2 --warmup=0 \
-		--memory=512M --size=16M --accesses=20000 --state-dir="$STATE" --out="$WORK/rb" >"$WORK/rb.out" 2>"$WORK/rb.err"
+		--memory=512M --size=16M --accesses=20000 --state-dir="$STATE" --db="$WORK/history.db" --out="$WORK/rb" >"$WORK/rb.out" 2>"$WORK/rb.err"
 	J=$WORK/rb/results.json
 	if [ -s "$J" ]; then
 		inv=$(jq -r '[.cells[] | select(.host_thp == "always") | .valid] | all(. == false)' "$J")
@@ -213,7 +215,7 @@ else
 fi
 # the next run reaps the killed run's guest
 # shellcheck disable=SC2086
-timeout -k 10 600 "$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M --size=16M --accesses=10000 --state-dir="$STATE" --out="$WORK/r4" >/dev/null 2>"$WORK/r4.err"
+timeout -k 10 600 "$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M --size=16M --accesses=10000 --state-dir="$STATE" --db="$WORK/history.db" --out="$WORK/r4" >/dev/null 2>"$WORK/r4.err"
 rc=$?
 [ $rc -eq 0 ] && [ -z "$(leftover_domains)" ] && ok "next run reaps the killed run's guest and succeeds" ||
 	ko "next run: exit $rc, left: $(leftover_domains); $(tail -2 "$WORK/r4.err")"
