@@ -24,6 +24,7 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/compare.h"
 #include "orchestrator/history.h"
+#include "orchestrator/progress.h"
 #include "orchestrator/report.h"
 #include "orchestrator/results_load.h"
 #include "orchestrator/run.h"
@@ -210,6 +211,7 @@ static int cmd_run(int argc, char **argv)
 	struct results *res = malloc(sizeof(*res));
 	struct err e = ERR_INIT;
 	struct run_io io;
+	struct progress bar;
 	char json_path[PATH_MAX];
 	bool help;
 	int first, r, rc = EXIT_OK;
@@ -273,6 +275,8 @@ static int cmd_run(int argc, char **argv)
 	install_signals();
 	io.stop = &stop_flag;
 	io.progress = cfg->quiet ? NULL : stderr;
+	memset(&bar, 0, sizeof(bar));
+	io.bar = cfg->quiet ? NULL : &bar;
 	r = run_experiment(cfg, &io, res, json_path, sizeof(json_path), &e);
 	res->finished = time(NULL);
 	if (r == -EINTR || stop_flag)

@@ -15,6 +15,7 @@
 #include "images/image.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
+#include "orchestrator/progress.h"
 #include "orchestrator/virt.h"
 
 #define BYE_LINE "bye\n"
@@ -37,6 +38,14 @@ static void progress(const struct run_io *io, const char *fmt, ...)
 
 	if (!io->progress)
 		return;
+	if (io->bar && io->bar->tty) {
+		/* on a terminal the status line carries the progress: only warnings and
+		 * errors are printed, above it */
+		if (strncmp(fmt, "warning", 7) && strncmp(fmt, "error", 5))
+			return;
+		fputs("\r\033[K", io->progress);
+		io->bar->drawn = 0;
+	}
 	fputs("thpeval: ", io->progress);
 	va_start(ap, fmt);
 	vfprintf(io->progress, fmt, ap);
@@ -288,6 +297,8 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 	char msg[256];
 	struct cell *c;
 
+	if (gc->io->bar)
+		progress_tick(gc->io->bar);
 	if (ev == GUEST_EV_REJECTED) {
 		gc->log->rejected++;
 		progress(gc->io, "warning: %s: rejected a line from the guest: %s", gc->log->name, reason);
@@ -821,6 +832,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			ngroups++;
 		}
 	t_start = now_s();
+	if (io->bar)
+		progress_init(io->bar, io->progress,
+			      (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? cfg->n_host_thp + 1 : 0));
 	for (round = 0; !*io->stop; round++) {
 		shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
 		for (i = 0; cfg->target_guest && i < ngroups && !*io->stop; i++) {
@@ -834,7 +848,16 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 				goto out;
 			progress(io, "round %u, host THP enabled=%s, allocation %s (guest %zu of %zu this round)", round + 1,
 				 hg->host_thp, prefault_name(hg->prefault), i + 1, ngroups);
+			if (io->bar) {
+				char name[96];
+
+				snprintf(name, sizeof(name), "round %u: host %s/%s, guest cells", round + 1, hg->host_thp,
+					 prefault_name(hg->prefault));
+				progress_cell_start(io->bar, name);
+			}
 			r = run_guest(cfg, io, v, accel, &img, hg, idx++, round, res, &ge);
+			if (io->bar && r != -EINTR)
+				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
 			if (r == -EINTR || *io->stop) {
 				r = err_set(e, -EINTR, "interrupted: partial results kept");
 				save_partial(res, cfg, json_path);
@@ -849,18 +872,31 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		}
 		for (i = 0; cfg->target_host && i <= cfg->n_host_thp && !*io->stop; i++) {
 			/* every round: never first is fine here, nothing is cached between processes */
+			if (io->bar) {
+				char name[96];
+
+				snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1,
+					 i == 0 ? "never" : cfg->host_thp[i - 1]);
+				progress_cell_start(io->bar, name);
+			}
 			r = run_host_target(cfg, io, &hs, i == 0 ? "never" : cfg->host_thp[i - 1], round, res, e);
 			if (r)
 				goto out;
+			if (io->bar)
+				progress_cell_done(io->bar, true, NULL);
 			save_partial(res, cfg, json_path);
 		}
 		res->settings.rounds = round + 1;
 		if (!more_rounds(cfg, io, res, round + 1, now_s() - t_start))
 			break;
+		if (io->bar)	/* another round: the total grows */
+			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? cfg->n_host_thp + 1 : 0);
 	}
 	if (*io->stop)
 		r = err_set(e, -EINTR, "interrupted: partial results kept");
 out:
+	if (io->bar && io->bar->total)
+		progress_finish(io->bar);
 	if (session) {
 		struct err re = ERR_INIT;
 

@@ -15,9 +15,12 @@
 #include "orchestrator/cli.h"
 #include "orchestrator/results.h"
 
+struct progress;
+
 struct run_io {
 	volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
 	FILE *progress;			/* NULL = quiet */
+	struct progress *bar;		/* cells done/total, elapsed, ETA; may be NULL */
 };
 
 /* returns 0, or a negative errno with e set; -EINTR when stopped by a signal */
