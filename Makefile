@@ -50,15 +50,16 @@ GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c
 CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
 GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
 
-BIN := bin/thpeval
-GUEST_BIN := bin/thpeval-guest
+BINDIR ?= bin
+BIN := $(BINDIR)/thpeval
+GUEST_BIN := $(BINDIR)/thpeval-guest
 
 TEST_SRC := $(wildcard tests/lib/test_*.c tests/host/test_*.c tests/images/test_*.c tests/orchestrator/test_*.c)
 GTEST_SRC := $(wildcard tests/guest/test_*.c)
 TEST_BIN := $(patsubst %.c,$(O)/%,$(TEST_SRC))
 GTEST_BIN := $(patsubst %.c,$(O)/%,$(GTEST_SRC))
 
-.PHONY: all clean check unit integration run bench help deps fuzz
+.PHONY: all clean check unit integration run bench help deps fuzz sanitize
 all: $(BIN) $(GUEST_BIN)
 
 $(O)/%.o: %.c
@@ -82,12 +83,12 @@ $(O)/libguest.a: $(GUEST_OBJ)
 
 $(BIN): $(O)/orchestrator/main.o $(O)/libthpeval.a
 	$(call msg,LD,$@)
-	@mkdir -p bin
+	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(GUEST_BIN): $(O)/g/guest/main.o $(O)/libguest.a
 	$(call msg,LD,$@ '(static)')
-	@mkdir -p bin
+	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ -lm
 
 $(O)/tests/%: tests/%.c $(O)/libthpeval.a
@@ -106,15 +107,23 @@ $(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
 SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh)
 
 unit: all $(TEST_BIN) $(GTEST_BIN)
-	@HELPER_CFLAGS="$(SAN_FLAGS)" tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
+	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 integration: all
-	@tests/integration/run.sh
+	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/run.sh
+	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/faults.sh
+
+# the unit and integration tests again with AddressSanitizer + UBSan (LeakSanitizer
+# included), in a build of their own so bin/ stays a normal build
+SAN_DIR := build-san
+sanitize:
+	@$(MAKE) --no-print-directory O=$(SAN_DIR) BINDIR=$(SAN_DIR)/bin SANITIZE=address,undefined unit integration
 
 check: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory sanitize
 
 deps:
 	@tools/deps.sh
@@ -149,6 +158,6 @@ help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
-	rm -rf $(O) bin
+	rm -rf $(O) bin $(SAN_DIR)
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

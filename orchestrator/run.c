@@ -654,6 +654,40 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 	return 0;
 }
 
+/*
+ * libvirtd died or was restarted under us: reconnect (for up to a minute) and
+ * make sure the guest we lost is gone, then go on with the next group.
+ */
+static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *io, struct virt **v, unsigned idx,
+			     struct err *e)
+{
+	char name[64];
+	double t0 = now_s();
+	struct err ce = ERR_INIT;
+
+	if (virt_alive(*v))
+		return 0;
+	progress(io, "warning: lost the connection to libvirtd: reconnecting to '%s'", cfg->uri);
+	virt_close(*v);
+	*v = NULL;
+	while (!*io->stop) {
+		err_clear(&ce);
+		if (virt_open(cfg->uri, v, &ce) == 0)
+			break;
+		if (now_s() - t0 > 60)
+			return err_set(e, ce.code, "libvirtd went away and did not come back within 60 s: %s", ce.msg);
+		usleep(500 * 1000);
+	}
+	if (!*v)
+		return err_set(e, -EINTR, "interrupted while reconnecting to libvirtd");
+	snprintf(name, sizeof(name), "thpeval-%d-%u", (int)getpid(), idx);
+	if (virt_destroy_name(*v, name, &ce))
+		progress(io, "warning: %s", ce.msg);
+	progress(io, "warning: reconnected to libvirtd after %.1f s; the lost guest's cells are marked failed",
+		 now_s() - t0);
+	return 0;
+}
+
 /* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */
 static void shuffle_groups(struct host_group *g, size_t n, uint64_t seed)
 {
@@ -866,7 +900,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			if (r) {
 				/* one guest failing does not stop the run: the cells say why */
 				progress(io, "error: %s", ge.msg);
-				r = 0;
+				r = reconnect_if_lost(cfg, io, &v, idx - 1, e);
+				if (r)
+					goto out;
 			}
 			save_partial(res, cfg, json_path);
 		}

@@ -961,3 +961,26 @@ int virt_reap_stale(struct virt *v, int *removed, struct err *e)
 	free(doms);
 	return ret;
 }
+
+bool virt_alive(struct virt *v)
+{
+	return v && v->conn && virConnectIsAlive(v->conn) == 1;
+}
+
+int virt_destroy_name(struct virt *v, const char *name, struct err *e)
+{
+	virDomainPtr dom = virDomainLookupByName(v->conn, name);
+	int r = 0;
+
+	if (!dom) {
+		virResetLastError();
+		return 0;	/* already gone */
+	}
+	if (virDomainIsActive(dom) == 1 && virDomainDestroy(dom) < 0)
+		r = lv_err(e, -EIO, "cannot destroy guest '%s': %s", name, lv_msg());
+	if (virDomainIsPersistent(dom) == 1)
+		virDomainUndefine(dom);
+	virDomainFree(dom);
+	virResetLastError();
+	return r;
+}

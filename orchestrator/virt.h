@@ -129,4 +129,9 @@ void guest_destroy(struct guest *g);
  */
 int virt_reap_stale(struct virt *v, int *removed, struct err *e);
 
+/* the connection still answers (false after libvirtd died or was restarted) */
+bool virt_alive(struct virt *v);
+/* destroy (and undefine) a domain by name if it exists: cleanup after a reconnect */
+int virt_destroy_name(struct virt *v, const char *name, struct err *e);
+
 #endif

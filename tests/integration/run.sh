@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 TOP=$PWD
-BIN=$TOP/bin/thpeval
+BIN=${THPEVAL_BIN:-$TOP/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage
 WORK=$(mktemp -d /tmp/thpeval-it.XXXXXX)
 STATE=$WORK/state

@@ -29,7 +29,7 @@ PYEOF
 }
 FIX=tests/orchestrator/fixtures/results-tcg-2x2.json
 validate "$FIX" && ok "stored fixture is valid" || ko "stored fixture is invalid"
-if bin/thpeval report "$FIX" --format=json >"$WORK/re.json" 2>"$WORK/re.err"; then
+if "${THPEVAL_BIN:-bin/thpeval}" report "$FIX" --format=json >"$WORK/re.json" 2>"$WORK/re.err"; then
 	validate "$WORK/re.json" && ok "'thpeval report --format=json' output is valid" || ko "report json invalid"
 else
 	ko "report failed: $(cat "$WORK/re.err")"

@@ -12,7 +12,7 @@
 # (apt-get install chromium); python3 for the pixel check, else a weaker one.
 set -u
 cd "$(dirname "$0")/../.."
-THPEVAL=${THPEVAL:-$PWD/bin/thpeval}
+THPEVAL=${THPEVAL:-${THPEVAL_BIN:-$PWD/bin/thpeval}}
 FIXTURE=tests/orchestrator/fixtures/results-tcg-2x2.json
 W=1200
 H=1600
