@@ -417,7 +417,11 @@ int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return err_set(e, -ENAMETOOLONG, "path too long: '%s'", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* never follow or reuse what someone else put there: a stale temporary of a
+	 * dead process with our pid is removed, a symlink is not followed */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return err_set(e, -errno, "cannot create '%s': %s", tmp, strerror(errno));
 	while (off < len) {
