@@ -375,6 +375,16 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(host, "thp_after", r->have_thp_after ? j_thp(&r->thp_after) : NULL);
 	json_object_object_add(o, "host", host);
 	json_object_object_add(o, "image_id", jstr(r->image_id));
+	{
+		json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "host_qemu_minflt", jstr("per repetition, fault and access phase together"));
+		json_object_object_add(t, "host_vmstat", jstr("host-wide thp_* and compact_* deltas per repetition"));
+		json_object_object_add(t, "guest_rusage", jstr("per phase, from the workload"));
+		json_object_object_add(t, "kvm_stats", jstr(r->kvm_stats_note));
+		json_object_object_add(t, "hardware_counters", jstr(r->pmu_note));
+		json_object_object_add(o, "telemetry", t);
+	}
 	json_object_object_add(set, "uri", jstr(s->uri));
 	json_object_object_add(set, "host_thp", jstr(s->host_thp_list));
 	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));

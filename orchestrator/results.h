@@ -98,6 +98,8 @@ struct results {
 	char libvirt_version[32];
 	char hypervisor_version[32];
 	char image_id[20];
+	char kvm_stats_note[200];	/* availability of host telemetry, with the reason */
+	char pmu_note[200];
 	struct host_info host;
 	struct thp_settings thp_before;
 	struct thp_settings thp_after;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 
 #include "host/journal.h"
 #include "host/procfs.h"
@@ -688,6 +690,42 @@ static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *
 	return 0;
 }
 
+/* what host telemetry this host can give beyond smaps and vmstat, and why not */
+static void telemetry_notes(struct results *res, enum accel accel, bool guests)
+{
+	struct perf_event_attr pa;
+	long fd;
+
+	if (!guests)
+		snprintf(res->kvm_stats_note, sizeof(res->kvm_stats_note), "not available: no guests (--target=host)");
+	else if (accel != ACCEL_KVM)
+		snprintf(res->kvm_stats_note, sizeof(res->kvm_stats_note),
+			 "not available: guests run under %s; pages_4k/2m/1g and nx_lpage_splits exist only for KVM guests",
+			 accel_name(accel));
+	else if (access("/sys/kernel/debug/kvm", R_OK) != 0)
+		snprintf(res->kvm_stats_note, sizeof(res->kvm_stats_note),
+			 "not available: /sys/kernel/debug/kvm is not readable (mount debugfs)");
+	else
+		snprintf(res->kvm_stats_note, sizeof(res->kvm_stats_note),
+			 "not collected: debugfs has them, this version of thpeval does not read them yet");
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_HARDWARE;
+	pa.size = sizeof(pa);
+	pa.config = PERF_COUNT_HW_CPU_CYCLES;
+	pa.disabled = 1;
+	pa.exclude_kernel = 1;
+	fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+	if (fd < 0)
+		snprintf(res->pmu_note, sizeof(res->pmu_note),
+			 "not available: no hardware PMU here (perf_event_open of cpu-cycles: %s); dTLB/EPT walk counts need one",
+			 strerror(errno));
+	else {
+		close((int)fd);
+		snprintf(res->pmu_note, sizeof(res->pmu_note),
+			 "not collected: the host has a PMU, this version of thpeval does not count dTLB/EPT walks yet");
+	}
+}
+
 /* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */
 static void shuffle_groups(struct host_group *g, size_t n, uint64_t seed)
 {
@@ -850,6 +888,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			goto out;
 		progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
 	}
+	telemetry_notes(res, accel, cfg->target_guest);
 	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
 	if (r)
 		goto out;
