@@ -1,10 +1,12 @@
 /*
  * image: the guest image (kernel, initrd, raw ext2 root with the guest program
  * as /init), built with supermin and the libguestfs C API and cached by a hash
- * of everything that goes into it. Also per-guest qcow2 overlays and checks.
- * Depends on libguestfs and libc only; runs supermin/dpkg-query by argv (no
- * shell). Never prints, never exits: returns 0 or a negative errno and fills
- * struct err; progress goes through the callback in image_opts.
+ * of everything that goes into it; images/boot makes the kernel and initrd
+ * quick to boot. Also per-guest qcow2 overlays and checks.
+ * Depends on libguestfs, liblzma (through boot) and libc; runs supermin and
+ * dpkg-query by argv (no shell). Never prints, never exits: returns 0 or a
+ * negative errno and fills struct err; progress goes through the callback in
+ * image_opts.
  */
 #ifndef THPEVAL_IMAGES_IMAGE_H
 #define THPEVAL_IMAGES_IMAGE_H
@@ -32,10 +34,13 @@ struct image_opts {
 struct image {
 	char id[IMAGE_ID_LEN + 1];	/* content hash, 16 hex digits */
 	char dir[PATH_MAX];		/* <cache_dir>/<id>, absolute */
-	char kernel[PATH_MAX];		/* <dir>/kernel (a copy, 0644) */
-	char initrd[PATH_MAX];		/* <dir>/initrd: supermin's mini initrd, mounts root= */
+	char kernel[PATH_MAX];		/* <dir>/kernel (0644): the ELF vmlinux from the vmlinuz (QEMU boots it
+					 * through its PVH entry), or a copy of the vmlinuz if it could not be unpacked */
+	char initrd[PATH_MAX];		/* <dir>/initrd: supermin's mini initrd, cut to the modules the guest
+					 * needs (virtio, ext4, virtio_console); mounts root= */
 	char root[PATH_MAX];		/* <dir>/root: raw ext2 disk image, never written after the build */
-	char cmdline[256];		/* what the image needs to boot: "root=UUID=... console=ttyS0 panic=1"; append your own params */
+	char cmdline[256];		/* what the image needs to boot: "root=UUID=... console=ttyS0 panic=1"
+					 * and boot-time savers; append your own params */
 	char kernel_version[64];	/* e.g. "6.1.0-57-amd64"; /lib/modules/<it> is in the root */
 };
 

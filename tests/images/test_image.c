@@ -470,6 +470,34 @@ static void test_real_build(void **state)
 		assert_int_equal(st.st_mode & 0777, 0755);
 		assert_true(strncmp(img.cmdline, "root=UUID=", 10) == 0);
 		assert_non_null(strstr(img.cmdline, "console=ttyS0"));
+		/* the boot files: the vmlinux unpacked (an ELF) or, where that could not
+		 * be done, the vmlinuz; supermin's initrd slimmed or as it was */
+		{
+			char text[1024] = "";
+			ssize_t n;
+
+			snprintf(p, sizeof(p), "%s/meta", img.dir);
+			fd = open(p, O_RDONLY);
+			assert_true(fd >= 0);
+			n = read(fd, text, sizeof(text) - 1);
+			close(fd);
+			assert_true(n > 0);
+			text[n] = '\0';
+			assert_true(strstr(text, "\nkernel_format=vmlinux\n") ||
+				    strstr(text, "\nkernel_format=bzImage\n"));
+			assert_true(strstr(text, "\ninitrd=slim\n") || strstr(text, "\ninitrd=supermin\n"));
+			fd = open(img.kernel, O_RDONLY);
+			assert_true(fd >= 0);
+			assert_int_equal(read(fd, magic, 4), 4);
+			close(fd);
+			if (strstr(text, "kernel_format=vmlinux"))
+				assert_memory_equal(magic, "\177ELF", 4);
+			else
+				assert_memory_not_equal(magic, "\177ELF", 4);
+			print_message("  [image] boot files: %s, %s\n",
+				      strstr(text, "kernel_format=vmlinux") ? "vmlinux (ELF)" : "bzImage",
+				      strstr(text, "initrd=slim") ? "slim initrd" : "supermin's initrd");
+		}
 		assert_true(strlen(img.kernel_version) > 0);
 		assert_true(strncmp(img.dir, cache, strlen(cache)) == 0);
 		/* nothing left behind but the image */
