@@ -13,7 +13,15 @@ if ! pgrep -x virtlogd >/dev/null 2>&1; then
 	virtlogd -d
 fi
 if ! pgrep -x libvirtd >/dev/null 2>&1; then
-	libvirtd -d
+	# Under a reaper (tini -s, a child subreaper): libvirtd double-forks QEMU, and
+	# where PID 1 is slow to reap orphans (containers, microVMs) every guest
+	# teardown would wait for it (~2 s here); tini reaps them at once.
+	if command -v tini >/dev/null 2>&1; then
+		mkdir -p /var/log/libvirt
+		setsid tini -s -- libvirtd </dev/null >>/var/log/libvirt/libvirtd-stdout.log 2>&1 &
+	else
+		libvirtd -d
+	fi
 fi
 i=0
 while [ ! -S "$SOCK" ]; do

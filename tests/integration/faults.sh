@@ -96,7 +96,7 @@ if wait_for "$WORK/lv.err" "is up" $pid 300; then
 	pkill -TERM -x libvirtd
 	for _ in $(seq 1 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done
 	sleep 2
-	libvirtd -d
+	tools/services.sh
 fi
 wait $pid
 rc=$?
