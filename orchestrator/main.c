@@ -375,6 +375,8 @@ static int host_show(const struct host_args *a)
 
 static int host_set(const struct host_args *a, int argc, char **argv)
 {
+	struct host_lock lock = HOST_LOCK_INIT;
+	char lockdir[PATH_MAX];
 	struct err e = ERR_INIT;
 	char key[THP_KEY_MAX], old[THP_VAL_MAX];
 	int i;
@@ -399,16 +401,22 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 	}
 	if (is_host_root(a->root) && need_root("thpeval host set"))
 		return EXIT_ERROR;
+	/* never under a running thpeval: its journal would restore over this */
+	if (host_lock_dir(a->root, lockdir, sizeof(lockdir), &e) || host_lock_take(&lock, lockdir, NULL, &e))
+		return fail(&e, EXIT_ERROR);
 	for (i = 0; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
 		size_t kl = (size_t)(eq - argv[i]);
 
 		memcpy(key, argv[i], kl);
 		key[kl] = '\0';
-		if (thp_read_one(a->root, key, old, sizeof(old), &e) || thp_write(a->root, key, eq + 1, &e))
+		if (thp_read_one(a->root, key, old, sizeof(old), &e) || thp_write(a->root, key, eq + 1, &e)) {
+			host_lock_release(&lock);
 			return fail(&e, EXIT_ERROR);
+		}
 		printf("%s: %s -> %s\n", key, old, eq + 1);
 	}
+	host_lock_release(&lock);
 	return EXIT_OK;
 }
 

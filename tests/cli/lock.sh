@@ -89,12 +89,10 @@ if start_holder enabled=always; then
 	tp host --sysfs-root="$FAKE" --state-dir="$WORK/other-state" restore
 	check "restore with another --state-dir while held: still refused" busy_by "$HPID"
 
-	# `host set` takes neither the lock nor a journal: say so, do not count it
+	# `host set` must not change a knob under a running thpeval either
 	tp host --sysfs-root="$FAKE" --state-dir="$STATE" set enabled=madvise
-	if [ "$RC" -eq 0 ]; then
-		echo "note: 'thpeval host set' changed a knob while a run held the host lock"
-		"$THPEVAL" host --sysfs-root="$FAKE" set enabled=always >/dev/null 2>&1
-	fi
+	check "host set while held: non-zero, one line naming pid $HPID" busy_by "$HPID"
+	check "host set while held: fake tree untouched" enabled_is always
 
 	# ---- killed: stale lock, journal left behind ----------------------------------------
 	DEAD=$HPID
