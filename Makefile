@@ -107,6 +107,7 @@ $(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
 SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh)
 
 unit: all $(TEST_BIN) $(GTEST_BIN)
+	@tools/services.sh
 	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 integration: all
