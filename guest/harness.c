@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "emit.h"
 #include "lib/parse.h"
@@ -335,6 +336,18 @@ static int not_run(struct emitter *em, const struct record *base, int r, const c
 	return fail(em, base, why, code, e);
 }
 
+/*
+ * --hold=1: the result is out; close the output (the runner sees end of file)
+ * and keep this process, and the memory the workload left mapped, until the
+ * runner kills it.
+ */
+static __attribute__((noreturn)) void harness_hold(int out_fd)
+{
+	close(out_fd);
+	for (;;)
+		pause();
+}
+
 int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
 			  struct err *e)
 {
@@ -385,6 +398,8 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 			    HARNESS_FAILED, e);
 	if (emitter_send(&em, &res, e))
 		return HARNESS_FAILED;
+	if (a.hold)
+		harness_hold(out_fd);
 	return HARNESS_OK;
 }
 

@@ -17,6 +17,8 @@ static const struct wl_param memset_params[] = {
 	  1000000000000ull, "dependent loads timed in the access phase" },
 	{ "madvise", WL_P_BOOL, offsetof(struct wl_args, madvise), "0", 0, 1,
 	  "1: madvise(MADV_HUGEPAGE) the buffer (needed when THP is 'madvise')" },
+	{ "hold", WL_P_BOOL, offsetof(struct wl_args, hold), "0", 0, 1,
+	  "1: fault phase only; report, then keep the buffer mapped until killed (host-cold series)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
 
@@ -112,7 +114,8 @@ static int add_metrics(struct record *res, const struct wl_args *a, uint64_t fau
 	int r = 0;
 
 	r |= rec_add_u64(res, "size_bytes", a->size);
-	r |= rec_add_u64(res, "accesses", a->accesses);
+	if (!a->hold)
+		r |= rec_add_u64(res, "accesses", a->accesses);
 	r |= rec_add_u64(res, "madvise", a->madvise);
 	r |= rec_add_u64(res, "fault_elapsed_ns", fault_ns);
 	r |= rec_add_f64(res, "fault_ns_per_4k", (double)fault_ns / pages);
@@ -125,8 +128,10 @@ static int add_metrics(struct record *res, const struct wl_args *a, uint64_t fau
 	r |= rec_add_u64(res, "rss_bytes", vma->rss_bytes);
 	r |= rec_add_u64(res, "anon_huge_bytes", vma->anon_huge_bytes);
 	r |= rec_add_f64(res, "guest_huge_pct", huge_pct);
-	r |= rec_add_u64(res, "access_elapsed_ns", access_ns);
-	r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
+	if (!a->hold) {
+		r |= rec_add_u64(res, "access_elapsed_ns", access_ns);
+		r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
+	}
 	return r ? -EINVAL : 0;
 }
 
@@ -174,6 +179,14 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 	ret = smaps_self(env->root, (uint64_t)(uintptr_t)buf, &vma, e);
 	if (ret)
 		goto cleanup;
+	if (a->hold) {
+		/* host-cold series: the buffer stays mapped (the harness keeps this process
+		 * alive after the record) so the next fresh buffer gets other guest memory */
+		ret = add_metrics(res, a, fault_ns, &u0, &u1, &vma, 0);
+		if (ret)
+			return err_set(e, ret, "cannot add the metrics to the record");
+		return 0;
+	}
 
 	/* access phase: the buffer is mapped; chase a random cycle through its pages */
 	scratch = malloc(npages * sizeof(*scratch));

@@ -164,6 +164,11 @@ static int set_warmup(const char *v, struct plan *p, const char *key, char *why,
 	return set_u64(v, 0, 100, &p->warmup, key, why, len);
 }
 
+static int set_cold(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_u64(v, 0, 100, &p->cold, key, why, len);
+}
+
 static int set_accesses(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	return set_u64(v, 1, 1000000000000ull, &p->accesses, key, why, len);
@@ -219,6 +224,7 @@ static const struct plan_key {
 	{ "workloads", set_workloads },
 	{ "reps", set_reps },
 	{ "warmup", set_warmup },
+	{ "cold", set_cold },
 	{ "size", set_size },
 	{ "accesses", set_accesses },
 	{ "seed", set_seed },

@@ -30,6 +30,7 @@ struct plan {
 	const struct workload *workloads[PLAN_MAX_WORKLOADS];
 	uint64_t reps;		/* measured rounds, >= 1 */
 	uint64_t warmup;	/* warm-up rounds before them */
+	uint64_t cold;		/* memset host-cold series: fresh buffers per guest THP setting, 0 = none */
 	uint64_t size;		/* bytes, multiple of 2M */
 	uint64_t accesses;
 	uint64_t seed;

@@ -176,6 +176,12 @@ fail:
 int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
 		uint64_t timeout_ms, struct fwd_stats *st, struct err *e)
 {
+	return runner_exec_hold(argv, em, context, timeout_ms, st, NULL, e);
+}
+
+int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
+		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e)
+{
 	uint64_t deadline = harness_now_ns() + timeout_ms * 1000000u;
 	int out[2], ep[2], status = 0, exec_errno = 0, ret;
 	char reason[REC_VAL_MAX];
@@ -215,6 +221,8 @@ int runner_exec(char *const argv[], struct emitter *em, const struct record *con
 		return send_fail(em, context, NULL, 0, reason, e);
 	}
 
+	if (held)
+		*held = -1;
 	ret = runner_forward(out[0], em, context, deadline, st, e);
 	close(out[0]);
 	if (ret == -ETIMEDOUT)
@@ -223,6 +231,9 @@ int runner_exec(char *const argv[], struct emitter *em, const struct record *con
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		return ret;
+	} else if (held && st->by_type[REC_RESULT] && !st->by_type[REC_FAIL] && !st->by_type[REC_SKIP]) {
+		*held = pid;	/* it reported and holds its memory until runner_release() */
+		return 0;
 	} else if (wait_child(pid, deadline, &status) == -ETIMEDOUT) {
 		timed_out = true;	/* closed its output but did not exit */
 	}
@@ -248,6 +259,20 @@ int runner_exec(char *const argv[], struct emitter *em, const struct record *con
 				 "workload exited without a result record", e);
 	}
 	return 0;
+}
+
+void runner_release(pid_t *pids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++) {
+		while (pids[i] > 0 && waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+		pids[i] = -1;
+	}
 }
 
 /* ---- the runner ------------------------------------------------------------ */
@@ -533,27 +558,131 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 	return 0;
 }
 
+/* guest THP settings in a seeded random order */
+static void thp_order(const struct plan *p, uint64_t salt, enum guest_thp *order)
+{
+	uint64_t st = prng_mix(p->seed ^ salt);
+	size_t i;
+
+	memcpy(order, p->guest_thp, sizeof(p->guest_thp));
+	for (i = p->nthp; i > 1; i--) {
+		size_t j = (size_t)prng_below(&st, i);
+		enum guest_thp t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+}
+
+#define COLD_MARGIN (96ull << 20)	/* left to the guest's kernel and runner */
+#define COLD_MIN (16ull << 20)		/* smaller buffers time too few faults */
+#define COLD_MAX_HELD (100 * GUEST_THP__COUNT)
+
+/* the size of each host-cold buffer: all of them are held at once */
+static uint64_t cold_size(struct runner *rn, uint64_t count)
+{
+	const struct plan *p = &rn->plan;
+	uint64_t avail = 0, per;
+
+	if (meminfo_get(rn->root, "MemAvailable", &avail, NULL) || avail <= COLD_MARGIN)
+		return 0;
+	per = (avail - COLD_MARGIN) / count;
+	per -= per % (2ull << 20);
+	return per < p->size ? per : p->size;
+}
+
+/*
+ * The host-cold series, before any other workload touches guest memory: for
+ * each of plan.cold rounds and each guest THP setting, memset faults a fresh
+ * buffer and keeps it (--hold=1), so every buffer lands on guest memory no
+ * earlier run touched: its faults are the host's first touch too (with
+ * allocation ondemand). Records carry variant=cold; the buffers are released
+ * before the warm rounds.
+ */
+static int run_cold(struct runner *rn, struct err *e)
+{
+	const struct plan *p = &rn->plan;
+	pid_t held[COLD_MAX_HELD];
+	uint64_t k, size, count = p->cold * p->nthp;
+	size_t nh = 0, i, j, n;
+	struct record info;
+	int r = 0;
+
+	for (i = 0; i < p->nworkloads && strcmp(p->workloads[i]->name, "memset"); i++)
+		;
+	if (!p->cold || i == p->nworkloads)
+		return 0;
+	size = count <= COLD_MAX_HELD ? cold_size(rn, count) : 0;
+	rec_init(&info, REC_INFO, 0);
+	rec_add_str(&info, "event", "cold");
+	rec_add_u64(&info, "buffers", count);
+	rec_add_u64(&info, "size_bytes", size);
+	if (size < COLD_MIN) {
+		rec_add_str(&info, "skipped", "guest memory too small for the host-cold series");
+		say(rn, "host-cold series skipped: %" PRIu64 " buffers do not fit the guest's memory", count);
+		return emitter_send(&rn->em, &info, e);
+	}
+	if ((r = emitter_send(&rn->em, &info, e)))
+		return r;
+	for (k = 0; k < p->cold && !r; k++) {
+		enum guest_thp order[GUEST_THP__COUNT];
+
+		thp_order(p, 0x9e3779b97f4a7c15ull * (k + 101), order);
+		for (i = 0; i < p->nthp && !r; i++) {
+			enum guest_thp t = order[i];
+			char o[12][72], *argv[13];
+			struct fwd_stats st;
+			struct record ctx;
+
+			context_init(&ctx, "memset", (unsigned)k, false, p->seed, t);
+			rec_add_str(&ctx, "variant", "cold");
+			r = cell_thp(rn, t, &ctx, e);
+			if (r) {
+				r = r < 0 ? r : 0;
+				continue;
+			}
+			n = 0;
+			snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
+			snprintf(o[n++], sizeof(o[0]), "workload");
+			snprintf(o[n++], sizeof(o[0]), "memset");
+			snprintf(o[n++], sizeof(o[0]), "--rep=%" PRIu64, k);
+			snprintf(o[n++], sizeof(o[0]), "--warmup=0");
+			snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
+			snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
+			snprintf(o[n++], sizeof(o[0]), "--label=variant=cold");
+			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, size);
+			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
+			snprintf(o[n++], sizeof(o[0]), "--hold=1");
+			for (j = 0; j < n; j++)
+				argv[j] = o[j];
+			argv[n] = NULL;
+			say(rn, "host-cold %" PRIu64 " guest_thp=%s memset %" PRIu64 "M (held)", k,
+			    guest_thp_name(t), size >> 20);
+			r = runner_exec_hold(argv, &rn->em, &ctx, p->timeout_ms, &st, &held[nh], e);
+			if (held[nh] > 0)
+				nh++;
+		}
+	}
+	runner_release(held, nh);
+	return r;
+}
+
 static int run_plan(struct runner *rn, struct err *e)
 {
 	const struct plan *p = &rn->plan;
 	uint64_t rounds = p->warmup + p->reps, round;
 	int r;
 
+	if ((r = run_cold(rn, e)))
+		return r;
+
 	for (round = 0; round < rounds; round++) {
 		enum guest_thp order[GUEST_THP__COUNT];
-		uint64_t st = prng_mix(p->seed ^ (0x5851f42d4c957f2dull * (round + 1)));
 		char list[64];
 		struct record info;
 		size_t i;
 
-		memcpy(order, p->guest_thp, sizeof(order));
-		for (i = p->nthp; i > 1; i--) {
-			size_t j = (size_t)prng_below(&st, i);
-			enum guest_thp t = order[i - 1];
-
-			order[i - 1] = order[j];
-			order[j] = t;
-		}
+		thp_order(p, 0x5851f42d4c957f2dull * (round + 1), order);
 		join_thp(order, p->nthp, list, sizeof(list));
 		rec_init(&info, REC_INFO, 0);
 		rec_add_str(&info, "event", "round");

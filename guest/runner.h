@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "emit.h"
 #include "lib/err.h"
@@ -50,6 +51,16 @@ int runner_forward(int in_fd, struct emitter *em, const struct record *context,
  */
 int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
 		uint64_t timeout_ms, struct fwd_stats *st, struct err *e);
+/*
+ * runner_exec for a child that reports and then keeps running (memset --hold=1):
+ * when it closed its output after a result and no fail/skip record, *held is
+ * its pid and it is left running for runner_release(); otherwise *held is -1
+ * and the child was handled as by runner_exec.
+ */
+int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
+		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e);
+/* SIGKILL and reap the held children (entries <= 0 are skipped); sets them to -1 */
+void runner_release(pid_t *pids, size_t n);
 
 /*
  * The runner. pid1: mount, use /dev/console, write THP knobs, power off at

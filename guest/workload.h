@@ -37,6 +37,7 @@ struct wl_args {
 	uint64_t seed;
 	bool warmup;
 	bool madvise;
+	bool hold;		/* memset: report the fault phase, keep the buffer until killed */
 	uint64_t pages_min, pages_max;	/* tlb: working-set sweep, in 4K pages */
 	uint64_t loads;		/* tlb, color: timed loads per trial */
 	uint64_t trials;	/* tlb, color: timed trials per point (median kept) */

@@ -136,6 +136,7 @@ enum run_opt {
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
+	RO_COLD_REPS,
 };
 
 static const struct opt run_opts[] = {
@@ -146,6 +147,7 @@ static const struct opt run_opts[] = {
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "reps", "N", "3", "measured repetitions per cell (1-100)", RO_REPS },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
@@ -197,6 +199,7 @@ void run_config_defaults(struct run_config *c)
 	c->target_guest = true;
 	c->reps = 3;
 	c->warmup = 1;
+	c->cold_reps = 3;
 	c->vcpus = 1;
 	c->memory = 1ull << 30;
 	c->size = 256ull << 20;
@@ -308,6 +311,12 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (r)
 			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
 		c->warmup = (unsigned)v;
+		return 0;
+	case RO_COLD_REPS:
+		r = parse_u64_range(arg, 0, 20, &v);
+		if (r)
+			return bad_value(e, r, arg, "a host-cold repetition count from 0 to 20");
+		c->cold_reps = (unsigned)v;
 		return 0;
 	case RO_MEMORY:
 		r = parse_size(arg, &v);

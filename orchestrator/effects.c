@@ -9,10 +9,14 @@
 /* the two phase metrics of each workload that the split is computed from */
 static const struct {
 	const char *workload;
-	const char *prefault_metric;	/* fault phase: first touch */
+	const char *variant;		/* the cells the metrics are in ("" = plain) */
+	const char *prefault_metric;	/* fault phase: first touch; NULL: none timed */
 	const char *tlb_metric;		/* access phase: memory already mapped */
 } phase_metrics[] = {
-	{ "memset", "fault_ns_per_4k", "access_ns" },
+	{ "memset", "", "fault_ns_per_4k", "access_ns" },
+	/* the 2M-asking region at the largest working set: huge where the cell's
+	 * guest setting gives huge pages, 4K where it does not */
+	{ "tlb", "summary", NULL, "large_2m_access_ns" },
 };
 
 int contrast_pct(const struct contrast_term *t, size_t n, double base_mean, double *est,
@@ -53,28 +57,35 @@ double mde_pct(double cv_pct, size_t n)
 }
 
 static const struct cell *find(const struct results *r, const char *w, const char *host, const char *pf,
-			       const char *guest)
+			       const char *guest, const char *variant)
 {
 	size_t i;
 
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
 
-		if (!strcmp(c->target, "guest") && !strcmp(c->workload, w) && !c->variant[0] &&
+		if (!strcmp(c->target, "guest") && !strcmp(c->workload, w) && !strcmp(c->variant, variant) &&
 		    !strcmp(c->host_thp, host) && !strcmp(c->prefault, pf) && !strcmp(c->guest_thp, guest))
 			return c;
 	}
 	return NULL;
 }
 
-static bool has_prefault(const struct results *r, const char *w, const char *pf)
+static bool has_prefault(const struct results *r, const char *w, const char *pf, const char *variant)
 {
-	return find(r, w, "never", pf, "never") != NULL;
+	return find(r, w, "never", pf, "never", variant) != NULL;
 }
 
+static bool has_cold(const struct results *r, const char *w, const char *host, const char *pf)
+{
+	return find(r, w, "never", pf, "never", "cold") && find(r, w, host, pf, "never", "cold");
+}
+
+/* a cell in a contrast: variant NULL is the plain (host-warm) cell */
 struct term_spec {
 	const char *host, *pf, *guest;
 	double w;
+	const char *variant;
 };
 
 static struct effect *new_effect(struct effects *fx, const char *w, const char *side, const char *comp,
@@ -97,7 +108,8 @@ static struct effect *new_effect(struct effects *fx, const char *w, const char *
 }
 
 /* evaluate a contrast over cells; base is the first term's cell */
-static void eval(const struct results *r, struct effect *e, const struct term_spec *ts, size_t n)
+static void eval(const struct results *r, struct effect *e, const struct term_spec *ts, size_t n,
+		 const char *basevar)
 {
 	struct contrast_term t[8];
 	const struct cell *base = NULL;
@@ -106,11 +118,12 @@ static void eval(const struct results *r, struct effect *e, const struct term_sp
 	if (!e)
 		return;
 	for (i = 0; i < n; i++) {
-		const struct cell *c = find(r, e->workload, ts[i].host, ts[i].pf, ts[i].guest);
+		const char *var = ts[i].variant ? ts[i].variant : basevar;
+		const struct cell *c = find(r, e->workload, ts[i].host, ts[i].pf, ts[i].guest, var);
 
 		if (!c) {
-			snprintf(e->note, sizeof(e->note), "cell host=%s/%s guest=%s was not run", ts[i].host,
-				 ts[i].pf, ts[i].guest);
+			snprintf(e->note, sizeof(e->note), "cell host=%s/%s guest=%s%s%s was not run", ts[i].host,
+				 ts[i].pf, ts[i].guest, *var ? " " : "", var);
 			return;
 		}
 		if (!c->valid) {
@@ -138,70 +151,106 @@ static void eval(const struct results *r, struct effect *e, const struct term_sp
 	e->significant = e->ci95_low_pct > 0 || e->ci95_high_pct < 0;
 }
 
-static void workload_effects(const struct results *r, struct effects *fx, const char *w, const char *F,
-			     const char *A, const char *X, const char *Y)
+static void workload_effects(const struct results *r, struct effects *fx, const char *w, const char *V,
+			     const char *F, const char *A, const char *X, const char *Y)
 {
 	/* guest-side effects and the interaction use the ondemand arm when present */
-	const char *pf = has_prefault(r, w, "ondemand") ? "ondemand" : "immediate";
-	bool both = has_prefault(r, w, "ondemand") && has_prefault(r, w, "immediate");
+	const char *pf = has_prefault(r, w, "ondemand", V) ? "ondemand" : "immediate";
+	bool both = has_prefault(r, w, "ondemand", V) && has_prefault(r, w, "immediate", V);
 	struct effect *e, *hp;
-	double total_f = NAN, total_a = NAN;
+	double total_f = NAN, total_a = NAN, total_cold = NAN;
 	size_t first = fx->n, i;
 
-	/* host prefault: host THP's effect on the fault phase that disappears when QEMU
-	 * preallocates guest RAM (ondemand minus immediate) */
-	hp = new_effect(fx, w, "host", "prefault", F, X, Y);
-	if (both) {
+	/*
+	 * host prefault: host THP's effect on the guest's first touch of memory the
+	 * host never backed (the host-cold 'cold' cells: the host faults inside the
+	 * window) that disappears when the host no longer faults there: with QEMU
+	 * preallocating (immediate) or, with one allocation mode, on host-warm memory
+	 */
+	hp = new_effect(fx, w, "host", "prefault", F ? F : "", X, Y);
+	if (!F) {
+		if (hp)
+			snprintf(hp->note, sizeof(hp->note), "%s times no fault phase", w);
+	} else if (both && has_cold(r, w, X, "ondemand") && has_cold(r, w, X, "immediate")) {
 		const struct term_spec t[] = {
-			{ "never", "ondemand", "never", 1 }, { X, "ondemand", "never", -1 },
-			{ "never", "immediate", "never", -1 }, { X, "immediate", "never", 1 },
+			{ "never", "ondemand", "never", 1, "cold" }, { X, "ondemand", "never", -1, "cold" },
+			{ "never", "immediate", "never", -1, "cold" }, { X, "immediate", "never", 1, "cold" },
 		};
-		eval(r, hp, t, 4);
+		eval(r, hp, t, 4, V);
 		if (hp && hp->available)
 			snprintf(hp->note, sizeof(hp->note),
-				 "host THP effect on the fault phase, ondemand minus immediate allocation");
+				 "host THP effect on host-cold first touch, ondemand minus immediate allocation");
+	} else if (has_cold(r, w, X, "ondemand")) {
+		const struct term_spec t[] = {
+			{ "never", "ondemand", "never", 1, "cold" }, { X, "ondemand", "never", -1, "cold" },
+			{ "never", "ondemand", "never", -1, NULL }, { X, "ondemand", "never", 1, NULL },
+		};
+		eval(r, hp, t, 4, V);
+		if (hp && hp->available)
+			snprintf(hp->note, sizeof(hp->note),
+				 "host THP effect on host-cold first touch minus on host-warm first touch (ondemand)");
 	} else if (hp) {
 		snprintf(hp->note, sizeof(hp->note),
-			 "needs both host allocation modes: run with --host-prefault=ondemand,immediate");
+			 "needs host-cold cells (--cold-reps above 0) with allocation ondemand");
 	}
 	{
 		/* the access phase runs on memory already mapped on both sides, so host
 		 * faults are outside its window in either allocation mode; the same arm as
 		 * the guest effects keeps host + guest + interaction = total */
-		const struct term_spec t[] = { { "never", pf, "never", 1 }, { X, pf, "never", -1 } };
+		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { X, pf, "never", -1, NULL } };
 
-		eval(r, new_effect(fx, w, "host", "tlb", A, X, Y), t, 2);
+		eval(r, new_effect(fx, w, "host", "tlb", A, X, Y), t, 2, V);
 	}
 	{
-		const struct term_spec t[] = { { "never", pf, "never", 1 }, { "never", pf, Y, -1 } };
+		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { "never", pf, Y, -1, NULL } };
 
-		eval(r, new_effect(fx, w, "guest", "prefault", F, X, Y), t, 2);
-		eval(r, new_effect(fx, w, "guest", "tlb", A, X, Y), t, 2);
+		e = new_effect(fx, w, "guest", "prefault", F ? F : "", X, Y);
+		if (F)
+			eval(r, e, t, 2, V);
+		else if (e)
+			snprintf(e->note, sizeof(e->note), "%s times no fault phase", w);
+		eval(r, new_effect(fx, w, "guest", "tlb", A, X, Y), t, 2, V);
 	}
 	{
 		/* total = host + guest + interaction: interaction = (AX0 + A0Y - A00 - AXY) / A00 */
 		const struct term_spec t[] = {
-			{ "never", pf, "never", -1 }, { X, pf, "never", 1 }, { "never", pf, Y, 1 }, { X, pf, Y, -1 },
+			{ "never", pf, "never", -1, NULL }, { X, pf, "never", 1, NULL }, { "never", pf, Y, 1, NULL }, { X, pf, Y, -1, NULL },
 		};
 
-		eval(r, new_effect(fx, w, "interaction", "tlb", A, X, Y), t, 4);
+		eval(r, new_effect(fx, w, "interaction", "tlb", A, X, Y), t, 4, V);
 	}
 	/* totals on each metric (all-never vs all-on) for the shares */
 	{
-		const struct term_spec t[] = { { "never", pf, "never", 1 }, { X, pf, Y, -1 } };
+		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { X, pf, Y, -1, NULL } };
 		struct effects one = { 0 };
 
-		e = new_effect(&one, w, "total", "prefault", F, X, Y);
-		eval(r, e, t, 2);
+		e = new_effect(&one, w, "total", "prefault", F ? F : "", X, Y);
+		if (F)
+			eval(r, e, t, 2, V);
 		if (e && e->available)
 			total_f = e->estimate_pct;
 		e = new_effect(&one, w, "total", "tlb", A, X, Y);
-		eval(r, e, t, 2);
+		eval(r, e, t, 2, V);
 		if (e && e->available)
 			total_a = e->estimate_pct;
 	}
+	{
+		/* the host prefault share is of the total on host-cold first touch */
+		const struct term_spec t[] = { { "never", "ondemand", "never", 1, "cold" },
+					       { X, "ondemand", Y, -1, "cold" } };
+		struct effects one = { 0 };
+
+		e = new_effect(&one, w, "total", "prefault", F ? F : "", X, Y);
+		if (F)
+			eval(r, e, t, 2, V);
+		if (e && e->available)
+			total_cold = e->estimate_pct;
+	}
 	for (i = first; i < fx->n; i++) {
-		double total = !strcmp(fx->e[i].metric, F) ? total_f : total_a;
+		double total = F && !strcmp(fx->e[i].metric, F) ? total_f : total_a;
+
+		if (&fx->e[i] == hp)
+			total = total_cold;
 
 		if (fx->e[i].available && isfinite(total) && fabs(total) > 1e-9)
 			fx->e[i].share_pct = fx->e[i].estimate_pct / total * 100.0;
@@ -237,7 +286,7 @@ void effects_compute(const struct results *r, struct effects *out)
 		}
 		for (h = 0; h < nh; h++)
 			for (g = 0; g < ng; g++)
-				workload_effects(r, out, w, phase_metrics[i].prefault_metric,
+				workload_effects(r, out, w, phase_metrics[i].variant, phase_metrics[i].prefault_metric,
 						 phase_metrics[i].tlb_metric, hosts[h], guests[g]);
 	}
 }

@@ -396,6 +396,7 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "group_order", jstr(s->group_order));
 	json_object_object_add(set, "target_ci_pct", s->target_ci > 0 ? jnum(s->target_ci) : NULL);
 	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
+	json_object_object_add(set, "cold_reps", json_object_new_int64(s->cold_reps));
 	json_object_object_add(set, "vcpus", json_object_new_int64(s->vcpus));
 	json_object_object_add(set, "memory_bytes", json_object_new_int64((int64_t)s->memory_bytes));
 	json_object_object_add(set, "size_bytes", json_object_new_int64((int64_t)s->size_bytes));
@@ -515,6 +516,28 @@ static void fmt_pct(char *buf, size_t len, const struct metric *m)
 		snprintf(buf, len, "%.1f", m->s.mean);
 }
 
+/* that the host-cold repetitions were host-cold: the QEMU process faulted during them */
+static void print_cold_evidence(const struct results *r, FILE *out)
+{
+	bool head = false;
+	size_t i;
+
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		const struct metric *m = cell_metric_find(c, "host_qemu_minflt");
+		const struct metric *sz = cell_metric_find(c, "rss_bytes");
+
+		if (strcmp(c->variant, "cold") || !m || !m->s.n || !sz || !sz->s.n)
+			continue;
+		if (!head)
+			fprintf(out, "\nhost-cold evidence (QEMU minor faults during each host-cold repetition;"
+				     " a host-cold buffer of N 4K pages needs N on host 4K pages, N/512 on host 2M):\n");
+		head = true;
+		fprintf(out, "  host %s/%s, guest %s: %.0f faults per repetition for %.0f pages\n", c->host_thp,
+			c->prefault, c->guest_thp, m->s.mean, sz->s.mean / 4096.0);
+	}
+}
+
 void results_print_table(const struct results *r, FILE *out)
 {
 	size_t i;
@@ -531,11 +554,15 @@ void results_print_table(const struct results *r, FILE *out)
 		const struct cell *c = &r->cells[i];
 		char f[40], a[40], hp[16], gp[16], w[64];
 
-		if (c->variant[0])
+		bool cold = !strcmp(c->variant, "cold"), tlb_sum = !strcmp(c->variant, "summary") &&
+								   !strcmp(c->workload, "tlb");
+
+		if (c->variant[0] && !cold && !tlb_sum)
 			continue;	/* sub-measurements are in results.json */
-		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload, "");
+		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
+			 cold ? ":host-cold" : "");
 		fmt_ci(f, sizeof(f), cell_metric_find(c, "fault_ns_per_4k"), 1);
-		fmt_ci(a, sizeof(a), cell_metric_find(c, "access_ns"), 1);
+		fmt_ci(a, sizeof(a), cell_metric_find(c, tlb_sum ? "large_2m_access_ns" : "access_ns"), 1);
 		fmt_pct(hp, sizeof(hp), &c->host_cov);
 		fmt_pct(gp, sizeof(gp), &c->guest_cov);
 		fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3u  %s\n", c->host_thp, c->prefault,
@@ -551,8 +578,11 @@ void results_print_table(const struct results *r, FILE *out)
 					r->cells[i].prefault, r->cells[i].guest_thp, r->cells[i].workload,
 					r->cells[i].invalid_reason);
 	}
+	print_cold_evidence(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
-		     " guest%% = share of the workload buffer on guest huge pages\n");
+		     " guest%% = share of the workload buffer on guest huge pages;\n"
+		     "memset:host-cold = first touch of guest memory the host never backed;"
+		     " tlb access = ns per load at the largest working set (2M-asking region)\n");
 }

@@ -79,6 +79,7 @@ struct guest_log {
 
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
+	unsigned cold_reps;
 	char prefault_list[64];
 	char backing[16];
 	char group_order[512];		/* host groups in the order they ran */

@@ -384,6 +384,8 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 		append(buf, len, "%s%s", i ? "," : "", cfg->wl[i]);
 	append(buf, len, " thpeval.reps=%u thpeval.warmup=%u thpeval.size=%llu", cfg->reps, cfg->warmup,
 	       (unsigned long long)cfg->size);
+	if (cfg->cold_reps)
+		append(buf, len, " thpeval.cold=%u", cfg->cold_reps);
 	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
@@ -821,6 +823,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	/* settings echo */
 	res->settings.reps = cfg->reps;
 	res->settings.warmup = cfg->warmup;
+	res->settings.cold_reps = cfg->cold_reps;
 	res->settings.vcpus = cfg->vcpus;
 	res->settings.memory_bytes = cfg->memory;
 	res->settings.size_bytes = cfg->size;

@@ -4,6 +4,7 @@
  * process, and the binary's own output when bin/thpeval-guest is built.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "guest/harness.h"
+#include "guest/runner.h"
 #include "guest/sysinfo.h"
 #include "lib/record.h"
 
@@ -47,6 +49,7 @@ static struct args_case args_cases[] = {
 	{ "size not a number", { "--size=lots" }, "bad value 'lots' for --size", 0 },
 	{ "accesses zero", { "--accesses=0" }, "--accesses=0 is out of range", 0 },
 	{ "warmup 2", { "--warmup=2" }, "expected 0 or 1", 0 },
+	{ "hold 2", { "--hold=2" }, "expected 0 or 1", 0 },
 	{ "unknown option", { "--colour=red" }, "unknown option '--colour' for workload memset", 0 },
 	{ "positional", { "8M" }, "bad argument '8M': expected --name=value", 0 },
 	{ "option twice", { "--size=8M", "--size=16M" }, "--size given twice", 0 },
@@ -261,6 +264,71 @@ static void test_real_run_madvise(void **state)
 	assert_true(pct > 0);
 }
 
+/* VmRSS of a process, bytes */
+static uint64_t rss_of(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %" SCNu64, &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* --hold=1: the fault phase only; the process reports, then keeps its buffer */
+static void test_binary_hold(void **state)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
+						       : "bin/thpeval-guest";
+	char *const argv[] = { (char *)(uintptr_t)bin, (char *)(uintptr_t)"workload",
+			       (char *)(uintptr_t)"memset", (char *)(uintptr_t)"--size=16M",
+			       (char *)(uintptr_t)"--hold=1", (char *)(uintptr_t)"--label=variant=cold",
+			       NULL };
+	char buf[4 * REC_MAX_LINE], why[128];
+	struct err e = ERR_INIT;
+	struct fwd_stats st;
+	struct emitter em;
+	struct record ctx, r;
+	int out = memfd_create("out", 0);
+	pid_t held = 0;
+	ssize_t n;
+	double v;
+
+	(void)state;
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	assert_true(out >= 0);
+	emitter_init(&em, out, 1000);
+	rec_init(&ctx, REC_FAIL, 0);
+	assert_int_equal(runner_exec_hold(argv, &em, &ctx, 30000, &st, &held, &e), 0);
+	assert_int_equal(st.by_type[REC_RESULT], 1);
+	assert_true(held > 0);
+	assert_true(rss_of(held) >= 16ull << 20);	/* still holding the faulted buffer */
+	runner_release(&held, 1);
+	assert_int_equal(held, -1);
+	n = pread(out, buf, sizeof(buf) - 1, 0);
+	close(out);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	*strchr(buf, '\n') = '\0';
+	if (rec_parse(buf, strlen(buf), &r, why, sizeof(why)))
+		fail_msg("invalid record: %s", why);
+	assert_int_equal(r.type, REC_RESULT);
+	assert_string_equal(rec_get(&r, "variant"), "cold");
+	assert_int_equal(rec_get_f64(&r, "fault_ns_per_4k", &v), 0);
+	assert_true(v > 0);
+	assert_null(rec_get(&r, "access_ns"));	/* no access phase */
+}
+
 /* The static binary itself, as the runner and the host call it. */
 static void test_binary(void **state)
 {
@@ -431,7 +499,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 10];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 11];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -449,6 +517,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset --hold=1 reports, then holds its buffer",
+					  test_binary_hold, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "TSC reader from cpuinfo flags", test_tsc_probe, NULL,
 					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "cycle counter advances", test_cycles, NULL, NULL, NULL };

@@ -326,6 +326,45 @@ static void test_exec_missing(void **state)
 	assert_non_null(find_reason(&s, "cannot execute '/nonexistent/thpeval-guest': No such file"));
 }
 
+/* a child that reports and then holds its memory is left running until released */
+static void test_exec_hold(void **state)
+{
+	char res[REC_MAX_LINE + 2];
+	char *const argv[] = { (char *)(uintptr_t)"/bin/sh", (char *)(uintptr_t)"-c",
+			       (char *)(uintptr_t)"printf '%s' \"$1\"; exec >&-; exec sleep 30",
+			       (char *)(uintptr_t)"sh", res, NULL };
+	char *const quits[] = { (char *)(uintptr_t)"/bin/sh", (char *)(uintptr_t)"-c",
+				(char *)(uintptr_t)"exit 3", NULL };
+	struct err e = ERR_INIT;
+	struct fwd_stats st;
+	struct emitter em;
+	struct stream s;
+	struct record ctx;
+	int out = memfd_create("out", 0);
+	pid_t held[2] = { 0, 0 };
+	uint64_t t0;
+
+	(void)state;
+	assert_true(out >= 0);
+	line_of(REC_RESULT, 0, res, sizeof(res));
+	emitter_init(&em, out, 1000);
+	context(&ctx);
+	t0 = harness_now_ns();
+	assert_int_equal(runner_exec_hold(argv, &em, &ctx, 5000, &st, &held[0], &e), 0);
+	assert_true(held[0] > 0);
+	assert_int_equal(kill(held[0], 0), 0);	/* still running, holding */
+	/* a child that fails is not held: it is reaped, with a fail record */
+	assert_int_equal(runner_exec_hold(quits, &em, &ctx, 5000, &st, &held[1], &e), 0);
+	assert_int_equal(held[1], -1);
+	runner_release(held, 2);
+	assert_int_equal(held[0], -1);
+	assert_true(harness_now_ns() - t0 < 5000000000ull);
+	read_stream(out, &s);
+	close(out);
+	assert_int_equal(count_type(&s, REC_RESULT), 1);
+	assert_int_equal(count_type(&s, REC_FAIL), 1);
+}
+
 /* ---- the runner in test mode -------------------------------------------------- */
 
 static int run_runner(const char *cmdline, const char *exe, struct stream *s)
@@ -460,7 +499,7 @@ static void test_runner_multi(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + 5];
+	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(fwd_cases); i++)
@@ -473,6 +512,8 @@ int main(void)
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "exec failure is a fail record", test_exec_missing, NULL,
 					  NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "a holding child is left running until released",
+					  test_exec_hold, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "runner: bad plan gives hello, fail, end",
 					  test_runner_bad_plan, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "runner: plan end to end in test mode", test_runner_plan,

@@ -71,13 +71,22 @@ if [ $rc -eq 0 ] && [ -s "$J" ]; then ok "run exits 0 and writes results.json ($
 if [ "$before" = "$after" ]; then ok "host THP settings identical before and after"; else
 	ko "host THP changed: before [$before] after [$after]"; fi
 if [ -s "$J" ]; then
-	ncells=$(jq '.cells | length' "$J")
+	ncells=$(jq '[.cells[] | select(.variant == null)] | length' "$J")
 	[ "$ncells" = 4 ] && ok "4 cells (host never/always x guest never/always)" || ko "cells: $ncells"
-	combos=$(jq -r '[.cells[] | .host_thp + "/" + .guest_thp] | sort | join(" ")' "$J")
+	combos=$(jq -r '[.cells[] | select(.variant == null) | .host_thp + "/" + .guest_thp] | sort | join(" ")' "$J")
 	[ "$combos" = "always/always always/never never/always never/never" ] && ok "cell grid complete" || ko "grid: $combos"
-	bad=$(jq '[.cells[] | select((.metrics.access_ns.samples | length) != 2 or (.metrics.fault_ns_per_4k.samples | length) != 2)] | length' "$J")
+	bad=$(jq '[.cells[] | select(.variant == null) | select((.metrics.access_ns.samples | length) != 2 or (.metrics.fault_ns_per_4k.samples | length) != 2)] | length' "$J")
 	[ "$bad" = 0 ] && ok "every cell has 2 access and fault samples" || ko "$bad cells lack samples"
-	pos=$(jq '[.cells[].metrics.access_ns.samples[], .cells[].metrics.fault_ns_per_4k.samples[] | select(. > 0 and . < 1e7)] | length' "$J")
+	# the host-cold series (--cold-reps default 3): fresh guest memory, so the
+	# QEMU process faults during it; with host never one fault per 4K page
+	ncold=$(jq '[.cells[] | select(.variant == "cold" and (.metrics.fault_ns_per_4k.samples | length) == 3)] | length' "$J")
+	[ "$ncold" = 4 ] && ok "4 host-cold cells with 3 fault samples each" || ko "host-cold cells: $ncold"
+	coldf=$(jq '[.cells[] | select(.variant == "cold" and .host_thp == "never") | (.metrics.host_qemu_minflt.mean / (.metrics.rss_bytes.mean / 4096))] | min' "$J")
+	jq -e "$coldf > 0.8" >/dev/null <<<'null' && ok "host-cold repetitions were host-cold (QEMU faults / pages >= $coldf)" ||
+		ko "host-cold repetitions not host-cold: QEMU faults / pages $coldf"
+	hpf=$(jq -r '[.effects[] | select(.side == "host" and .component == "prefault") | .available] | all' "$J")
+	[ "$hpf" = true ] && ok "host prefault effect computed from the host-cold cells" || ko "no host prefault effect"
+	pos=$(jq '[.cells[] | select(.variant == null) | .metrics.access_ns.samples[], .metrics.fault_ns_per_4k.samples[] | select(. > 0 and . < 1e7)] | length' "$J")
 	[ "$pos" = 16 ] && ok "all 16 samples are positive and plausible" || ko "plausible samples: $pos of 16"
 	keys=$(jq -r '[has("schema_version","thpeval_version","accel","host","cells")] | all' "$J")
 	[ "$keys" = true ] && ok "results.json has the top-level keys" || ko "top-level keys missing"

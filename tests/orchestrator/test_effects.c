@@ -36,29 +36,44 @@ struct model {
 	int n;
 };
 
-static void fill(struct results *r, const struct model *m, bool with_immediate)
+/*
+ * Plain (host-warm) cells: the host never faults in the measured window.
+ * With cold, also the host-cold cells (variant "cold", fault metric only):
+ * there, with allocation ondemand, host THP also saves host_pf of f00.
+ */
+static void fill_cells(struct results *r, const struct model *m, bool with_immediate, bool cold)
 {
 	static const char *const hs[] = { "never", "always" }, *const gs[] = { "never", "always" };
 	static const char *const pfs[] = { "ondemand", "immediate" };
-	int h, g, p, i;
+	int h, g, p, i, v;
 
 	for (p = 0; p < (with_immediate ? 2 : 1); p++)
 		for (h = 0; h < 2; h++)
-			for (g = 0; g < 2; g++) {
-				struct cell_key k = { "guest", hs[h], pfs[p], gs[g], "memset", NULL };
-				struct cell *c = results_cell_key(r, &k, NULL);
-				double f = m->f00 * (1 - h * (m->host_tlb_f + (p == 0 ? m->host_pf : 0)) - g * m->guest_pf);
-				double a = m->a00 * (1 - h * m->host_tlb - g * m->guest_tlb - h * g * m->inter);
+			for (g = 0; g < 2; g++)
+				for (v = 0; v < (cold ? 2 : 1); v++) {
+					struct cell_key k = { "guest", hs[h], pfs[p], gs[g], "memset", v ? "cold" : NULL };
+					struct cell *c = results_cell_key(r, &k, NULL);
+					double hpf = v && p == 0 ? m->host_pf : 0;
+					double f = m->f00 * (1 - h * (m->host_tlb_f + hpf) - g * m->guest_pf);
+					double a = m->a00 * (1 - h * m->host_tlb - g * m->guest_tlb - h * g * m->inter);
 
-				assert_non_null(c);
-				for (i = 0; i < m->n; i++) {
-					metric_add(cell_metric(c, "fault_ns_per_4k", NULL), f * (1 + m->noise * gauss()));
-					metric_add(cell_metric(c, "access_ns", NULL), a * (1 + m->noise * gauss()));
-					metric_add(&c->host_cov, h ? 99 : 0);
-					metric_add(&c->guest_cov, g ? 99 : 0);
-					c->reps_ok++;
+					assert_non_null(c);
+					for (i = 0; i < m->n; i++) {
+						metric_add(cell_metric(c, "fault_ns_per_4k", NULL),
+							   f * (1 + m->noise * gauss()));
+						if (!v)
+							metric_add(cell_metric(c, "access_ns", NULL),
+								   a * (1 + m->noise * gauss()));
+						metric_add(&c->host_cov, h ? 99 : 0);
+						metric_add(&c->guest_cov, g ? 99 : 0);
+						c->reps_ok++;
+					}
 				}
-			}
+}
+
+static void fill(struct results *r, const struct model *m, bool with_immediate)
+{
+	fill_cells(r, m, with_immediate, true);
 }
 
 static const struct effect none;
@@ -131,6 +146,24 @@ static void test_absent_effect_not_significant(void **state)
 	results_release(&r);
 }
 
+/* one allocation mode: host prefault = host THP on host-cold minus on host-warm first touch */
+static void test_host_prefault_cold_minus_warm(void **state)
+{
+	const struct model m = { 10000, 0.30, 0.05, 0.60, 500, 0.15, 0.25, 0.10, 0.01, 10 };
+	struct results r;
+	const struct effect *e;
+
+	results_init(&r);
+	fill(&r, &m, false);
+	results_finish(&r, 90);
+	expect(r.effects, "host", "prefault", 30.0, true);
+	e = get(r.effects, "host", "prefault");
+	assert_non_null(strstr(e->note, "host-warm"));
+	/* its share is of the total on host-cold first touch: 30 / (30 + 5 + 60) */
+	assert_true(fabs(e->share_pct - 30.0 / 95.0 * 100.0) < 5.0);
+	results_release(&r);
+}
+
 static void test_unavailable_with_reason(void **state)
 {
 	const struct model m = { 10000, 0.2, 0, 0.5, 500, 0.1, 0.3, 0, 0.02, 5 };
@@ -139,7 +172,7 @@ static void test_unavailable_with_reason(void **state)
 	struct cell *c;
 
 	results_init(&r);
-	fill(&r, &m, false);	/* no immediate arm */
+	fill_cells(&r, &m, false, false);	/* no immediate arm, no host-cold cells */
 	/* make one cell invalid: host always without host huge pages */
 	c = results_cell(&r, "guest", "always", "always", "memset", NULL);
 	c->host_cov.n = 0;
@@ -147,7 +180,7 @@ static void test_unavailable_with_reason(void **state)
 	results_finish(&r, 90);
 	e = get(r.effects, "host", "prefault");
 	assert_false(e->available);
-	assert_non_null(strstr(e->note, "--host-prefault=ondemand,immediate"));
+	assert_non_null(strstr(e->note, "--cold-reps"));
 	e = get(r.effects, "interaction", "tlb");
 	assert_false(e->available);
 	assert_non_null(strstr(e->note, "invalid"));
@@ -187,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_recovers_known_effects),
 		cmocka_unit_test(test_absent_effect_not_significant),
 		cmocka_unit_test(test_unavailable_with_reason),
+		cmocka_unit_test(test_host_prefault_cold_minus_warm),
 		cmocka_unit_test(test_contrast_and_mde),
 	};
 
