@@ -56,6 +56,15 @@ static const char *const size_knobs[] = { "enabled", "shmem_enabled" };
 
 static const struct key_def size_def = { NULL, THP_KIND_CHOICE, 0, 0, RANGE_FIXED };
 
+/*
+ * The hugetlb pool of one page size, for the hugetlbfs reference arm:
+ * "hugetlb/hugepages-<N>kB/nr_hugepages" is /sys/kernel/mm/hugepages/... (not
+ * under THP_DIR; not part of thp_settings_read(): only journaled when set).
+ */
+#define HUGETLB_PFX "hugetlb/"
+#define HUGETLB_DIR "/sys/kernel/mm/hugepages"
+static const struct key_def pool_def = { NULL, THP_KIND_U64, 0, UINT_MAX, RANGE_FIXED };
+
 /* "hugepages-<N>kB" with N a power of two >= 8, no leading zero; rest points past "kB" */
 static bool parse_size_dir(const char *s, unsigned *kb, const char **rest)
 {
@@ -93,6 +102,9 @@ static const struct key_def *key_lookup(const char *key)
 	for (i = 0; i < ARRAY_SIZE(fixed_keys); i++)
 		if (!strcmp(key, fixed_keys[i].key))
 			return &fixed_keys[i];
+	if (!strncmp(key, HUGETLB_PFX, sizeof(HUGETLB_PFX) - 1))
+		return parse_size_dir(key + sizeof(HUGETLB_PFX) - 1, &kb, &rest) &&
+			       !strcmp(rest, "/nr_hugepages") ? &pool_def : NULL;
 	if (!parse_size_dir(key, &kb, &rest) || *rest != '/')
 		return NULL;
 	for (i = 0; i < ARRAY_SIZE(size_knobs); i++)
@@ -140,7 +152,10 @@ static int thp_path(const char *root, const char *rel, char *buf, size_t len, st
 		rl--;
 	if (rl == 1 && root[0] == '/')
 		rl = 0;
-	n = snprintf(buf, len, "%.*s%s%s%s", (int)rl, root, THP_DIR, *rel ? "/" : "", rel);
+	if (!strncmp(rel, HUGETLB_PFX, sizeof(HUGETLB_PFX) - 1))
+		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, HUGETLB_DIR, rel + sizeof(HUGETLB_PFX) - 1);
+	else
+		n = snprintf(buf, len, "%.*s%s%s%s", (int)rl, root, THP_DIR, *rel ? "/" : "", rel);
 	if (n < 0 || (size_t)n >= len)
 		return err_set(e, -ENAMETOOLONG, "path of thp setting '%s' under '%s' is too long",
 			       rel, root);

@@ -152,7 +152,7 @@ static const struct opt run_opts[] = {
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
-	{ "host-backing", "anonymous|memfd", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it)", RO_BACKING },
+	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
 	{ "target-ci", "PCT", NULL, "keep adding rounds of repetitions until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
 	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most", RO_MAX_REPS },
 	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds after this much time", RO_BUDGET },
@@ -252,6 +252,39 @@ int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n
 	}
 	if (*n == 0 && !strstr(s, "never"))
 		return err_set(e, -EINVAL, "empty %s list", what);
+	return 0;
+}
+
+/* anonymous|memfd for the THP arms, plus optionally hugetlbfs: the reference arm */
+static int backing_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+	bool thp_set = false;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs (e.g. anonymous,hugetlbfs)", arg);
+	if (strstr(arg, ",,") || arg[0] == ',' || arg[strlen(arg) - 1] == ',')
+		return err_set(e, -EINVAL, "empty item in '%.64s'", arg);
+	strcpy(buf, arg);
+	c->memfd = false;
+	c->hugetlbfs = false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "hugetlbfs")) {
+			c->hugetlbfs = true;
+			continue;
+		}
+		if (strcmp(tok, "anonymous") && strcmp(tok, "memfd"))
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
+				       tok);
+		if (thp_set)
+			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
+				       "backing), optionally with hugetlbfs");
+		thp_set = true;
+		c->memfd = !strcmp(tok, "memfd");
+	}
+	if (!thp_set && !c->hugetlbfs)
+		return err_set(e, -EINVAL, "empty list");
 	return 0;
 }
 
@@ -421,11 +454,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		c->threshold = d;
 		return 0;
 	case RO_BACKING:
-		if (!strcmp(arg, "anonymous") || !strcmp(arg, "memfd"))
-			c->memfd = !strcmp(arg, "memfd");
-		else
-			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous or memfd", arg);
-		return 0;
+		return backing_parse(arg, c, e);
 	case RO_TARGET_CI:
 		r = parse_double(arg, &d);
 		if (r || d <= 0 || d > 100)

@@ -70,6 +70,7 @@ struct run_config {
 	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
 	size_t n_prefault;
 	bool memfd;			/* --host-backing=memfd */
+	bool hugetlbfs;			/* --host-backing=...,hugetlbfs: the reference arm */
 	unsigned formats;		/* report formats written under --out (report.h bits) */
 	char db[PATH_MAX];		/* history database, "" = none */
 	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */

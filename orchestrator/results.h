@@ -81,7 +81,7 @@ struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned cold_reps;
 	char prefault_list[64];
-	char backing[16];
+	char backing[32];
 	char group_order[512];		/* host groups in the order they ran */
 	double target_ci;
 	unsigned long long memory_bytes, size_bytes, accesses, seed;

@@ -1,6 +1,7 @@
 #include "orchestrator/run.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "host/journal.h"
 #include "host/procfs.h"
 #include "host/thp.h"
+#include "lib/parse.h"
 #include "images/image.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
@@ -92,8 +94,9 @@ static int mkdir_p(const char *path, mode_t mode, struct err *e)
 
 /* one host configuration: a freshly booted guest runs every guest cell in it */
 struct host_group {
-	const char *host_thp;
+	const char *host_thp;		/* the cells' host_thp: a THP setting, or "hugetlbfs" */
 	enum prefault prefault;
+	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
 };
 
 /* host-side counters sampled at every record, for per-repetition deltas */
@@ -465,7 +468,8 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	spec.disk_format = "qcow2";
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
-	spec.memfd = cfg->memfd;
+	spec.memfd = cfg->memfd && !hg->hugetlbfs;
+	spec.hugetlbfs = hg->hugetlbfs;
 	spec.description = "thpeval guest";
 	r = domain_xml(&spec, &xml, e);
 	if (r)
@@ -796,6 +800,87 @@ static void save_partial(struct results *res, const struct run_config *cfg, cons
 		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 }
 
+/* ---- the hugetlbfs reference arm ------------------------------------------------ */
+
+#define POOL_KEY "hugetlb/hugepages-2048kB/nr_hugepages"
+#define POOL_DIR "/sys/kernel/mm/hugepages/hugepages-2048kB"
+
+static int pool_read(const struct run_config *cfg, const char *file, uint64_t *v, struct err *e)
+{
+	char path[PATH_MAX], buf[32];
+	FILE *f;
+	int ok;
+
+	if (snprintf(path, sizeof(path), "%s%s/%s", strcmp(cfg->sysfs_root, "/") ? cfg->sysfs_root : "",
+		     POOL_DIR, file) >= (int)sizeof(path))
+		return err_set(e, -ENAMETOOLONG, "--sysfs-root path too long");
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(e, -errno, "this host has no 2M hugetlb pool ('%s': %s): the hugetlbfs arm needs "
+			       "CONFIG_HUGETLBFS", path, strerror(errno));
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!ok || parse_u64(buf, v))
+		return err_set(e, -EBADMSG, "unexpected content in '%s'", path);
+	return 0;
+}
+
+/* libvirt backs <hugepages/> with a hugetlbfs mount it found when it started */
+static int hugetlbfs_mounted(const struct run_config *cfg, struct err *e)
+{
+	char path[PATH_MAX], line[512];
+	bool found = false;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/proc/mounts", strcmp(cfg->sysfs_root, "/") ? cfg->sysfs_root : "") >=
+	    (int)sizeof(path))
+		return err_set(e, -ENAMETOOLONG, "--sysfs-root path too long");
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(e, -errno, "cannot read '%s': %s", path, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f)) {
+		char dev[128], dir[256], type[64];
+
+		found = sscanf(line, "%127s %255s %63s", dev, dir, type) == 3 && !strcmp(type, "hugetlbfs");
+	}
+	fclose(f);
+	if (!found)
+		return err_set(e, -ENOENT, "--host-backing=hugetlbfs: no hugetlbfs is mounted; run "
+			       "'mount -t hugetlbfs hugetlbfs /dev/hugepages' and restart libvirtd (it looks for "
+			       "hugetlbfs mounts when it starts; tools/services.sh does both)");
+	return 0;
+}
+
+/*
+ * Reserve the 2M pages one guest's RAM needs on top of what is in use; the
+ * journal records the pool size first, so a crash restores it too. orig gets
+ * the size to go back to ("" when nothing was changed).
+ */
+static int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
+			struct err *e)
+{
+	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20), want, got;
+	char val[32];
+	int r;
+
+	orig[0] = '\0';
+	if ((r = pool_read(cfg, "nr_hugepages", &nr, e)) || (r = pool_read(cfg, "free_hugepages", &freep, e)))
+		return r;
+	if (freep >= need)
+		return 0;
+	want = nr - freep + need;
+	snprintf(orig, len, "%" PRIu64, nr);
+	snprintf(val, sizeof(val), "%" PRIu64, want);
+	r = host_session_set(hs, POOL_KEY, val, e);
+	if (r && pool_read(cfg, "nr_hugepages", &got, NULL) == 0 && got < want)
+		return err_set(e, -ENOMEM, "--host-backing=hugetlbfs: the host could reserve only %" PRIu64
+			       " of the %" PRIu64 " 2M huge pages a %" PRIu64 " MiB guest needs: free or compact "
+			       "memory (echo 1 > /proc/sys/vm/compact_memory), or use a smaller --memory", got - (nr - freep),
+			       need, cfg->memory >> 20);
+	return r;
+}
+
 int run_experiment(const struct run_config *cfg, const struct run_io *io, struct results *res,
 		   char *json_path, size_t json_len, struct err *e)
 {
@@ -806,9 +891,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	enum accel accel = ACCEL_TCG;
 	bool session = false, stale = false, built = false;
 	char gdir[PATH_MAX];
-	struct host_group groups[CLI_MAX_THP * PREFAULT__COUNT + PREFAULT__COUNT];
+	struct host_group groups[CLI_MAX_THP * PREFAULT__COUNT + 2 * PREFAULT__COUNT];
 	size_t i, p, ngroups;
 	unsigned idx = 0, round;
+	char pool_orig[32] = "";
 	double t_start;
 	int r, reaped = 0;
 
@@ -839,7 +925,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
 		       prefault_name(cfg->prefault[i]));
 	res->settings.target_ci = cfg->target_ci;
-	snprintf(res->settings.backing, sizeof(res->settings.backing), "%s", cfg->memfd ? "memfd" : "anonymous");
+	snprintf(res->settings.backing, sizeof(res->settings.backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
+		 cfg->hugetlbfs ? ",hugetlbfs" : "");
+	if (cfg->hugetlbfs)
+		append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",hugetlbfs");
 	snprintf(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		append(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), ",%s", cfg->guest_thp[i]);
@@ -891,6 +980,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		progress(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
 	}
 	telemetry_notes(res, accel, cfg->target_guest);
+	if (cfg->target_guest && cfg->hugetlbfs && (r = hugetlbfs_mounted(cfg, e)))
+		goto out;
 	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
 	if (r)
 		goto out;
@@ -900,12 +991,20 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 
 	/* host groups (host THP x allocation mode), each round in a seeded random order */
 	ngroups = 0;
-	for (p = 0; p < cfg->n_prefault; p++)
+	for (p = 0; p < cfg->n_prefault; p++) {
 		for (i = 0; i <= cfg->n_host_thp; i++) {
 			groups[ngroups].host_thp = i == 0 ? "never" : cfg->host_thp[i - 1];
 			groups[ngroups].prefault = cfg->prefault[p];
+			groups[ngroups].hugetlbfs = false;
 			ngroups++;
 		}
+		if (cfg->hugetlbfs) {
+			groups[ngroups].host_thp = "hugetlbfs";
+			groups[ngroups].prefault = cfg->prefault[p];
+			groups[ngroups].hugetlbfs = true;
+			ngroups++;
+		}
+	}
 	t_start = now_s();
 	if (io->bar)
 		progress_init(io->bar, io->progress,
@@ -918,7 +1017,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 
 			append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s",
 			       res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault));
-			r = host_session_set(&hs, "enabled", hg->host_thp, e);
+			/* the hugetlbfs arm: THP off (guest RAM is hugetlb), the pool reserved */
+			r = host_session_set(&hs, "enabled", hg->hugetlbfs ? "never" : hg->host_thp, e);
+			if (!r && hg->hugetlbfs)
+				r = pool_reserve(&hs, cfg, pool_orig, sizeof(pool_orig), e);
 			if (r)
 				goto out;
 			progress(io, "round %u, host THP enabled=%s, allocation %s (guest %zu of %zu this round)", round + 1,
@@ -931,6 +1033,13 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 				progress_cell_start(io->bar, name);
 			}
 			r = run_guest(cfg, io, v, accel, &img, hg, idx++, round, res, &ge);
+			if (hg->hugetlbfs && pool_orig[0]) {
+				struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
+
+				if (host_session_set(&hs, POOL_KEY, pool_orig, &pe))
+					progress(io, "warning: %s", pe.msg);
+				pool_orig[0] = '\0';
+			}
 			if (io->bar && r != -EINTR)
 				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
 			if (r == -EINTR || *io->stop) {

@@ -9,6 +9,13 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "thpeval: starting libvirtd needs root; skipping (use --connect to reach a running one)" >&2
 	exit 0
 fi
+# hugetlbfs before libvirtd: it looks for hugetlbfs mounts when it starts, and the
+# --host-backing=hugetlbfs reference arm needs one
+if ! grep -q ' hugetlbfs ' /proc/mounts && [ -d /sys/kernel/mm/hugepages ]; then
+	mkdir -p /dev/hugepages
+	mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null ||
+		echo "thpeval: cannot mount hugetlbfs on /dev/hugepages (the hugetlbfs arm will not run)" >&2
+fi
 if ! pgrep -x virtlogd >/dev/null 2>&1; then
 	virtlogd -d
 fi

@@ -486,6 +486,36 @@ static void test_corrupt(void **state)
 						  &table[i] }
 #define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
+/* the hugetlbfs arm's pool: journaled like a THP knob, restored byte for byte */
+static void test_hugetlb_pool(void **state)
+{
+	struct fx *f = *state;
+	struct host_session s;
+	struct err e = ERR_INIT;
+	struct paths p;
+	char buf[64];
+	char *before, *after;
+	bool stale = true;
+
+	make_paths(f, &p);
+	assert_int_equal(fake_write(p.root, "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "4\n"), 0);
+	before = fake_snapshot(p.root, "sys");
+	assert_int_equal(host_session_begin(&s, p.root, p.state, &stale, &e), 0);
+	assert_int_equal(host_session_set(&s, "hugetlb/hugepages-2048kB/nr_hugepages", "520", &e), 0);
+	assert_string_equal(fake_read(p.root, "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", buf,
+				      sizeof(buf)), "520\n");
+	assert_non_null(strstr(journal_text(&p, buf, sizeof(buf)) ? buf : "", "thpeval-journal"));
+	/* nonsense is refused before anything is written */
+	assert_int_not_equal(host_session_set(&s, "hugetlb/hugepages-2048kB/nr_hugepages", "-1", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "hugetlb/hugepages-3kB/nr_hugepages", "1", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "hugetlb/hugepages-2048kB/free_hugepages", "1", &e), 0);
+	assert_int_equal(host_session_end(&s, &e), 0);
+	after = fake_snapshot(p.root, "sys");
+	assert_string_equal(before, after);
+	free(after);
+	free(before);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[64];
@@ -495,6 +525,7 @@ int main(void)
 	ADD_ONE("session/unchanged_key_not_journaled", test_unchanged_not_journaled);
 	ADD_ONE("session/invalid_value_not_journaled", test_invalid_not_journaled);
 	ADD_ONE("session/first_original_wins", test_first_original_wins);
+	ADD_ONE("session/hugetlb_pool", test_hugetlb_pool);
 	ADD_ONE("session/end_twice_and_after_failed_begin", test_end_safe);
 	ADD_ONE("session/partial_restore_failure_keeps_journal", test_partial_restore_failure);
 	ADD_ONE("crash/host_restore_journal", test_crash_restore_journal);

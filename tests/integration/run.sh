@@ -135,6 +135,30 @@ else
 	fi
 fi
 
+# ---- 1c. the hugetlbfs reference arm: pool reserved for its guest, released after ----
+POOL=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if ! grep -q ' hugetlbfs ' /proc/mounts || [ ! -w "$POOL" ]; then
+	sk "hugetlbfs arm: no hugetlbfs mounted or no 2M pool here (tools/services.sh mounts one before libvirtd)"
+else
+	pool0=$(cat "$POOL")
+	timeout -k 10 600 "$BIN" run --host-thp=always --guest-thp=never --host-backing=anonymous,hugetlbfs --reps=2 \
+		--warmup=0 --cold-reps=0 --memory=512M --size=16M --accesses=20000 --state-dir="$STATE" --db=none \
+		--out="$WORK/rh" >"$WORK/rh.out" 2>"$WORK/rh.err"
+	J=$WORK/rh/results.json
+	if [ -s "$J" ]; then
+		hv=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs")] | length > 0 and all(.valid and .coverage.host_huge_pct >= 90)' "$J")
+		hc=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs") | .coverage.host_huge_pct] | min' "$J")
+		[ "$hv" = true ] && ok "hugetlbfs arm: its cells are valid, guest RAM ${hc}% on hugetlb pages" ||
+			ko "hugetlbfs arm cells: $(jq -c '[.cells[] | select(.host_thp == "hugetlbfs") | {valid, invalid_reason, c: .coverage.host_huge_pct}]' "$J")"
+		hf=$(jq -r '[.effects[] | select(.host_thp == "hugetlbfs" and .side == "host" and .component == "tlb")] | length' "$J")
+		[ "$hf" -ge 1 ] && ok "hugetlbfs arm: host effects reported against host never" || ko "no hugetlbfs effects"
+	else
+		ko "hugetlbfs run wrote no results: $(tail -2 "$WORK/rh.err")"
+	fi
+	[ "$(cat "$POOL")" = "$pool0" ] && ok "2M hugetlb pool back at $pool0 pages after the run" ||
+		ko "hugetlb pool not restored: $pool0 -> $(cat "$POOL")"
+fi
+
 # ---- 2. bad input: one-line error, non-zero exit, host untouched ------------------
 before=$(thp_snapshot)
 while IFS='|' read -r name args want; do
