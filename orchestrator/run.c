@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include "host/journal.h"
+#include "host/kvmstat.h"
 #include "host/procfs.h"
 #include "host/thp.h"
 #include "lib/parse.h"
@@ -104,6 +105,9 @@ struct host_snap {
 	bool have;
 	uint64_t qemu_minflt;
 	struct vmstat vm;
+	bool have_kvm, have_pmu;
+	struct kvm_vm_stats kvm;	/* KVM guests with debugfs */
+	uint64_t pmu[GPMU__COUNT];	/* KVM guests on a host with a PMU */
 };
 
 /* what one guest is expected to produce, and what it did */
@@ -121,6 +125,9 @@ struct guest_ctx {
 	bool got_first, got_end;
 	uint32_t next_seq;
 	int qemu_pid;
+	bool kvm;		/* a KVM guest: KVM stats and guest-mode counters apply */
+	bool pmu_tried;
+	struct guest_pmu pmu;
 	struct err err;		/* a protocol violation that stops this guest */
 };
 
@@ -199,6 +206,57 @@ static void host_snap_take(struct guest_ctx *gc, struct host_snap *s)
 	    vmstat_read(gc->proc_root, &s->vm, NULL))
 		return;
 	s->have = true;
+	if (!gc->kvm)
+		return;
+	s->have_kvm = kvm_vm_stats_read("/", gc->qemu_pid, &s->kvm, NULL) == 0;
+	if (!gc->pmu_tried) {
+		/* guest-mode TLB misses on the vCPU threads, opened once the guest runs */
+		int tids[VCPU_MAX], n = vcpu_threads(gc->proc_root, gc->qemu_pid, tids, VCPU_MAX, NULL);
+		struct err pe = ERR_INIT;
+
+		gc->pmu_tried = true;
+		if (n > 0 && guest_pmu_open(&gc->pmu, tids, (size_t)n, &pe))
+			snprintf(gc->res->pmu_note, sizeof(gc->res->pmu_note), "not available: %.150s", pe.msg);
+	}
+	s->have_pmu = gc->pmu.open && guest_pmu_read(&gc->pmu, s->pmu, NULL) == 0;
+}
+
+/* KVM's view per repetition: mapping sizes now (gauges), splits and guest-mode TLB misses since */
+static void kvm_telemetry(struct guest_ctx *gc, struct cell *c, const struct host_snap *now)
+{
+	struct metric *m;
+	size_t i;
+
+	if (now->have_kvm) {
+		double pct = kvm_huge_pct(&now->kvm);
+
+		for (i = 0; i < KVM_STAT__COUNT; i++) {
+			char name[64];
+
+			if (!now->kvm.have[i])
+				continue;
+			snprintf(name, sizeof(name), "host_kvm_%s", kvm_stat_name((enum kvm_stat)i));
+			if (i == KVM_NX_LPAGE_SPLITS) {
+				if (!gc->snap.have_kvm || !gc->snap.kvm.have[i])
+					continue;
+				m = cell_metric(c, name, NULL);
+				if (m)
+					metric_add(m, (double)(now->kvm.v[i] - gc->snap.kvm.v[i]));
+			} else if ((m = cell_metric(c, name, NULL))) {
+				metric_add(m, (double)now->kvm.v[i]);
+			}
+		}
+		if (pct == pct && (m = cell_metric(c, "host_kvm_huge_pct", NULL)))
+			metric_add(m, pct);
+	}
+	if (now->have_pmu && gc->snap.have_pmu)
+		for (i = 0; i < GPMU__COUNT; i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "host_guest_%s", guest_pmu_event_name((enum guest_pmu_event)i));
+			if ((m = cell_metric(c, name, NULL)))
+				metric_add(m, (double)(now->pmu[i] - gc->snap.pmu[i]));
+		}
 }
 
 static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
@@ -223,6 +281,7 @@ static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
 			if (m)
 				metric_add(m, (double)(b - a));
 		}
+		kvm_telemetry(gc, c, &now);
 	}
 	gc->snap = now;
 }
@@ -489,6 +548,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	gc.prefault = prefault_name(hg->prefault);
 	gc.proc_root = "/proc";
 	gc.qemu_pid = -1;
+	gc.kvm = accel == ACCEL_KVM;
 	progress(io, "booting %s (host THP %s, allocation %s, %s)", name, host_thp, gc.prefault, accel_name(accel));
 	gc.t_create = now_s();
 	r = guest_start(v, &go, &gc.g, e);
@@ -528,6 +588,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	snprintf(log->status, sizeof(log->status), "ok");
 	r = 0;
 out:
+	guest_pmu_close(&gc.pmu);
 	if (gc.g) {
 		double t0 = now_s();
 
@@ -712,7 +773,14 @@ static void telemetry_notes(struct results *res, enum accel accel, bool guests)
 			 "not available: /sys/kernel/debug/kvm is not readable (mount debugfs)");
 	else
 		snprintf(res->kvm_stats_note, sizeof(res->kvm_stats_note),
-			 "not collected: debugfs has them, this version of thpeval does not read them yet");
+			 "collected per repetition from debugfs: host_kvm_pages_4k/2m/1g (mapped now), "
+			 "host_kvm_huge_pct, host_kvm_nx_lpage_splits (since the previous repetition)");
+	if (guests && accel != ACCEL_KVM) {
+		snprintf(res->pmu_note, sizeof(res->pmu_note),
+			 "not available: guests run under %s, which has no guest mode to count TLB walks in",
+			 accel_name(accel));
+		return;
+	}
 	memset(&pa, 0, sizeof(pa));
 	pa.type = PERF_TYPE_HARDWARE;
 	pa.size = sizeof(pa);
@@ -727,7 +795,8 @@ static void telemetry_notes(struct results *res, enum accel accel, bool guests)
 	else {
 		close((int)fd);
 		snprintf(res->pmu_note, sizeof(res->pmu_note),
-			 "not collected: the host has a PMU, this version of thpeval does not count dTLB/EPT walks yet");
+			 "collected per repetition on the vCPU threads in guest mode: host_guest_dtlb_load_misses, "
+			 "host_guest_itlb_load_misses; EPT/NPT walk cycles need model-specific events and are not counted");
 	}
 }
 
