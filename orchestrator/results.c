@@ -1,5 +1,6 @@
 #include "orchestrator/results.h"
 #include "orchestrator/effects.h"
+#include "orchestrator/sizing.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -674,6 +675,8 @@ void results_print_table(const struct results *r, FILE *out)
 	}
 	if (r->effects)
 		effects_print(r->effects, out);
+	if (sizing_applies(r))
+		sizing_print(r, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
 		     " guest%% = share of the workload buffer on guest huge pages\n");
 }
