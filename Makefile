@@ -113,6 +113,7 @@ unit: all $(TEST_BIN) $(GTEST_BIN)
 integration: all
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/run.sh
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/faults.sh
+	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/sizing.sh
 
 # the unit and integration tests again with AddressSanitizer + UBSan (LeakSanitizer
 # included), in a build of their own so bin/ stays a normal build

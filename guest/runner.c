@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -388,6 +389,31 @@ static void join_thp(const enum guest_thp *v, size_t n, char *buf, size_t len)
 					guest_thp_name(v[i]));
 }
 
+/* the per-size mTHP directories of this kernel ("16,32,64" kB), "none" before Linux 6.8 */
+static void mthp_sizes(const char *root, char *buf, size_t len)
+{
+	char path[512];
+	unsigned kb[32], t;
+	size_t n = 0, i, j, pos = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage", root);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir)) && n < 32)
+		if (sscanf(d->d_name, "hugepages-%ukB", &kb[n]) == 1)
+			n++;
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (kb[j] < kb[i])
+				t = kb[i], kb[i] = kb[j], kb[j] = t;
+	snprintf(buf, len, "none");
+	for (i = 0; i < n && pos < len; i++)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%u", i ? "," : "", kb[i]);
+}
+
 static int send_hello(struct runner *rn, bool plan_ok, struct err *e)
 {
 	const struct plan *p = &rn->plan;
@@ -412,6 +438,8 @@ static int send_hello(struct runner *rn, bool plan_ok, struct err *e)
 	rec_add_str(&r, "thp_enabled", v);
 	thp_knob_get(rn->root, "defrag", v, sizeof(v), NULL);
 	rec_add_str(&r, "thp_defrag", v);
+	mthp_sizes(rn->root, list, sizeof(list));
+	rec_add_str(&r, "mthp_sizes_kb", list);
 	rec_add_u64(&r, "pid1", rn->pid1);
 	rec_add_u64(&r, "plan_ok", plan_ok);
 	if (plan_ok) {

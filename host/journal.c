@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/frag.h"
 #include "lib/parse.h"
 
 #define JOURNAL_MAGIC "thpeval-journal 1"
@@ -336,6 +337,19 @@ static int restore_on_disk(const char *root, const char *state_dir, int *pid, st
 	int r;
 
 	*pid = 0;
+	{
+		/* a fragmenter left by a killed run holds host memory: end it first */
+		char proc[PATH_MAX];
+		int killed = 0;
+
+		if ((size_t)snprintf(proc, sizeof(proc), "%s/proc", strcmp(root, "/") ? root : "") >= sizeof(proc))
+			return err_set(e, -ENAMETOOLONG, "root '%s' is too long", root);
+		r = frag_reap_stale(proc, state_dir, &killed, e);
+		if (r)
+			return r;
+		if (killed)
+			*pid = -1;
+	}
 	j = malloc(sizeof(*j));
 	failed = malloc(sizeof(*failed));
 	if (!j || !failed) {

@@ -577,3 +577,108 @@ int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e)
 		return err_set(e, -EBADMSG, "malformed '%s': no minflt (field 10)", path);
 	return 0;
 }
+
+/* ---- meminfo: available memory -------------------------------------------- */
+
+int meminfo_available_kb(const char *proc_root, uint64_t *kb, struct err *e)
+{
+	char path[PATH_MAX], line[PROC_LINE_MAX];
+	const char *v;
+	bool found = false;
+	FILE *f;
+	int r, saved;
+
+	r = proc_path(path, sizeof(path), proc_root, 0, "meminfo", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while (!found && (r = next_line(f, line, sizeof(line))) > 0) {
+		if (!(v = kv_value(line, "MemAvailable")))
+			continue;
+		if (!parse_kb(v, kb)) {
+			fclose(f);
+			return err_set(e, -EBADMSG, "malformed MemAvailable in '%s'", path);
+		}
+		found = true;
+	}
+	fclose(f);
+	if (r < 0)
+		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path, strerror(-r));
+	if (!found)
+		return err_set(e, -EBADMSG, "no MemAvailable in '%s' (kernel older than 3.14?)", path);
+	return 0;
+}
+
+/* ---- buddyinfo ------------------------------------------------------------- */
+
+/* "Node 0, zone   Normal   2675   3425 ..." */
+static int buddy_line(char *line, struct buddyinfo *b)
+{
+	char *tok, *save = NULL;
+	unsigned field = 0, order = 0;
+	uint64_t v;
+
+	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), field++) {
+		if (field == 0 && strcmp(tok, "Node"))
+			return -EBADMSG;
+		if (field == 2 && strcmp(tok, "zone"))
+			return -EBADMSG;
+		if (field < 4)
+			continue;
+		if (order >= BUDDY_MAX_ORDERS || parse_u64(tok, &v))
+			return -EBADMSG;
+		b->free[order++] += v;
+	}
+	if (field < 5)
+		return -EBADMSG;
+	if (order > b->orders)
+		b->orders = order;
+	return 0;
+}
+
+int buddyinfo_read(const char *proc_root, struct buddyinfo *out, struct err *e)
+{
+	char path[PATH_MAX], line[PROC_LINE_MAX];
+	FILE *f;
+	int r, saved;
+	unsigned zones = 0;
+
+	memset(out, 0, sizeof(*out));
+	r = proc_path(path, sizeof(path), proc_root, 0, "buddyinfo", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while ((r = next_line(f, line, sizeof(line))) > 0) {
+		if (!line[0])
+			continue;
+		if (buddy_line(line, out)) {
+			fclose(f);
+			return err_set(e, -EBADMSG, "malformed line %u of '%s'", zones + 1, path);
+		}
+		zones++;
+	}
+	fclose(f);
+	if (r < 0)
+		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path, strerror(-r));
+	if (!zones)
+		return err_set(e, -EBADMSG, "no zones in '%s'", path);
+	return 0;
+}
+
+uint64_t buddy_free_kb(const struct buddyinfo *b, unsigned min_order)
+{
+	uint64_t kb = 0;
+	unsigned o;
+
+	for (o = min_order; o < b->orders; o++)
+		kb += b->free[o] * (4ull << o);
+	return kb;
+}

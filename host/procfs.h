@@ -61,4 +61,19 @@ int host_info_read(const char *proc_root, struct host_info *out, struct err *e);
 /* field 10 (minflt) of /proc/PID/stat, read past the last ')' of comm */
 int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e);
 
+/* MemAvailable of meminfo, in kB */
+int meminfo_available_kb(const char *proc_root, uint64_t *kb, struct err *e);
+
+#define BUDDY_MAX_ORDERS 16
+
+/* free blocks per order, summed over every node and zone of /proc/buddyinfo */
+struct buddyinfo {
+	unsigned orders;
+	uint64_t free[BUDDY_MAX_ORDERS];
+};
+
+int buddyinfo_read(const char *proc_root, struct buddyinfo *out, struct err *e);
+/* free memory in blocks of at least 4K << min_order (9: 2M blocks on x86-64), in kB */
+uint64_t buddy_free_kb(const struct buddyinfo *b, unsigned min_order);
+
 #endif

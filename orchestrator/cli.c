@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/procfs.h"
 #include "lib/parse.h"
 #include "orchestrator/report.h"
 
@@ -136,11 +137,14 @@ enum run_opt {
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
-	RO_COLD_REPS,
+	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP,
 };
 
 static const struct opt run_opts[] = {
-	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always)", RO_HOST_THP },
+	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
+	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
+	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
+	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; /proc/buddyinfo recorded before, after and once undone), or both", RO_HOST_STATE },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
 	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
@@ -218,6 +222,56 @@ void run_config_defaults(struct run_config *c)
 	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
 	strcpy(c->db, "/var/lib/thpeval/history.db");
 	c->threshold = 5.0;
+	c->guests = 1;
+	strcpy(c->host_state[0], "fresh");
+	c->n_host_state = 1;
+}
+
+bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len)
+{
+	uint64_t v;
+	const char *colon = strchr(s, ':');
+	char num[16];
+	size_t n;
+
+	if (!colon || colon == s || colon[-1] != 'K')
+		return false;
+	n = (size_t)(colon - 1 - s);
+	if (n == 0 || n >= sizeof(num))
+		return false;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (num[0] == '0' || parse_u64_range(num, 8, 1u << 30, &v) || (v & (v - 1)))
+		return false;
+	if (strcmp(colon + 1, "always") && strcmp(colon + 1, "madvise"))
+		return false;
+	if (strlen(colon + 1) >= len)
+		return false;
+	*kb = (unsigned)v;
+	strcpy(mode, colon + 1);
+	return true;
+}
+
+int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)
+{
+	uint64_t avail_kb, need, want;
+	int r;
+
+	r = meminfo_available_kb(proc_root, &avail_kb, e);
+	if (r)
+		return r;
+	need = (uint64_t)n * (memory + GUEST_HOST_OVERHEAD);
+	want = need + need / 10 + (512ull << 20);	/* 10% and 512M for the host itself */
+	if (note)
+		snprintf(note, len, "%u x (%llu MiB guest RAM + %llu MiB QEMU overhead) = %llu MiB, %llu MiB available",
+			 n, (unsigned long long)(memory >> 20), (unsigned long long)(GUEST_HOST_OVERHEAD >> 20),
+			 (unsigned long long)(need >> 20), (unsigned long long)(avail_kb >> 10));
+	if (want > avail_kb * 1024)
+		return err_set(e, -ENOMEM,
+			       "%u guests need %llu MiB (%u x (%llu MiB RAM + %llu MiB QEMU overhead) + 10%% + 512 MiB for the host) but the host has %llu MiB available (MemAvailable): lower --guests or --memory, or free host memory",
+			       n, (unsigned long long)(want >> 20), n, (unsigned long long)(memory >> 20),
+			       (unsigned long long)(GUEST_HOST_OVERHEAD >> 20), (unsigned long long)(avail_kb >> 10));
+	return 0;
 }
 
 int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
@@ -237,6 +291,16 @@ int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n
 		for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
 			if (!strcmp(tok, valid[i]))
 				ok = true;
+		if (!ok && !strcmp(what, "host THP")) {
+			unsigned kb;
+			char mode[16];
+
+			ok = thp_sized_value(tok, &kb, mode, sizeof(mode));
+			if (!ok)
+				return err_set(e, -EINVAL,
+					       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
+					       tok, what);
+		}
 		if (!ok)
 			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
 		if (drop_never && !strcmp(tok, "never"))
@@ -467,6 +531,37 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
 		c->max_reps = (unsigned)v;
 		return 0;
+	case RO_GUESTS:
+		r = parse_u64_range(arg, 1, 8, &v);
+		if (r)
+			return bad_value(e, r, arg, "a guest count from 1 to 8");
+		c->guests = (unsigned)v;
+		return 0;
+	case RO_MTHP_SWEEP:
+		c->mthp_sweep = true;
+		return 0;
+	case RO_HOST_STATE: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		strcpy(buf, arg);
+		c->n_host_state = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			size_t i;
+			bool dup = false;
+
+			if (strcmp(tok, "fresh") && strcmp(tok, "fragmented"))
+				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+			for (i = 0; i < c->n_host_state; i++)
+				dup |= !strcmp(c->host_state[i], tok);
+			if (!dup)
+				strcpy(c->host_state[c->n_host_state++], tok);
+		}
+		if (c->n_host_state == 0)
+			return err_set(e, -EINVAL, "empty host state list");
+		return 0;
+	}
 	case RO_BUDGET:
 		r = parse_duration_ms(arg, &v);
 		if (r || v < 1000)

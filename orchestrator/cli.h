@@ -39,7 +39,7 @@ int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, v
 	      int *first_arg, bool *want_help, struct err *e);
 void cli_help(const struct command *cmd, FILE *out);
 
-#define CLI_MAX_THP 8
+#define CLI_MAX_THP 16
 #define CLI_THP_LEN 16
 
 struct run_config {
@@ -78,6 +78,10 @@ struct run_config {
 	double target_ci;		/* pct points; 0 = fixed repetitions */
 	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
 	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */
+	unsigned guests;		/* guests running the same cells at once (--guests) */
+	char host_state[2][CLI_THP_LEN];	/* "fresh" and/or "fragmented", in order */
+	size_t n_host_state;
+	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
 };
 
 extern const struct command cli_run_cmd;
@@ -90,5 +94,15 @@ int run_config_check(struct run_config *c, struct err *e);
 /* "always,madvise" -> validated, deduplicated list; "never" dropped when drop_never */
 int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
 		   const char *what, struct err *e);
+
+/*
+ * A per-size host THP value: "64K:always" (only hugepages-64kB/enabled on,
+ * every other size and the top-level knob off). *kb and mode set on true.
+ */
+bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len);
+/* --guests: refuse when N guests will not fit in MemAvailable of proc_root */
+int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e);
+/* memory one guest takes on the host beyond its RAM (QEMU, TCG code buffer) */
+#define GUEST_HOST_OVERHEAD (320ull << 20)
 
 #endif

@@ -126,6 +126,11 @@ void cell_key_label(const char *target, const char *host_thp, const char *prefau
 void cell_label(const struct cell *c, char *buf, size_t len)
 {
 	cell_key_label(c->target, c->host_thp, c->prefault, c->guest_thp, c->workload, c->variant, buf, len);
+	if (c->host_state[0] && strcmp(c->host_state, "fresh")) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, " host=%s", c->host_state);
+	}
 }
 
 static bool same_name(const char *a, const char *b, const char *def)
@@ -137,7 +142,8 @@ bool cell_same_key(const struct cell *a, const struct cell *b)
 {
 	return !strcmp(a->target, b->target) && !strcmp(a->host_thp, b->host_thp) &&
 	       same_name(a->prefault, b->prefault, "ondemand") && !strcmp(a->guest_thp, b->guest_thp) &&
-	       !strcmp(a->workload, b->workload) && !strcmp(a->variant, b->variant);
+	       !strcmp(a->workload, b->workload) && !strcmp(a->variant, b->variant) &&
+	       same_name(a->host_state, b->host_state, "fresh");
 }
 
 /* ---- statistics ----------------------------------------------------------------- */

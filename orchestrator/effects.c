@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "orchestrator/cli.h"
 #include "orchestrator/stats.h"
 
 /* the two phase metrics of each workload that the split is computed from */
@@ -56,8 +57,13 @@ double mde_pct(double cv_pct, size_t n)
 	return (t95(2 * n - 2) + t80) * sqrt(2.0 / (double)n) * cv_pct;
 }
 
-static const struct cell *find(const struct results *r, const char *w, const char *host, const char *pf,
-			       const char *guest, const char *variant)
+static const char *cell_state(const struct cell *c)
+{
+	return c->host_state[0] ? c->host_state : "fresh";
+}
+
+static const struct cell *find_v(const struct results *r, const char *hs, const char *w, const char *host,
+				 const char *pf, const char *guest, const char *variant)
 {
 	size_t i;
 
@@ -65,18 +71,29 @@ static const struct cell *find(const struct results *r, const char *w, const cha
 		const struct cell *c = &r->cells[i];
 
 		if (!strcmp(c->target, "guest") && !strcmp(c->workload, w) && !strcmp(c->variant, variant) &&
-		    !strcmp(c->host_thp, host) && !strcmp(c->prefault, pf) && !strcmp(c->guest_thp, guest))
+		    !strcmp(c->host_thp, host) && !strcmp(c->prefault, pf) && !strcmp(c->guest_thp, guest) &&
+		    !strcmp(cell_state(c), hs))
 			return c;
 	}
 	return NULL;
 }
 
-static bool has_prefault(const struct results *r, const char *w, const char *pf, const char *variant)
+const struct cell *effects_find(const struct results *r, const char *hs, const char *w, const char *host,
+				const char *pf, const char *guest)
+{
+	return find_v(r, hs, w, host, pf, guest, "");
+}
+
+/* within a host state */
+#define find(r, w, host, pf, guest, variant) find_v(r, hs, w, host, pf, guest, variant)
+
+static bool has_prefault(const struct results *r, const char *hs, const char *w, const char *pf,
+			 const char *variant)
 {
 	return find(r, w, "never", pf, "never", variant) != NULL;
 }
 
-static bool has_cold(const struct results *r, const char *w, const char *host, const char *pf)
+static bool has_cold(const struct results *r, const char *hs, const char *w, const char *host, const char *pf)
 {
 	return find(r, w, "never", pf, "never", "cold") && find(r, w, host, pf, "never", "cold");
 }
@@ -88,8 +105,8 @@ struct term_spec {
 	const char *variant;
 };
 
-static struct effect *new_effect(struct effects *fx, const char *w, const char *side, const char *comp,
-				 const char *metric, const char *host, const char *guest)
+static struct effect *new_effect(struct effects *fx, const char *hs, const char *w, const char *side,
+				 const char *comp, const char *metric, const char *host, const char *guest)
 {
 	struct effect *e;
 
@@ -103,6 +120,7 @@ static struct effect *new_effect(struct effects *fx, const char *w, const char *
 	snprintf(e->metric, sizeof(e->metric), "%s", metric);
 	snprintf(e->host_thp, sizeof(e->host_thp), "%s", host);
 	snprintf(e->guest_thp, sizeof(e->guest_thp), "%s", guest);
+	snprintf(e->host_state, sizeof(e->host_state), "%s", hs);
 	e->estimate_pct = e->ci95_low_pct = e->ci95_high_pct = e->df = e->share_pct = NAN;
 	return e;
 }
@@ -113,10 +131,12 @@ static void eval(const struct results *r, struct effect *e, const struct term_sp
 {
 	struct contrast_term t[8];
 	const struct cell *base = NULL;
+	const char *hs;
 	size_t i;
 
 	if (!e)
 		return;
+	hs = e->host_state;
 	for (i = 0; i < n; i++) {
 		const char *var = ts[i].variant ? ts[i].variant : basevar;
 		const struct cell *c = find(r, e->workload, ts[i].host, ts[i].pf, ts[i].guest, var);
@@ -151,12 +171,13 @@ static void eval(const struct results *r, struct effect *e, const struct term_sp
 	e->significant = e->ci95_low_pct > 0 || e->ci95_high_pct < 0;
 }
 
-static void workload_effects(const struct results *r, struct effects *fx, const char *w, const char *V,
+static void workload_effects(const struct results *r, struct effects *fx, const char *hs, const char *w,
+			     const char *V,
 			     const char *F, const char *A, const char *X, const char *Y)
 {
 	/* guest-side effects and the interaction use the ondemand arm when present */
-	const char *pf = has_prefault(r, w, "ondemand", V) ? "ondemand" : "immediate";
-	bool both = has_prefault(r, w, "ondemand", V) && has_prefault(r, w, "immediate", V);
+	const char *pf = has_prefault(r, hs, w, "ondemand", V) ? "ondemand" : "immediate";
+	bool both = has_prefault(r, hs, w, "ondemand", V) && has_prefault(r, hs, w, "immediate", V);
 	struct effect *e, *hp;
 	double total_f = NAN, total_a = NAN, total_cold = NAN;
 	size_t first = fx->n, i;
@@ -167,11 +188,11 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 	 * window) that disappears when the host no longer faults there: with QEMU
 	 * preallocating (immediate) or, with one allocation mode, on host-warm memory
 	 */
-	hp = new_effect(fx, w, "host", "prefault", F ? F : "", X, Y);
+	hp = new_effect(fx, hs, w, "host", "prefault", F ? F : "", X, Y);
 	if (!F) {
 		if (hp)
 			snprintf(hp->note, sizeof(hp->note), "%s times no fault phase", w);
-	} else if (both && has_cold(r, w, X, "ondemand") && has_cold(r, w, X, "immediate")) {
+	} else if (both && has_cold(r, hs, w, X, "ondemand") && has_cold(r, hs, w, X, "immediate")) {
 		const struct term_spec t[] = {
 			{ "never", "ondemand", "never", 1, "cold" }, { X, "ondemand", "never", -1, "cold" },
 			{ "never", "immediate", "never", -1, "cold" }, { X, "immediate", "never", 1, "cold" },
@@ -180,7 +201,7 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 		if (hp && hp->available)
 			snprintf(hp->note, sizeof(hp->note),
 				 "host THP effect on host-cold first touch, ondemand minus immediate allocation");
-	} else if (has_cold(r, w, X, "ondemand")) {
+	} else if (has_cold(r, hs, w, X, "ondemand")) {
 		const struct term_spec t[] = {
 			{ "never", "ondemand", "never", 1, "cold" }, { X, "ondemand", "never", -1, "cold" },
 			{ "never", "ondemand", "never", -1, NULL }, { X, "ondemand", "never", 1, NULL },
@@ -199,17 +220,17 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 		 * the guest effects keeps host + guest + interaction = total */
 		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { X, pf, "never", -1, NULL } };
 
-		eval(r, new_effect(fx, w, "host", "tlb", A, X, Y), t, 2, V);
+		eval(r, new_effect(fx, hs, w, "host", "tlb", A, X, Y), t, 2, V);
 	}
 	{
 		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { "never", pf, Y, -1, NULL } };
 
-		e = new_effect(fx, w, "guest", "prefault", F ? F : "", X, Y);
+		e = new_effect(fx, hs, w, "guest", "prefault", F ? F : "", X, Y);
 		if (F)
 			eval(r, e, t, 2, V);
 		else if (e)
 			snprintf(e->note, sizeof(e->note), "%s times no fault phase", w);
-		eval(r, new_effect(fx, w, "guest", "tlb", A, X, Y), t, 2, V);
+		eval(r, new_effect(fx, hs, w, "guest", "tlb", A, X, Y), t, 2, V);
 	}
 	{
 		/* total = host + guest + interaction: interaction = (AX0 + A0Y - A00 - AXY) / A00 */
@@ -217,19 +238,19 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 			{ "never", pf, "never", -1, NULL }, { X, pf, "never", 1, NULL }, { "never", pf, Y, 1, NULL }, { X, pf, Y, -1, NULL },
 		};
 
-		eval(r, new_effect(fx, w, "interaction", "tlb", A, X, Y), t, 4, V);
+		eval(r, new_effect(fx, hs, w, "interaction", "tlb", A, X, Y), t, 4, V);
 	}
 	/* totals on each metric (all-never vs all-on) for the shares */
 	{
 		const struct term_spec t[] = { { "never", pf, "never", 1, NULL }, { X, pf, Y, -1, NULL } };
 		struct effects one = { 0 };
 
-		e = new_effect(&one, w, "total", "prefault", F ? F : "", X, Y);
+		e = new_effect(&one, hs, w, "total", "prefault", F ? F : "", X, Y);
 		if (F)
 			eval(r, e, t, 2, V);
 		if (e && e->available)
 			total_f = e->estimate_pct;
-		e = new_effect(&one, w, "total", "tlb", A, X, Y);
+		e = new_effect(&one, hs, w, "total", "tlb", A, X, Y);
 		eval(r, e, t, 2, V);
 		if (e && e->available)
 			total_a = e->estimate_pct;
@@ -240,7 +261,7 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 					       { X, "ondemand", Y, -1, "cold" } };
 		struct effects one = { 0 };
 
-		e = new_effect(&one, w, "total", "prefault", F ? F : "", X, Y);
+		e = new_effect(&one, hs, w, "total", "prefault", F ? F : "", X, Y);
 		if (F)
 			eval(r, e, t, 2, V);
 		if (e && e->available)
@@ -259,12 +280,15 @@ static void workload_effects(const struct results *r, struct effects *fx, const 
 
 void effects_compute(const struct results *r, struct effects *out)
 {
-	size_t i, j, k, h, g;
+	static const char *const states[] = { "fresh", "fragmented" };
+	size_t i, j, k, h, g, si;
 
 	out->n = 0;
+	for (si = 0; si < 2; si++)
 	for (i = 0; i < sizeof(phase_metrics) / sizeof(phase_metrics[0]); i++) {
+		const char *hs = states[si];
 		const char *w = phase_metrics[i].workload;
-		char hosts[8][RES_NAME_MAX], guests[8][RES_NAME_MAX];
+		char hosts[CLI_MAX_THP][RES_NAME_MAX], guests[8][RES_NAME_MAX];
 		size_t nh = 0, ng = 0;
 
 		/* the treatment levels present (everything but never) */
@@ -272,11 +296,11 @@ void effects_compute(const struct results *r, struct effects *out)
 			const struct cell *c = &r->cells[j];
 			bool seen = false;
 
-			if (strcmp(c->workload, w) || strcmp(c->target, "guest"))
+			if (strcmp(c->workload, w) || strcmp(c->target, "guest") || strcmp(cell_state(c), hs))
 				continue;
 			for (k = 0; k < nh; k++)
 				seen |= !strcmp(hosts[k], c->host_thp);
-			if (!seen && strcmp(c->host_thp, "never") && nh < 8)
+			if (!seen && strcmp(c->host_thp, "never") && nh < CLI_MAX_THP)
 				snprintf(hosts[nh++], RES_NAME_MAX, "%s", c->host_thp);
 			seen = false;
 			for (k = 0; k < ng; k++)
@@ -286,8 +310,9 @@ void effects_compute(const struct results *r, struct effects *out)
 		}
 		for (h = 0; h < nh; h++)
 			for (g = 0; g < ng; g++)
-				workload_effects(r, out, w, phase_metrics[i].variant, phase_metrics[i].prefault_metric,
-						 phase_metrics[i].tlb_metric, hosts[h], guests[g]);
+				workload_effects(r, out, hs, w, phase_metrics[i].variant,
+						 phase_metrics[i].prefault_metric, phase_metrics[i].tlb_metric, hosts[h],
+						 guests[g]);
 	}
 }
 
@@ -301,9 +326,11 @@ void effects_print(const struct effects *fx, FILE *out)
 		char head[64];
 
 		if (!p || strcmp(p->workload, e->workload) || strcmp(p->host_thp, e->host_thp) ||
-		    strcmp(p->guest_thp, e->guest_thp)) {
-			fprintf(out, "\nsplit: %s, host THP %s / guest THP %s against never"
-				     " (%% faster with THP, 95%% CI, Welch)\n", e->workload, e->host_thp, e->guest_thp);
+		    strcmp(p->guest_thp, e->guest_thp) || strcmp(p->host_state, e->host_state)) {
+			fprintf(out, "\nsplit: %s, host THP %s / guest THP %s against never%s%s"
+				     " (%% faster with THP, 95%% CI, Welch)\n", e->workload, e->host_thp, e->guest_thp,
+				strcmp(e->host_state, "fresh") ? ", host " : "",
+				strcmp(e->host_state, "fresh") ? e->host_state : "");
 			fprintf(out, "  %-12s %-9s %-16s %-30s %s\n", "side", "component", "metric", "effect",
 				"share of total");
 		}

@@ -15,7 +15,7 @@
 
 #include "orchestrator/results.h"
 
-#define EFFECTS_MAX 96
+#define EFFECTS_MAX 320
 
 struct effect {
 	char workload[RES_NAME_MAX];
@@ -24,6 +24,7 @@ struct effect {
 	char metric[REC_KEY_MAX];	/* the phase metric it is computed from */
 	char host_thp[RES_NAME_MAX];	/* treatment levels compared with never */
 	char guest_thp[RES_NAME_MAX];
+	char host_state[16];		/* cells compared: all fresh or all fragmented */
 	bool available;
 	char note[256];			/* why not available, or how it was derived */
 	double estimate_pct;		/* positive = THP made it faster */
@@ -53,6 +54,9 @@ int contrast_pct(const struct contrast_term *t, size_t n, double base_mean, doub
 		 double *lo, double *hi, double *df);
 
 void effects_compute(const struct results *r, struct effects *out);
+/* the guest cell (no variant) with this host state, workload and levels; NULL if not run */
+const struct cell *effects_find(const struct results *r, const char *host_state, const char *w, const char *host,
+				const char *pf, const char *guest);
 void effects_print(const struct effects *fx, FILE *out);
 /* minimum detectable effect (% of the mean), two cells of n samples with this cv, 80% power */
 double mde_pct(double cv_pct, size_t n);

@@ -283,7 +283,15 @@ static int insert_metric(struct hdb *h, sqlite3_stmt *st, long long run, const s
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_text(st, 2, c->target, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, c->host_thp, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, c->prefault[0] ? c->prefault : "ondemand", -1, SQLITE_STATIC);
+	/* the host state is part of the cell's key: a fragmented arm is stored as "ondemand+fragmented" */
+	if (c->host_state[0] && strcmp(c->host_state, "fresh")) {
+		char pf[2 * RES_NAME_MAX];
+
+		snprintf(pf, sizeof(pf), "%s+%s", c->prefault[0] ? c->prefault : "ondemand", c->host_state);
+		sqlite3_bind_text(st, 4, pf, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_text(st, 4, c->prefault[0] ? c->prefault : "ondemand", -1, SQLITE_STATIC);
+	}
 	sqlite3_bind_text(st, 5, c->guest_thp, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, c->workload, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, c->variant, -1, SQLITE_STATIC);

@@ -1,4 +1,5 @@
 #include "orchestrator/report.h"
+#include "orchestrator/sizing.h"
 
 #include <errno.h>
 #include <libxml/xmlwriter.h>
@@ -922,6 +923,16 @@ static void html_guests(const struct report_input *in, FILE *o)
 	fputs("</table>\n", o);
 }
 
+static bool has_sizing(const struct report_input *in)
+{
+	return sizing_applies(in->res);
+}
+
+static void html_sizing(const struct report_input *in, FILE *o)
+{
+	sizing_html(in->res, o);
+}
+
 static bool has_cells(const struct report_input *in)
 {
 	return in->res->ncells > 0;
@@ -965,6 +976,7 @@ static const struct html_section {
 	{ "charts", "Main metrics", has_cells, html_charts },
 	{ "coverage", "Huge-page coverage", has_cells, html_coverage },
 	{ "effects", "Where the benefit comes from", has_effects, html_effects },
+	{ "sizing", "Host sizing", has_sizing, html_sizing },
 	{ "validity", "Validity and failed repetitions", has_problems, html_validity },
 	{ "comparison", "Against the baseline", has_cmp, html_comparison },
 	{ "run", "Run", NULL, html_run },

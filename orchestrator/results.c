@@ -1,5 +1,6 @@
 #include "orchestrator/results.h"
 #include "orchestrator/effects.h"
+#include "orchestrator/sizing.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,9 @@ void results_release(struct results *r)
 	free(r->cells);
 	free(r->guests);
 	free(r->effects);
+	free(r->frags);
+	r->frags = NULL;
+	r->nfrags = r->cap_frags = 0;
 	r->effects = NULL;
 	r->cells = NULL;
 	r->guests = NULL;
@@ -59,6 +63,7 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 {
 	const char *prefault = or_default(k->prefault, "ondemand");
 	const char *variant = or_default(k->variant, "");
+	const char *hstate = or_default(k->host_state, "fresh");
 	struct cell *c;
 	size_t i;
 
@@ -66,8 +71,13 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 		c = &r->cells[i];
 		if (!strcmp(c->target, k->target) && !strcmp(c->host_thp, k->host_thp) &&
 		    !strcmp(c->prefault, prefault) && !strcmp(c->guest_thp, k->guest_thp) &&
-		    !strcmp(c->workload, k->workload) && !strcmp(c->variant, variant))
+		    !strcmp(c->workload, k->workload) && !strcmp(c->variant, variant) &&
+		    !strcmp(c->host_state, hstate))
 			return c;
+	}
+	if (strlen(hstate) >= sizeof(c->host_state)) {
+		err_set(e, -EINVAL, "host state name too long");
+		return NULL;
 	}
 	if (strlen(k->host_thp) >= RES_NAME_MAX || strlen(k->guest_thp) >= RES_NAME_MAX ||
 	    strlen(k->workload) >= RES_NAME_MAX || strlen(prefault) >= RES_NAME_MAX ||
@@ -87,6 +97,8 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 	strcpy(c->guest_thp, k->guest_thp);
 	strcpy(c->workload, k->workload);
 	strcpy(c->variant, variant);
+	strcpy(c->host_state, hstate);
+	strcpy(c->host_cov_source, "smaps");
 	strcpy(c->host_cov.name, "host_huge_pct");
 	strcpy(c->guest_cov.name, "guest_huge_pct");
 	c->valid = true;
@@ -96,7 +108,7 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
 			  const char *guest_thp, const char *workload, struct err *e)
 {
-	struct cell_key k = { target, host_thp, NULL, guest_thp, workload, NULL };
+	struct cell_key k = { target, host_thp, NULL, guest_thp, workload, NULL, NULL };
 
 	return results_cell_key(r, &k, e);
 }
@@ -113,6 +125,37 @@ struct guest_log *results_guest_add(struct results *r, struct err *e)
 	memset(g, 0, sizeof(*g));
 	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
 	return g;
+}
+
+struct frag_log *results_frag_add(struct results *r, struct err *e)
+{
+	struct frag_log *f;
+
+	if (grow((void **)&r->frags, &r->cap_frags, r->nfrags + 1, sizeof(*f))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	f = &r->frags[r->nfrags++];
+	memset(f, 0, sizeof(*f));
+	f->seconds = NAN;
+	return f;
+}
+
+struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload)
+{
+	struct guest_cellstat *cs;
+	size_t i;
+
+	for (i = 0; i < g->ncs; i++)
+		if (!strcmp(g->cs[i].guest_thp, guest_thp) && !strcmp(g->cs[i].workload, workload))
+			return &g->cs[i];
+	if (g->ncs >= GLOG_MAX_CELLS)
+		return NULL;
+	cs = &g->cs[g->ncs++];
+	memset(cs, 0, sizeof(*cs));
+	snprintf(cs->guest_thp, sizeof(cs->guest_thp), "%s", guest_thp);
+	snprintf(cs->workload, sizeof(cs->workload), "%s", workload);
+	return cs;
 }
 
 int metric_add(struct metric *m, double v)
@@ -192,11 +235,15 @@ static void cell_validate(struct cell *c, double min_cov)
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
 			 "host THP is never but %.1f%% of %s is on host huge pages", c->host_cov.s.max,
 			 strcmp(c->target, "host") ? "guest RAM" : "the buffer");
-	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov) {
+	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov && strcmp(c->host_state, "fragmented")) {
+		/* on a fragmented host low coverage is the outcome measured, not a failed treatment */
+		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
+
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is %s but only %.1f%% of %s is on host huge pages (need %.0f%%)", c->host_thp,
-			 c->host_cov.s.min, strcmp(c->target, "host") ? "guest RAM" : "the buffer", min_cov);
+			 "host THP is %s but only %.1f%% of %s is on host %s (need %.0f%%)", c->host_thp,
+			 c->host_cov.s.min, strcmp(c->target, "host") ? "guest RAM" : "the buffer",
+			 mthp ? "folios of that size (host-wide hugepages-<N>kB/stats estimate)" : "huge pages", min_cov);
 	} else if (!strcmp(c->target, "host") || c->guest_cov.n == 0) {
 		return;	/* no guest side, or a workload that does not measure its buffer's coverage */
 	} else if (thp_is_off(c->guest_thp) && c->guest_cov.s.max > off_max) {
@@ -285,6 +332,7 @@ static json_object *j_cell(const struct cell *c)
 	json_object_object_add(o, "workload", jstr(c->workload));
 	json_object_object_add(o, "variant", c->variant[0] ? jstr(c->variant) : NULL);
 	json_object_object_add(o, "guest", jstr(c->guest));
+	json_object_object_add(o, "host_state", jstr(c->host_state[0] ? c->host_state : "fresh"));
 	for (i = 0; i < c->nmetrics; i++)
 		json_object_object_add(metrics, c->metrics[i].name, j_metric(&c->metrics[i]));
 	json_object_object_add(o, "metrics", metrics);
@@ -292,6 +340,7 @@ static json_object *j_cell(const struct cell *c)
 	json_object_object_add(cov, "guest_huge_pct", jnum(c->guest_cov.s.mean));
 	json_object_object_add(cov, "host_huge_pct_samples", j_metric(&c->host_cov));
 	json_object_object_add(cov, "guest_huge_pct_samples", j_metric(&c->guest_cov));
+	json_object_object_add(cov, "host_source", jstr(c->host_cov_source[0] ? c->host_cov_source : "smaps"));
 	json_object_object_add(o, "coverage", cov);
 	json_object_object_add(o, "reps_ok", json_object_new_int64(c->reps_ok));
 	json_object_object_add(o, "reps_failed", json_object_new_int64(c->reps_failed));
@@ -322,6 +371,67 @@ static json_object *j_guest(const struct guest_log *g)
 	json_object_object_add(o, "total_s", jnum(g->total_s));
 	json_object_object_add(o, "records", json_object_new_int64(g->records));
 	json_object_object_add(o, "rejected_lines", json_object_new_int64(g->rejected));
+	json_object_object_add(o, "host_state", jstr(g->host_state[0] ? g->host_state : "fresh"));
+	json_object_object_add(o, "index", json_object_new_int64(g->index));
+	json_object_object_add(o, "concurrency", json_object_new_int64(g->concurrency ? g->concurrency : 1));
+	json_object_object_add(o, "guest_mthp_sizes_kb", g->mthp_sizes_kb[0] ? jstr(g->mthp_sizes_kb) : NULL);
+	{
+		json_object *a = json_object_new_array();
+		size_t i;
+
+		for (i = 0; i < g->ncs; i++) {
+			const struct guest_cellstat *cs = &g->cs[i];
+			json_object *c = json_object_new_object();
+
+			json_object_object_add(c, "guest_thp", jstr(cs->guest_thp));
+			json_object_object_add(c, "workload", jstr(cs->workload));
+			json_object_object_add(c, "reps", json_object_new_int64(cs->reps));
+			json_object_object_add(c, "host_huge_pct", jnum(cs->ncov ? cs->cov_sum / cs->ncov : NAN));
+			json_object_object_add(c, "fault_ns_per_4k", jnum(cs->nfault ? cs->fault_sum / cs->nfault : NAN));
+			json_object_object_add(c, "access_ns", jnum(cs->naccess ? cs->access_sum / cs->naccess : NAN));
+			json_object_array_add(a, c);
+		}
+		json_object_object_add(o, "cells", a);
+	}
+	return o;
+}
+
+static json_object *j_u64s(const unsigned long long *v, unsigned n)
+{
+	json_object *a = json_object_new_array();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int64((int64_t)v[i]));
+	return a;
+}
+
+static json_object *j_frag(const struct frag_log *f)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "host_thp", jstr(f->host_thp));
+	json_object_object_add(o, "host_prefault", jstr(f->prefault));
+	json_object_object_add(o, "round", json_object_new_int64(f->round));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)f->bytes));
+	json_object_object_add(o, "huge_kb", json_object_new_int64((int64_t)f->huge_kb));
+	json_object_object_add(o, "held_kb", json_object_new_int64((int64_t)f->held_kb));
+	json_object_object_add(o, "seconds", jnum(f->seconds));
+	json_object_object_add(o, "free_2m_kb_before", json_object_new_int64((int64_t)f->free2m_before_kb));
+	json_object_object_add(o, "free_2m_kb_after", json_object_new_int64((int64_t)f->free2m_after_kb));
+	json_object_object_add(o, "free_2m_kb_undone",
+			       f->have_undone ? json_object_new_int64((int64_t)f->free2m_undone_kb) : NULL);
+	json_object_object_add(o, "buddyinfo_before", j_u64s(f->buddy_before, f->orders));
+	json_object_object_add(o, "buddyinfo_after", j_u64s(f->buddy_after, f->orders));
+	json_object_object_add(o, "buddyinfo_undone", f->have_undone ? j_u64s(f->buddy_undone, f->orders) : NULL);
+	json_object_object_add(o, "restored", json_object_new_boolean(f->restored));
+	json_object_object_add(o, "compact_memory_needed", json_object_new_boolean(f->compacted));
+	json_object_object_add(o, "compact_stall", json_object_new_int64((int64_t)f->compact_stall));
+	json_object_object_add(o, "compact_success", json_object_new_int64((int64_t)f->compact_success));
+	json_object_object_add(o, "compact_fail", json_object_new_int64((int64_t)f->compact_fail));
+	json_object_object_add(o, "thp_fault_alloc", json_object_new_int64((int64_t)f->thp_fault_alloc));
+	json_object_object_add(o, "thp_fault_fallback", json_object_new_int64((int64_t)f->thp_fault_fallback));
+	json_object_object_add(o, "error", f->error[0] ? jstr(f->error) : NULL);
 	return o;
 }
 
@@ -335,6 +445,7 @@ static json_object *j_effect(const struct effect *e)
 	json_object_object_add(o, "metric", jstr(e->metric));
 	json_object_object_add(o, "host_thp", jstr(e->host_thp));
 	json_object_object_add(o, "guest_thp", jstr(e->guest_thp));
+	json_object_object_add(o, "host_state", jstr(e->host_state[0] ? e->host_state : "fresh"));
 	json_object_object_add(o, "available", json_object_new_boolean(e->available));
 	json_object_object_add(o, "estimate_pct", jnum(e->estimate_pct));
 	json_object_object_add(o, "ci95_low_pct", jnum(e->ci95_low_pct));
@@ -403,6 +514,10 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "accesses", json_object_new_int64((int64_t)s->accesses));
 	json_object_object_add(set, "seed", json_object_new_int64((int64_t)s->seed));
 	json_object_object_add(set, "min_coverage_pct", jnum(s->min_coverage_pct));
+	json_object_object_add(set, "guests", json_object_new_int64(s->guests ? s->guests : 1));
+	json_object_object_add(set, "host_state", jstr(s->host_state_list[0] ? s->host_state_list : "fresh"));
+	json_object_object_add(set, "mthp_sweep", json_object_new_boolean(s->mthp_sweep));
+	json_object_object_add(set, "guest_mthp", s->guest_mthp[0] ? jstr(s->guest_mthp) : NULL);
 	json_object_object_add(o, "settings", set);
 	for (i = 0; i < r->ncells; i++)
 		json_object_array_add(cells, j_cell(&r->cells[i]));
@@ -410,6 +525,13 @@ static json_object *j_results(const struct results *r)
 	for (i = 0; i < r->nguests; i++)
 		json_object_array_add(guests, j_guest(&r->guests[i]));
 	json_object_object_add(o, "guests", guests);
+	{
+		json_object *fr = json_object_new_array();
+
+		for (i = 0; i < r->nfrags; i++)
+			json_object_array_add(fr, j_frag(&r->frags[i]));
+		json_object_object_add(o, "fragmentation", fr);
+	}
 	{
 		json_object *fx = json_object_new_array();
 
@@ -581,6 +703,8 @@ void results_print_table(const struct results *r, FILE *out)
 	print_cold_evidence(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);
+	if (sizing_applies(r))
+		sizing_print(r, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
 		     " guest%% = share of the workload buffer on guest huge pages;\n"
 		     "memset:host-cold = first touch of guest memory the host never backed;"

@@ -40,6 +40,7 @@ struct cell_key {
 	const char *guest_thp;
 	const char *workload;
 	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
+	const char *host_state;		/* "fresh" (NULL) or "fragmented" */
 };
 
 struct cell {
@@ -49,6 +50,8 @@ struct cell {
 	char guest_thp[RES_NAME_MAX];
 	char workload[RES_NAME_MAX];
 	char variant[RES_NAME_MAX];
+	char host_state[16];		/* host memory before the guests: "fresh", "fragmented" */
+	char host_cov_source[16];	/* "smaps" (AnonHugePages of guest RAM) or "mthp_stats" */
 	char guest[64];			/* domain that produced the samples */
 	size_t nmetrics;
 	struct metric metrics[RES_MAX_METRICS];
@@ -61,8 +64,23 @@ struct cell {
 	char invalid_reason[256];
 };
 
+/* one guest's own view of one cell (with --guests=N each guest has its own) */
+#define GLOG_MAX_CELLS 8
+struct guest_cellstat {
+	char guest_thp[RES_NAME_MAX];
+	char workload[RES_NAME_MAX];
+	unsigned reps;
+	unsigned ncov, nfault, naccess;
+	double cov_sum, fault_sum, access_sum;
+};
+
 struct guest_log {
 	char name[64];
+	char host_state[16];
+	unsigned index, concurrency;	/* this guest's index among the group's concurrent guests */
+	char mthp_sizes_kb[64];		/* per-size mTHP the guest kernel offers, "none" */
+	size_t ncs;
+	struct guest_cellstat cs[GLOG_MAX_CELLS];
 	char host_thp[RES_NAME_MAX];
 	char prefault[RES_NAME_MAX];
 	unsigned round;
@@ -77,6 +95,22 @@ struct guest_log {
 	char guest_kernel[64];
 };
 
+/* the fragmented-host arm of one host group */
+struct frag_log {
+	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	unsigned round;
+	unsigned long long bytes, huge_kb, held_kb;
+	unsigned long long free2m_before_kb, free2m_after_kb, free2m_undone_kb;	/* free in >= 2M blocks */
+	unsigned orders;
+	unsigned long long buddy_before[16], buddy_after[16], buddy_undone[16];	/* free blocks per order */
+	bool restored, compacted, have_undone;
+	double seconds;
+	/* host-wide vmstat deltas while the guests ran on the fragmented host */
+	unsigned long long compact_stall, compact_success, compact_fail, thp_fault_alloc, thp_fault_fallback;
+	char error[ERR_MSG_MAX];
+};
+
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned cold_reps;
@@ -86,7 +120,11 @@ struct run_settings {			/* echo of the configuration */
 	double target_ci;
 	unsigned long long memory_bytes, size_bytes, accesses, seed;
 	double min_coverage_pct;
-	char host_thp_list[128], guest_thp_list[128], workloads[128];
+	char host_thp_list[256], guest_thp_list[128], workloads[128];
+	unsigned guests;		/* concurrent guests per group */
+	char host_state_list[32];
+	bool mthp_sweep;
+	char guest_mthp[256];		/* what the guest kernel offers for a guest-side sweep */
 	char uri[256];
 };
 
@@ -114,6 +152,8 @@ struct results {
 	size_t nguests, cap_guests;
 	struct guest_log *guests;
 	struct effects *effects;	/* computed by results_finish; NULL before */
+	size_t nfrags, cap_frags;
+	struct frag_log *frags;
 };
 
 void results_init(struct results *r);
@@ -125,6 +165,9 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
 			  const char *guest_thp, const char *workload, struct err *e);
 struct guest_log *results_guest_add(struct results *r, struct err *e);
+struct frag_log *results_frag_add(struct results *r, struct err *e);
+/* the guest's own stats for a cell, added when new; NULL when full */
+struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
 int metric_add(struct metric *m, double v);
 struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
 const struct metric *cell_metric_find(const struct cell *c, const char *name);

@@ -283,7 +283,7 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 {
 	char at[64], sub[KEY_MAX], k[KEY_MAX];
 	char target[8], host[RES_NAME_MAX], prefault[RES_NAME_MAX], guest[RES_NAME_MAX];
-	char workload[RES_NAME_MAX], variant[RES_NAME_MAX];
+	char workload[RES_NAME_MAX], variant[RES_NAME_MAX], hstate[16];
 	struct cell_key key;
 	json_object *metrics, *cov, *fails, *v;
 	struct cell *c;
@@ -297,9 +297,10 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 	    jstr_opt(w, o, at, "host_prefault", "ondemand", prefault, sizeof(prefault)) ||
 	    jstr(w, o, at, "guest_thp", false, guest, sizeof(guest)) ||
 	    jstr(w, o, at, "workload", false, workload, sizeof(workload)) ||
-	    jstr_opt(w, o, at, "variant", "", variant, sizeof(variant)))
+	    jstr_opt(w, o, at, "variant", "", variant, sizeof(variant)) ||
+	    jstr_opt(w, o, at, "host_state", "fresh", hstate, sizeof(hstate)))
 		return -EINVAL;
-	key = (struct cell_key){ target, host, prefault, guest, workload, variant };
+	key = (struct cell_key){ target, host, prefault, guest, workload, variant, hstate };
 	before = r->ncells;
 	c = results_cell_key(r, &key, w->e);
 	if (!c)
@@ -329,7 +330,8 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 	{
 		double d;
 
-		if (jnum(w, cov, sub, "host_huge_pct", true, &d) || jnum(w, cov, sub, "guest_huge_pct", true, &d))
+		if (jnum(w, cov, sub, "host_huge_pct", true, &d) || jnum(w, cov, sub, "guest_huge_pct", true, &d) ||
+		    jstr_opt(w, cov, sub, "host_source", "smaps", c->host_cov_source, sizeof(c->host_cov_source)))
 			return -EINVAL;
 	}
 	if (jobj(w, cov, sub, "host_huge_pct_samples", false, &v))
@@ -390,8 +392,91 @@ static int load_guest(const struct jwhere *w, struct results *r, json_object *o,
 	    jnum(w, o, at, "teardown_s", true, &g->teardown_s) ||
 	    jnum(w, o, at, "total_s", true, &g->total_s) ||
 	    u32(w, o, at, "records", &g->records) ||
-	    u32(w, o, at, "rejected_lines", &g->rejected))
+	    u32(w, o, at, "rejected_lines", &g->rejected) ||
+	    jstr_opt(w, o, at, "host_state", "fresh", g->host_state, sizeof(g->host_state)) ||
+	    jstr_opt(w, o, at, "guest_mthp_sizes_kb", "", g->mthp_sizes_kb, sizeof(g->mthp_sizes_kb)))
 		return -EINVAL;
+	if (json_object_object_get_ex(o, "index", NULL) && u32(w, o, at, "index", &g->index))
+		return -EINVAL;
+	g->concurrency = 1;
+	if (json_object_object_get_ex(o, "concurrency", NULL) && u32(w, o, at, "concurrency", &g->concurrency))
+		return -EINVAL;
+	{
+		json_object *a;
+		size_t i;
+
+		if (!json_object_object_get_ex(o, "cells", &a))
+			return 0;
+		if (!json_object_is_type(a, json_type_array))
+			return bad_type(w, at, "cells", "an array", a);
+		for (i = 0; i < json_object_array_length(a) && i < GLOG_MAX_CELLS; i++) {
+			json_object *c = json_object_array_get_idx(a, i);
+			struct guest_cellstat *cs = &g->cs[g->ncs];
+			char sub[96];
+			double d;
+
+			snprintf(sub, sizeof(sub), "%s.cells[%zu]", at, i);
+			if (!json_object_is_type(c, json_type_object))
+				return err_set(w->e, -EINVAL, "'%s': '%s' must be an object", w->name, sub);
+			if (jstr(w, c, sub, "guest_thp", false, cs->guest_thp, sizeof(cs->guest_thp)) ||
+			    jstr(w, c, sub, "workload", false, cs->workload, sizeof(cs->workload)) ||
+			    u32(w, c, sub, "reps", &cs->reps))
+				return -EINVAL;
+			/* means kept as one-sample sums */
+			if (jnum(w, c, sub, "host_huge_pct", true, &d))
+				return -EINVAL;
+			if (isfinite(d))
+				cs->cov_sum = d, cs->ncov = 1;
+			if (jnum(w, c, sub, "fault_ns_per_4k", true, &d))
+				return -EINVAL;
+			if (isfinite(d))
+				cs->fault_sum = d, cs->nfault = 1;
+			if (jnum(w, c, sub, "access_ns", true, &d))
+				return -EINVAL;
+			if (isfinite(d))
+				cs->access_sum = d, cs->naccess = 1;
+			g->ncs++;
+		}
+	}
+	return 0;
+}
+
+static int load_frag(const struct jwhere *w, struct results *r, json_object *o, size_t idx)
+{
+	struct frag_log *f;
+	char at[64];
+
+	snprintf(at, sizeof(at), "fragmentation[%zu]", idx);
+	if (!json_object_is_type(o, json_type_object))
+		return err_set(w->e, -EINVAL, "'%s': '%s' must be an object, not %s", w->name, at, jtype(o));
+	f = results_frag_add(r, w->e);
+	if (!f)
+		return -ENOMEM;
+	if (jstr(w, o, at, "host_thp", false, f->host_thp, sizeof(f->host_thp)) ||
+	    jstr(w, o, at, "host_prefault", false, f->prefault, sizeof(f->prefault)) ||
+	    u32(w, o, at, "round", &f->round) || u64(w, o, at, "bytes", &f->bytes) ||
+	    u64(w, o, at, "huge_kb", &f->huge_kb) || u64(w, o, at, "held_kb", &f->held_kb) ||
+	    jnum(w, o, at, "seconds", true, &f->seconds) ||
+	    u64(w, o, at, "free_2m_kb_before", &f->free2m_before_kb) ||
+	    u64(w, o, at, "free_2m_kb_after", &f->free2m_after_kb) ||
+	    jbool(w, o, at, "restored", &f->restored) ||
+	    jbool(w, o, at, "compact_memory_needed", &f->compacted) ||
+	    u64(w, o, at, "compact_stall", &f->compact_stall) ||
+	    u64(w, o, at, "compact_success", &f->compact_success) ||
+	    u64(w, o, at, "compact_fail", &f->compact_fail) ||
+	    u64(w, o, at, "thp_fault_alloc", &f->thp_fault_alloc) ||
+	    u64(w, o, at, "thp_fault_fallback", &f->thp_fault_fallback) ||
+	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)))
+		return -EINVAL;
+	{
+		json_object *v;
+
+		if (json_object_object_get_ex(o, "free_2m_kb_undone", &v) && v) {
+			if (u64(w, o, at, "free_2m_kb_undone", &f->free2m_undone_kb))
+				return -EINVAL;
+			f->have_undone = true;
+		}
+	}
 	return 0;
 }
 
@@ -407,7 +492,14 @@ static int load_settings(const struct jwhere *w, json_object *o, struct run_sett
 	    u32(w, o, at, "vcpus", &s->vcpus) || u64(w, o, at, "memory_bytes", &s->memory_bytes) ||
 	    u64(w, o, at, "size_bytes", &s->size_bytes) || u64(w, o, at, "accesses", &s->accesses) ||
 	    u64(w, o, at, "seed", &s->seed) ||
-	    jnum(w, o, at, "min_coverage_pct", true, &s->min_coverage_pct))
+	    jnum(w, o, at, "min_coverage_pct", true, &s->min_coverage_pct) ||
+	    jstr_opt(w, o, at, "host_state", "fresh", s->host_state_list, sizeof(s->host_state_list)) ||
+	    jstr_opt(w, o, at, "guest_mthp", "", s->guest_mthp, sizeof(s->guest_mthp)))
+		return -EINVAL;
+	s->guests = 1;
+	if (json_object_object_get_ex(o, "guests", NULL) && u32(w, o, at, "guests", &s->guests))
+		return -EINVAL;
+	if (json_object_object_get_ex(o, "mthp_sweep", NULL) && jbool(w, o, at, "mthp_sweep", &s->mthp_sweep))
 		return -EINVAL;
 	return 0;
 }
@@ -477,6 +569,13 @@ static int load_doc(const struct jwhere *w, json_object *root, struct results *r
 	for (i = 0; i < json_object_array_length(guests); i++)
 		if (load_guest(w, r, json_object_array_get_idx(guests, i), i))
 			return -EINVAL;
+	if (json_object_object_get_ex(root, "fragmentation", &v)) {
+		if (!json_object_is_type(v, json_type_array))
+			return bad_type(w, "", "fragmentation", "an array", v);
+		for (i = 0; i < json_object_array_length(v); i++)
+			if (load_frag(w, r, json_object_array_get_idx(v, i), i))
+				return -EINVAL;
+	}
 	/* effects are derived from the cells: checked for shape, then recomputed (older files lack them) */
 	if (!json_object_object_get_ex(root, "effects", &v))
 		v = NULL;

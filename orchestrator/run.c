@@ -12,12 +12,14 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 
+#include "host/frag.h"
 #include "host/journal.h"
 #include "host/kvmstat.h"
 #include "host/procfs.h"
 #include "host/thp.h"
 #include "lib/parse.h"
 #include "images/image.h"
+#include "lib/parse.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
 #include "orchestrator/progress.h"
@@ -97,7 +99,22 @@ static int mkdir_p(const char *path, mode_t mode, struct err *e)
 struct host_group {
 	const char *host_thp;		/* the cells' host_thp: a THP setting, or "hugetlbfs" */
 	enum prefault prefault;
+	const char *host_state;		/* "fresh" or "fragmented" */
 	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
+};
+
+/* per-size mTHP counters of one size (host-wide), for coverage below PMD size */
+struct mthp_snap {
+	bool have;
+	uint64_t alloc, fallback;
+};
+
+/* what the guests of one group share: the host-wide per-size counters at boot */
+struct group_shared {
+	unsigned mthp_kb;		/* the group's host size below PMD size, else 0 */
+	struct mthp_snap base;
+	size_t n;
+	struct guest_ctx *all[8];
 };
 
 /* host-side counters sampled at every record, for per-repetition deltas */
@@ -120,6 +137,10 @@ struct guest_ctx {
 	const char *host_thp;
 	const char *prefault;
 	const char *proc_root;
+	const char *host_state;
+	struct group_shared *grp;
+	uint64_t last_rss_kb;		/* of the guest-RAM mapping at the last sample */
+	struct mthp_snap msnap;		/* per repetition */
 	struct host_snap snap;
 	double t_create;
 	bool got_first, got_end;
@@ -171,6 +192,36 @@ static bool is_label(const char *key)
 	return false;
 }
 
+static int read_u64_file(const char *path, uint64_t *v)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok && parse_u64(buf, v) == 0 ? 0 : -EBADMSG;
+}
+
+/* hugepages-<kb>kB/stats/anon_fault_{alloc,fallback} (Linux 6.9+) */
+static void mthp_read(const char *root, unsigned kb, struct mthp_snap *m)
+{
+	char p[PATH_MAX];
+	const char *r = strcmp(root, "/") ? root : "";
+
+	m->have = false;
+	snprintf(p, sizeof(p), "%s%s/hugepages-%ukB/stats/anon_fault_alloc", r, THP_DIR, kb);
+	if (read_u64_file(p, &m->alloc))
+		return;
+	snprintf(p, sizeof(p), "%s%s/hugepages-%ukB/stats/anon_fault_fallback", r, THP_DIR, kb);
+	if (read_u64_file(p, &m->fallback))
+		return;
+	m->have = true;
+}
+
 static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 {
 	struct smaps_cov cov;
@@ -184,6 +235,25 @@ static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 	}
 	if (smaps_guest_ram(gc->proc_root, gc->qemu_pid, gc->cfg->memory, &cov, &e)) {
 		progress(gc->io, "warning: %s", e.msg);
+		return;
+	}
+	gc->last_rss_kb = cov.rss_kb;
+	if (gc->grp && gc->grp->mthp_kb) {
+		/* smaps has no per-size count below PMD size: the host-wide allocations of
+		 * that size since the group's guests booted, over their resident guest RAM */
+		struct mthp_snap now;
+		uint64_t rss = 0;
+		size_t i;
+
+		mthp_read(gc->cfg->sysfs_root, gc->grp->mthp_kb, &now);
+		for (i = 0; i < gc->grp->n; i++)
+			rss += gc->grp->all[i]->last_rss_kb;
+		snprintf(c->host_cov_source, sizeof(c->host_cov_source), "mthp_stats");
+		if (now.have && gc->grp->base.have && rss) {
+			double pct = (double)(now.alloc - gc->grp->base.alloc) * gc->grp->mthp_kb / (double)rss * 100.0;
+
+			metric_add(&c->host_cov, pct > 100 ? 100 : pct);
+		}
 		return;
 	}
 	metric_add(&c->host_cov, smaps_huge_pct(&cov));
@@ -266,6 +336,20 @@ static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
 	size_t i;
 
 	host_snap_take(gc, &now);
+	if (gc->grp && gc->grp->mthp_kb) {
+		struct mthp_snap ms;
+
+		mthp_read(gc->cfg->sysfs_root, gc->grp->mthp_kb, &ms);
+		if (keep && ms.have && gc->msnap.have) {
+			m = cell_metric(c, "host_mthp_fault_alloc", NULL);
+			if (m)
+				metric_add(m, (double)(ms.alloc - gc->msnap.alloc));
+			m = cell_metric(c, "host_mthp_fault_fallback", NULL);
+			if (m)
+				metric_add(m, (double)(ms.fallback - gc->msnap.fallback));
+		}
+		gc->msnap = ms;
+	}
 	if (keep && now.have && gc->snap.have) {
 		m = cell_metric(c, "host_qemu_minflt", NULL);
 		if (m)
@@ -303,7 +387,7 @@ static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
 		return NULL;
 	}
 	{
-		struct cell_key k = { "guest", gc->host_thp, gc->prefault, gt, w, rec_get(rec, "variant") };
+		struct cell_key k = { "guest", gc->host_thp, gc->prefault, gt, w, rec_get(rec, "variant"), gc->host_state };
 
 		c = results_cell_key(gc->res, &k, &gc->err);
 	}
@@ -345,7 +429,21 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	}
 	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
 		metric_add(&c->guest_cov, v);
-	sample_host_coverage(gc, c);
+	{
+		size_t before = c->host_cov.n;
+		struct guest_cellstat *cs = c->variant[0] ? NULL : guest_cellstat(gc->log, c->guest_thp, c->workload);
+
+		sample_host_coverage(gc, c);
+		if (cs) {
+			cs->reps++;
+			if (c->host_cov.n > before)
+				cs->cov_sum += c->host_cov.samples[c->host_cov.n - 1], cs->ncov++;
+			if (rec_get_f64(rec, "fault_ns_per_4k", &v) == 0)
+				cs->fault_sum += v, cs->nfault++;
+			if (rec_get_f64(rec, "access_ns", &v) == 0)
+				cs->access_sum += v, cs->naccess++;
+		}
+	}
 	host_telemetry(gc, c, true);
 	c->reps_ok++;
 	progress(gc->io, "  host=%s/%s guest=%s %s%s%s rep %u done", gc->host_thp, gc->prefault, c->guest_thp,
@@ -386,9 +484,13 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 	case REC_HELLO:
 		snprintf(gc->log->guest_kernel, sizeof(gc->log->guest_kernel), "%s",
 			 rec_get(rec, "kernel") ? rec_get(rec, "kernel") : "");
+		snprintf(gc->log->mthp_sizes_kb, sizeof(gc->log->mthp_sizes_kb), "%s",
+			 rec_get(rec, "mthp_sizes_kb") ? rec_get(rec, "mthp_sizes_kb") : "unknown (older guest program)");
 		progress(gc->io, "  %s is up (%.1f s after create)", gc->log->name,
 			 gc->log->create_to_first_record_s);
 		host_snap_take(gc, &gc->snap);
+		if (gc->grp && gc->grp->mthp_kb)
+			mthp_read(gc->cfg->sysfs_root, gc->grp->mthp_kb, &gc->msnap);
 		return 0;
 	case REC_RESULT:
 		return on_result(gc, rec);
@@ -453,7 +555,7 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
 }
 
-/* record a failure in every planned cell of this host setting that lacks repetitions */
+/* record a failure in every planned cell of this host group that lacks repetitions */
 static void fail_missing(struct results *res, const struct run_config *cfg, const struct host_group *hg,
 			 unsigned want_reps, const char *reason)
 {
@@ -462,7 +564,8 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 	for (w = 0; w < cfg->n_wl; w++)
 		for (i = 0; i <= cfg->n_guest_thp; i++) {
 			const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
-			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL };
+			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL,
+					      hg->host_state };
 			struct cell *c = results_cell_key(res, &k, NULL);
 
 			if (c && c->reps_ok + c->reps_failed < want_reps)
@@ -470,34 +573,48 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 		}
 }
 
-static int run_guest(const struct run_config *cfg, const struct run_io *io, struct virt *v,
-		     enum accel accel, const struct image *img, const struct host_group *hg, unsigned idx,
-		     unsigned round, struct results *res, struct err *e)
+/* one guest of a group in flight */
+struct guest_run {
+	struct guest_ctx gc;
+	struct guest_log *log;
+	char name[64], overlay[PATH_MAX];
+	char *xml;
+	bool started, done;
+	int r;
+	struct err e;
+	double t_end;
+};
+
+static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+		    const struct image *img, const struct host_group *hg, unsigned idx, unsigned gi, unsigned n,
+		    unsigned round, struct results *res, struct group_shared *grp, struct guest_run *gr)
 {
-	const char *host_thp = hg->host_thp;
-	char name[64], overlay[PATH_MAX], cmdline[2048], *xml = NULL;
+	char cmdline[2048];
 	struct domain_spec spec = { 0 };
 	struct guest_opts go = { 0 };
-	struct guest_ctx gc = { 0 };
-	enum guest_poll_result pr;
+	struct err *e = &gr->e;
 	struct guest_log *log;
-	double t_end = 0;
 	int r;
 
-	snprintf(name, sizeof(name), "thpeval-%d-%u", (int)getpid(), idx);
+	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
 	log = results_guest_add(res, e);
 	if (!log)
 		return e->code;
-	snprintf(log->name, sizeof(log->name), "%s", name);
-	snprintf(log->host_thp, sizeof(log->host_thp), "%s", host_thp);
+	gr->log = log;
+	snprintf(log->name, sizeof(log->name), "%s", gr->name);
+	snprintf(log->host_thp, sizeof(log->host_thp), "%s", hg->host_thp);
 	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
+	snprintf(log->host_state, sizeof(log->host_state), "%s", hg->host_state);
+	log->index = gi;
+	log->concurrency = n;
 	log->round = round;
 	snprintf(log->status, sizeof(log->status), "failed");
-	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, name) >=
+	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, gr->name) >=
 		    (int)sizeof(log->xml_path) ||
 	    snprintf(log->console_path, sizeof(log->console_path), "%s/guests/%s.console.log", cfg->out_dir,
-		     name) >= (int)sizeof(log->console_path) ||
-	    snprintf(overlay, sizeof(overlay), "%s/overlays/%s.qcow2", cfg->cache_dir, name) >= (int)sizeof(overlay))
+		     gr->name) >= (int)sizeof(log->console_path) ||
+	    snprintf(gr->overlay, sizeof(gr->overlay), "%s/overlays/%s.qcow2", cfg->cache_dir, gr->name) >=
+		    (int)sizeof(gr->overlay))
 		return err_set(e, -ENAMETOOLONG, "--out or --cache-dir path too long");
 
 	/* per-guest writable layers live beside the images: QEMU (an unprivileged
@@ -511,100 +628,202 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 			r = mkdir_p(d, 0755, e);
 	}
 	if (!r)
-		r = image_overlay_create(img, overlay, e);
+		r = image_overlay_create(img, gr->overlay, e);
 	if (r)
-		goto out;
+		return r;
 
 	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
-	spec.name = name;
+	spec.name = gr->name;
 	spec.memory_bytes = cfg->memory;
 	spec.vcpus = cfg->vcpus;
 	spec.accel = accel;
 	spec.kernel = img->kernel;
 	spec.initrd = img->initrd;
 	spec.cmdline = cmdline;
-	spec.disk_path = overlay;
+	spec.disk_path = gr->overlay;
 	spec.disk_format = "qcow2";
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
 	spec.memfd = cfg->memfd && !hg->hugetlbfs;
 	spec.hugetlbfs = hg->hugetlbfs;
 	spec.description = "thpeval guest";
-	r = domain_xml(&spec, &xml, e);
+	r = domain_xml(&spec, &gr->xml, e);
 	if (r)
-		goto out;
-	r = write_file_atomic(log->xml_path, xml, strlen(xml), 0644, e);
+		return r;
+	r = write_file_atomic(log->xml_path, gr->xml, strlen(gr->xml), 0644, e);
 	if (r)
-		goto out;
+		return r;
 
-	go.xml = xml;
+	go.xml = gr->xml;
 	go.console_log_path = log->console_path;
 	go.channel_name = DOMAIN_CHANNEL_NAME;
-	gc.cfg = cfg;
-	gc.io = io;
-	gc.res = res;
-	gc.log = log;
-	gc.host_thp = host_thp;
-	gc.prefault = prefault_name(hg->prefault);
-	gc.proc_root = "/proc";
-	gc.qemu_pid = -1;
-	gc.kvm = accel == ACCEL_KVM;
-	progress(io, "booting %s (host THP %s, allocation %s, %s)", name, host_thp, gc.prefault, accel_name(accel));
-	gc.t_create = now_s();
-	r = guest_start(v, &go, &gc.g, e);
+	gr->gc.cfg = cfg;
+	gr->gc.io = io;
+	gr->gc.res = res;
+	gr->gc.log = log;
+	gr->gc.host_thp = hg->host_thp;
+	gr->gc.prefault = prefault_name(hg->prefault);
+	gr->gc.host_state = hg->host_state;
+	gr->gc.grp = grp;
+	gr->gc.proc_root = "/proc";
+	gr->gc.qemu_pid = -1;
+	gr->gc.kvm = accel == ACCEL_KVM;
+	if (n > 1)
+		progress(io, "booting %s (guest %u of %u; host THP %s, allocation %s, host %s, %s)", gr->name, gi + 1, n,
+			 hg->host_thp, gr->gc.prefault, hg->host_state, accel_name(accel));
+	else
+		progress(io, "booting %s (host THP %s, allocation %s%s%s, %s)", gr->name, hg->host_thp, gr->gc.prefault,
+			 strcmp(hg->host_state, "fresh") ? ", host " : "",
+			 strcmp(hg->host_state, "fresh") ? hg->host_state : "", accel_name(accel));
+	gr->gc.t_create = now_s();
+	r = guest_start(v, &go, &gr->gc.g, e);
 	if (r)
-		goto out;
-	r = guest_poll(gc.g, (int)cfg->timeout_ms, (volatile const int *)io->stop, on_record, &gc, &pr, e);
-	t_end = now_s();
-	if (r)
-		goto out;
-	if (err_isset(&gc.err)) {
-		r = err_set(e, gc.err.code, "%s", gc.err.msg);
-		goto out;
+		return r;
+	gr->started = true;
+	return 0;
+}
+
+/* one non-blocking round for one guest: true when it is finished (gr->r says how) */
+static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struct guest_run *gr, double t0)
+{
+	enum guest_poll_result pr;
+	struct err *e = &gr->e;
+	int r;
+
+	r = guest_poll(gr->gc.g, 0, (volatile const int *)io->stop, on_record, &gr->gc, &pr, e);
+	if (r) {
+		gr->r = r;
+		return true;
 	}
-	if (!gc.got_end) {
-		switch (pr) {
-		case GUEST_POLL_TIMEOUT:
-			snprintf(log->status, sizeof(log->status), "timeout");
-			r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
-				    name, (unsigned long long)(cfg->timeout_ms / 1000));
-			break;
-		case GUEST_POLL_INTERRUPTED:
-			snprintf(log->status, sizeof(log->status), "interrupted");
-			r = err_set(e, -EINTR, "interrupted");
-			break;
-		default:
-			r = err_set(e, -EIO, "guest %s stopped before it finished (QEMU killed or guest crashed): see %s",
-				    name, log->console_path);
-			break;
-		}
-		goto out;
+	if (err_isset(&gr->gc.err)) {
+		gr->r = err_set(e, gr->gc.err.code, "%s", gr->gc.err.msg);
+		return true;
 	}
-	/* The evidence was sampled on every result; the guest now waits for a "bye"
-	 * to power off. We do not let it: a guest shutting down by itself while a
-	 * client finishes its streams can deadlock libvirtd 9.0 (the domain's
-	 * chardevs are freed while the stream holds them). guest_destroy() aborts
-	 * both streams first, then destroys the domain: one thing at a time. */
-	snprintf(log->status, sizeof(log->status), "ok");
-	r = 0;
-out:
-	guest_pmu_close(&gc.pmu);
-	if (gc.g) {
+	if (gr->gc.got_end) {
+		/* The evidence was sampled on every result; the guest now waits for a "bye"
+		 * to power off. We do not let it: a guest shutting down by itself while a
+		 * client finishes its streams can deadlock libvirtd 9.0 (the domain's
+		 * chardevs are freed while the stream holds them). guest_destroy() aborts
+		 * both streams first, then destroys the domain: one thing at a time. */
+		snprintf(gr->log->status, sizeof(gr->log->status), "ok");
+		gr->r = 0;
+		return true;
+	}
+	switch (pr) {
+	case GUEST_POLL_INTERRUPTED:
+		snprintf(gr->log->status, sizeof(gr->log->status), "interrupted");
+		gr->r = err_set(e, -EINTR, "interrupted");
+		return true;
+	case GUEST_POLL_GUEST_GONE:
+		gr->r = err_set(e, -EIO, "guest %s stopped before it finished (QEMU killed or guest crashed): see %s",
+				gr->name, gr->log->console_path);
+		return true;
+	default:
+		break;
+	}
+	if (now_s() - t0 >= (double)cfg->timeout_ms / 1000) {
+		snprintf(gr->log->status, sizeof(gr->log->status), "timeout");
+		gr->r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
+				gr->name, (unsigned long long)(cfg->timeout_ms / 1000));
+		return true;
+	}
+	return false;
+}
+
+static void gr_finish(struct guest_run *gr)
+{
+	guest_pmu_close(&gr->gc.pmu);
+	if (gr->gc.g) {
 		double t0 = now_s();
 
-		guest_destroy(gc.g);
-		if (r == 0)
-			log->teardown_s = now_s() - t_end;
+		guest_destroy(gr->gc.g);
+		gr->gc.g = NULL;
+		if (gr->r == 0)
+			gr->log->teardown_s = now_s() - gr->t_end;
 		else
-			log->teardown_s = now_s() - t0;
-		log->total_s = now_s() - gc.t_create;
+			gr->log->teardown_s = now_s() - t0;
+		gr->log->total_s = now_s() - gr->gc.t_create;
 	}
-	unlink(overlay);
-	free(xml);
-	if (r) {
-		snprintf(log->error, sizeof(log->error), "%s", e->msg);
-		fail_missing(res, cfg, hg, (round + 1) * cfg->reps, e->msg);
+	if (gr->overlay[0])
+		unlink(gr->overlay);
+	free(gr->xml);
+	gr->xml = NULL;
+	if (gr->r && gr->log)
+		snprintf(gr->log->error, sizeof(gr->log->error), "%s", gr->e.msg);
+}
+
+/*
+ * The guests of one host group: n of them boot one after the other, then run
+ * the same cells at the same time, each with its own records, coverage and
+ * telemetry (their samples go to the same cells). Returns 0 when every guest
+ * finished; otherwise the first error (e), the cells that lack repetitions
+ * say why. *idx advances by n.
+ */
+static int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+		      const struct image *img, const struct host_group *hg, unsigned *idx, unsigned round,
+		      struct results *res, struct err *e)
+{
+	unsigned n = cfg->guests ? cfg->guests : 1, i, left = 0;
+	struct group_shared grp = { 0 };
+	struct guest_run *gr;
+	double t0;
+	int r = 0;
+
+	gr = calloc(n, sizeof(*gr));
+	if (!gr)
+		return err_set(e, -ENOMEM, "out of memory for %u guests", n);
+	{
+		unsigned kb;
+		char mode[16];
+
+		if (thp_sized_value(hg->host_thp, &kb, mode, sizeof(mode)) && kb < 2048) {
+			grp.mthp_kb = kb;
+			mthp_read(cfg->sysfs_root, kb, &grp.base);
+			if (!grp.base.have)
+				progress(io, "warning: no hugepages-%ukB/stats/anon_fault_alloc on this host: no coverage evidence for %s",
+					 kb, hg->host_thp);
+		}
 	}
+	for (i = 0; i < n; i++) {
+		err_clear(&gr[i].e);
+		grp.all[grp.n++] = &gr[i].gc;
+	}
+	for (i = 0; i < n && !*io->stop; i++) {
+		gr[i].r = gr_start(cfg, io, v, accel, img, hg, (*idx)++, i, n, round, res, &grp, &gr[i]);
+		if (gr[i].r)
+			gr[i].done = true;
+		else
+			left++;
+	}
+	t0 = now_s();
+	while (left && !*io->stop) {
+		for (i = 0; i < n; i++) {
+			if (gr[i].done)
+				continue;
+			if (gr_poll(cfg, io, &gr[i], t0)) {
+				gr[i].done = true;
+				gr[i].t_end = now_s();
+				left--;
+			}
+		}
+		if (left && virt_event_wait(20) < 0)
+			break;
+	}
+	for (i = 0; i < n; i++) {
+		if (!gr[i].done) {
+			gr[i].r = err_set(&gr[i].e, -EINTR, "interrupted");
+			if (gr[i].log)
+				snprintf(gr[i].log->status, sizeof(gr[i].log->status), "interrupted");
+		}
+		gr_finish(&gr[i]);
+		if (gr[i].r && !r) {
+			r = gr[i].r;
+			err_set(e, r, "%s", gr[i].e.msg);
+		}
+	}
+	if (r)
+		fail_missing(res, cfg, hg, (round + 1) * cfg->reps * n, e->msg);
+	free(gr);
 	return r;
 }
 
@@ -624,7 +843,7 @@ struct local_ctx {
 static int on_local_record(void *opaque, const struct record *rec, const char *rejected)
 {
 	struct local_ctx *lc = opaque;
-	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL };
+	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL, NULL };
 	struct cell *c;
 	double v;
 	size_t i;
@@ -669,14 +888,58 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 	return 0;
 }
 
+/* the host's per-size mTHP knobs, and whether this run sets any of them */
+struct host_plan {
+	unsigned sizes[16];		/* kB, with a hugepages-<N>kB/enabled file */
+	size_t nsizes;
+	bool sized;			/* a SIZE:MODE value is planned */
+	const struct thp_settings *before;
+};
+
+/*
+ * Put the host THP setting of a group in place. A plain value sets 'enabled'
+ * (and, in a run that also sets sizes, every size back to its value before the
+ * run; 'never' turns every size off too). SIZE:MODE sets that size to MODE and
+ * every other size and 'enabled' to never, so that the size is alone.
+ */
+static int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const char *value, struct err *e)
+{
+	char key[THP_KEY_MAX], mode[16];
+	unsigned kb;
+	size_t i;
+	int r;
+
+	if (thp_sized_value(value, &kb, mode, sizeof(mode))) {
+		for (i = 0; i < hp->nsizes; i++) {
+			snprintf(key, sizeof(key), "hugepages-%ukB/enabled", hp->sizes[i]);
+			r = host_session_set(hs, key, hp->sizes[i] == kb ? mode : "never", e);
+			if (r)
+				return r;
+		}
+		return host_session_set(hs, "enabled", "never", e);
+	}
+	for (i = 0; hp->sized && i < hp->nsizes; i++) {
+		const char *orig;
+
+		snprintf(key, sizeof(key), "hugepages-%ukB/enabled", hp->sizes[i]);
+		orig = thp_settings_get(hp->before, key);
+		if (!strcmp(value, "never"))
+			orig = "never";
+		if (orig && (r = host_session_set(hs, key, orig, e)))
+			return r;
+	}
+	return host_session_set(hs, "enabled", value, e);
+}
+
 static int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-			   const char *host_thp, unsigned round, struct results *res, struct err *e)
+			   const struct host_plan *hp, const char *host_thp, unsigned round, struct results *res,
+			   struct err *e)
 {
 	unsigned rep;
 	size_t w;
 	int r;
 
-	r = host_session_set(hs, "enabled", host_thp, e);
+	r = apply_host_thp(hs, hp, host_thp, e);
 	if (r)
 		return r;
 	progress(io, "round %u, bare host, host THP enabled=%s", round + 1, host_thp);
@@ -699,7 +962,7 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 			if (wi && wi->has_accesses)
 				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
 			if (wi && wi->has_madvise)
-				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", !strcmp(host_thp, "madvise"));
+				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", strstr(host_thp, "madvise") != NULL);
 			for (k = 0; k < n; k++)
 				args[k] = a[k];
 			args[n] = NULL;
@@ -708,7 +971,7 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 			if (r == -EINTR)
 				return err_set(e, -EINTR, "interrupted");
 			if (r || lc.fail[0]) {
-				struct cell_key k2 = { "host", host_thp, "none", "none", cfg->wl[w], NULL };
+				struct cell_key k2 = { "host", host_thp, "none", "none", cfg->wl[w], NULL, NULL };
 				struct cell *c = results_cell_key(res, &k2, NULL);
 
 				if (c)
@@ -748,9 +1011,16 @@ static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *
 	}
 	if (!*v)
 		return err_set(e, -EINTR, "interrupted while reconnecting to libvirtd");
-	snprintf(name, sizeof(name), "thpeval-%d-%u", (int)getpid(), idx);
-	if (virt_destroy_name(*v, name, &ce))
-		progress(io, "warning: %s", ce.msg);
+	{
+		unsigned n = cfg->guests ? cfg->guests : 1, k;
+
+		/* the group's guests were idx-n+1 .. idx */
+		for (k = 0; k < n && k <= idx; k++) {
+			snprintf(name, sizeof(name), "thpeval-%d-%u", (int)getpid(), idx - k);
+			if (virt_destroy_name(*v, name, &ce))
+				progress(io, "warning: %s", ce.msg);
+		}
+	}
 	progress(io, "warning: reconnected to libvirtd after %.1f s; the lost guest's cells are marked failed",
 		 now_s() - t0);
 	return 0;
@@ -797,6 +1067,208 @@ static void telemetry_notes(struct results *res, enum accel accel, bool guests)
 		snprintf(res->pmu_note, sizeof(res->pmu_note),
 			 "collected per repetition on the vCPU threads in guest mode: host_guest_dtlb_load_misses, "
 			 "host_guest_itlb_load_misses; EPT/NPT walk cycles need model-specific events and are not counted");
+	}
+}
+
+/* /proc for the memory checks: <sysfs-root>/proc when a test tree has one, else the host's */
+static void run_proc_root(const struct run_config *cfg, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+
+	snprintf(buf, len, "/proc");
+	if (strcmp(cfg->sysfs_root, "/") && snprintf(p, sizeof(p), "%s/proc/meminfo", cfg->sysfs_root) < (int)sizeof(p) &&
+	    access(p, R_OK) == 0 && strlen(p) - strlen("/meminfo") < len) {
+		p[strlen(p) - strlen("/meminfo")] = '\0';
+		strcpy(buf, p);
+	}
+}
+
+/*
+ * The host treatments: --host-thp, plus SIZE:always for every size the host
+ * offers with --mthp-sweep. SIZE:MODE values must name a size this kernel
+ * offers. Records what a guest-side sweep would need in the settings.
+ */
+static int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
+			 char list[][CLI_THP_LEN], size_t *n, struct err *e)
+{
+	unsigned sizes[32], kb;
+	size_t ns = 0, i, k;
+	char mode[16], key[THP_KEY_MAX], offered[200] = "";
+	int r;
+
+	*n = 0;
+	r = thp_sizes(cfg->sysfs_root, sizes, 32, &ns, e);
+	if (r)
+		return r;
+	hp->nsizes = 0;
+	for (i = 0; i < ns && hp->nsizes < 16; i++) {
+		snprintf(key, sizeof(key), "hugepages-%ukB/enabled", sizes[i]);
+		if (!thp_settings_get(&res->thp_before, key))
+			continue;	/* shmem only */
+		hp->sizes[hp->nsizes++] = sizes[i];
+		append(offered, sizeof(offered), "%s%uK", offered[0] ? "," : "", sizes[i]);
+	}
+	for (i = 0; i < cfg->n_host_thp; i++) {
+		if (thp_sized_value(cfg->host_thp[i], &kb, mode, sizeof(mode))) {
+			bool have = false;
+
+			for (k = 0; k < hp->nsizes; k++)
+				have |= hp->sizes[k] == kb;
+			if (!have)
+				return err_set(e, -EOPNOTSUPP,
+					       "host THP '%s': this host kernel offers no hugepages-%ukB/enabled (%s): use one of them",
+					       cfg->host_thp[i], kb, hp->nsizes ? offered : "no per-size mTHP before Linux 6.8");
+			hp->sized = true;
+		}
+		snprintf(list[(*n)++], CLI_THP_LEN, "%s", cfg->host_thp[i]);
+	}
+	if (!cfg->mthp_sweep)
+		return 0;
+	if (!hp->nsizes)
+		return err_set(e, -EOPNOTSUPP,
+			       "--mthp-sweep: this host kernel offers no per-size mTHP (no %s/hugepages-<N>kB/enabled; Linux 6.8+): drop --mthp-sweep",
+			       THP_DIR);
+	hp->sized = true;
+	for (k = 0; k < hp->nsizes; k++) {
+		char v[CLI_THP_LEN];
+		bool dup = false;
+
+		snprintf(v, sizeof(v), "%uK:always", hp->sizes[k]);
+		for (i = 0; i < *n; i++)
+			dup |= !strcmp(list[i], v);
+		if (dup)
+			continue;
+		if (*n >= CLI_MAX_THP)
+			return err_set(e, -E2BIG, "--mthp-sweep: %zu host settings plus %zu sizes are more than %d: shorten --host-thp",
+				       cfg->n_host_thp, hp->nsizes, CLI_MAX_THP);
+		snprintf(list[(*n)++], CLI_THP_LEN, "%s", v);
+	}
+	return 0;
+}
+
+static void buddy_copy(unsigned long long *dst, const struct buddyinfo *b, unsigned *orders)
+{
+	unsigned o;
+
+	for (o = 0; o < b->orders && o < 16; o++)
+		dst[o] = b->free[o];
+	if (b->orders > *orders)
+		*orders = b->orders;
+}
+
+/*
+ * The fragmented arm of a group: the fragmenter needs THP on for its own
+ * MADV_HUGEPAGE memory (journaled like every knob), and covers what the
+ * guests do not need; a host that cannot be fragmented safely fails the run.
+ */
+static int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
+			 const struct host_plan *hp, const struct host_group *hg, unsigned round, struct frag *fr,
+			 struct frag_log *fl, struct err *e)
+{
+	uint64_t avail_kb, need = (uint64_t)(cfg->guests ? cfg->guests : 1) * (cfg->memory + GUEST_HOST_OVERHEAD);
+	struct host_info hi;
+	int r;
+
+	snprintf(fl->host_thp, sizeof(fl->host_thp), "%s", hg->host_thp);
+	snprintf(fl->prefault, sizeof(fl->prefault), "%s", prefault_name(hg->prefault));
+	fl->round = round;
+	r = apply_host_thp(hs, hp, "madvise", e);
+	if (!r)
+		r = meminfo_available_kb("/proc", &avail_kb, e);
+	if (!r)
+		r = host_info_read("/proc", &hi, e);
+	if (r) {
+		snprintf(fl->error, sizeof(fl->error), "%s", e->msg);
+		return r;
+	}
+	progress(io, "fragmenting host memory (MemAvailable %llu MiB, keeping %llu MiB free for the guests and the host)",
+		 (unsigned long long)(avail_kb >> 10),
+		 (unsigned long long)(frag_floor_kb(avail_kb, need) >> 10));
+	r = frag_start(fr, "/proc", cfg->state_dir, (hi.mem_total_kb * 1024) & ~((2ull << 20) - 1),
+		       frag_floor_kb(avail_kb, need), e);
+	if (r) {
+		snprintf(fl->error, sizeof(fl->error), "%s", e->msg);
+		return err_wrap(e, "fragmented host arm");
+	}
+	fl->bytes = fr->bytes;
+	fl->huge_kb = fr->huge_kb;
+	fl->held_kb = fr->held_kb;
+	fl->seconds = fr->seconds;
+	buddy_copy(fl->buddy_before, &fr->before, &fl->orders);
+	buddy_copy(fl->buddy_after, &fr->after, &fl->orders);
+	fl->free2m_before_kb = buddy_free_kb(&fr->before, 9);
+	fl->free2m_after_kb = buddy_free_kb(&fr->after, 9);
+	progress(io, "fragmented %llu MiB in %.1f s (%llu MiB of it on huge pages first); free memory in 2M blocks %llu -> %llu MiB; holder pid %d keeps %llu KiB",
+		 (unsigned long long)(fr->bytes >> 20), fr->seconds, (unsigned long long)(fr->huge_kb >> 10),
+		 (unsigned long long)(fl->free2m_before_kb >> 10), (unsigned long long)(fl->free2m_after_kb >> 10), fr->pid,
+		 (unsigned long long)fr->held_kb);
+	return 0;
+}
+
+/* host-wide compaction and THP fault counters while the guests ran on the fragmented host */
+static void frag_vmstat(struct frag_log *fl, const struct vmstat *vm0)
+{
+	static const char *const keys[] = { "compact_stall", "compact_success", "compact_fail", "thp_fault_alloc",
+					     "thp_fault_fallback" };
+	unsigned long long *dst[] = { &fl->compact_stall, &fl->compact_success, &fl->compact_fail, &fl->thp_fault_alloc,
+				      &fl->thp_fault_fallback };
+	struct vmstat now;
+	size_t i;
+
+	if (vmstat_read("/proc", &now, NULL))
+		return;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		uint64_t a, b;
+
+		if (!vmstat_get(vm0, keys[i], &a) && !vmstat_get(&now, keys[i], &b))
+			*dst[i] = b - a;
+	}
+}
+
+/* end the fragmenter (if one runs) and record how the host came back */
+static void frag_undo(const struct run_io *io, struct frag *fr, struct frag_log *fl)
+{
+	struct err e = ERR_INIT;
+
+	if (!fr->pid)
+		return;
+	if (frag_stop(fr, &e))
+		progress(io, "warning: %s", e.msg);
+	if (!fl || !fr->have_undone)
+		return;
+	fl->have_undone = true;
+	fl->restored = fr->restored;
+	fl->compacted = fr->compacted;
+	buddy_copy(fl->buddy_undone, &fr->undone, &fl->orders);
+	fl->free2m_undone_kb = buddy_free_kb(&fr->undone, 9);
+	progress(io, "%sfragmenter ended: free memory in 2M blocks %llu MiB (before %llu MiB)%s",
+		 fr->restored ? "" : "warning: ", (unsigned long long)(fl->free2m_undone_kb >> 10),
+		 (unsigned long long)(fl->free2m_before_kb >> 10),
+		 fr->restored ? (fr->compacted ? ", after compact_memory" : "") : ": not back to 90% of it");
+}
+
+/* a guest-side mTHP sweep needs per-size knobs in the guest kernel: say what it offers */
+static void guest_mthp_note(const struct run_config *cfg, const struct run_io *io, struct results *res)
+{
+	size_t i;
+
+	if (!cfg->mthp_sweep)
+		return;
+	for (i = 0; i < res->nguests; i++) {
+		const struct guest_log *g = &res->guests[i];
+
+		if (!g->mthp_sizes_kb[0])
+			continue;
+		if (!strcmp(g->mthp_sizes_kb, "none"))
+			snprintf(res->settings.guest_mthp, sizeof(res->settings.guest_mthp),
+				 "not offered by the guest kernel %s (no hugepages-<N>kB in its sysfs; Linux 6.8+): the sweep is host-side only",
+				 g->guest_kernel);
+		else
+			snprintf(res->settings.guest_mthp, sizeof(res->settings.guest_mthp),
+				 "the guest kernel %s offers %s kB; this version sweeps the host sizes only", g->guest_kernel,
+				 g->mthp_sizes_kb);
+		progress(io, "guest-side mTHP sweep: %s", res->settings.guest_mthp);
+		return;
 	}
 }
 
@@ -929,7 +1401,7 @@ static int hugetlbfs_mounted(const struct run_config *cfg, struct err *e)
 static int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
 			struct err *e)
 {
-	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20), want, got;
+	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20) * (cfg->guests ? cfg->guests : 1), want, got;
 	char val[32];
 	int r;
 
@@ -960,10 +1432,13 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	enum accel accel = ACCEL_TCG;
 	bool session = false, stale = false, built = false;
 	char gdir[PATH_MAX];
-	struct host_group groups[CLI_MAX_THP * PREFAULT__COUNT + 2 * PREFAULT__COUNT];
-	size_t i, p, ngroups;
-	unsigned idx = 0, round;
+	struct host_group groups[2 * (CLI_MAX_THP + 2) * PREFAULT__COUNT];
 	char pool_orig[32] = "";
+	char hthp[CLI_MAX_THP][CLI_THP_LEN];	/* host treatments: --host-thp + the sweep's sizes */
+	size_t nh = 0;
+	struct host_plan hp = { .before = &res->thp_before };
+	size_t i, p, ngroups, st;
+	unsigned idx = 0, round;
 	double t_start;
 	int r, reaped = 0;
 
@@ -988,12 +1463,16 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	snprintf(res->settings.uri, sizeof(res->settings.uri), "%s", cfg->uri);
 	snprintf(res->settings.workloads, sizeof(res->settings.workloads), "%s", cfg->workloads);
 	snprintf(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), "never");
-	for (i = 0; i < cfg->n_host_thp; i++)
-		append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", cfg->host_thp[i]);
+
 	for (i = 0; i < cfg->n_prefault; i++)
 		append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
 		       prefault_name(cfg->prefault[i]));
 	res->settings.target_ci = cfg->target_ci;
+	res->settings.guests = cfg->guests ? cfg->guests : 1;
+	res->settings.mthp_sweep = cfg->mthp_sweep;
+	for (i = 0; i < cfg->n_host_state; i++)
+		append(res->settings.host_state_list, sizeof(res->settings.host_state_list), "%s%s", i ? "," : "",
+		       cfg->host_state[i]);
 	snprintf(res->settings.backing, sizeof(res->settings.backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
 		 cfg->hugetlbfs ? ",hugetlbfs" : "");
 	if (cfg->hugetlbfs)
@@ -1011,6 +1490,21 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (!thp_settings_get(&res->thp_before, "enabled"))
 		return err_set(e, -EOPNOTSUPP, "this host kernel has no transparent hugepage support (%s%s missing)",
 			       cfg->sysfs_root, THP_DIR);
+	r = plan_host_thp(cfg, res, &hp, hthp, &nh, e);
+	if (r)
+		return r;
+	for (i = 0; i < nh; i++)
+		append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", hthp[i]);
+	if (cfg->target_guest) {
+		char proc[PATH_MAX], note[200];
+
+		run_proc_root(cfg, proc, sizeof(proc));
+		r = guests_fit(proc, cfg->guests ? cfg->guests : 1, cfg->memory, note, sizeof(note), e);
+		if (r)
+			return r;
+		if (cfg->guests > 1)
+			progress(io, "memory for %u guests: %s", cfg->guests, note);
+	}
 
 	if (!cfg->target_guest) {
 		snprintf(res->accel, sizeof(res->accel), "none");
@@ -1060,40 +1554,64 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 
 	/* host groups (host THP x allocation mode), each round in a seeded random order */
 	ngroups = 0;
-	for (p = 0; p < cfg->n_prefault; p++) {
-		for (i = 0; i <= cfg->n_host_thp; i++) {
-			groups[ngroups].host_thp = i == 0 ? "never" : cfg->host_thp[i - 1];
-			groups[ngroups].prefault = cfg->prefault[p];
-			groups[ngroups].hugetlbfs = false;
-			ngroups++;
+	for (st = 0; st < cfg->n_host_state; st++)
+		for (p = 0; p < cfg->n_prefault; p++) {
+			for (i = 0; i <= nh; i++) {
+				groups[ngroups].host_thp = i == 0 ? "never" : hthp[i - 1];
+				groups[ngroups].prefault = cfg->prefault[p];
+				groups[ngroups].host_state = cfg->host_state[st];
+				groups[ngroups].hugetlbfs = false;
+				ngroups++;
+			}
+			if (cfg->hugetlbfs) {
+				groups[ngroups].host_thp = "hugetlbfs";
+				groups[ngroups].prefault = cfg->prefault[p];
+				groups[ngroups].host_state = cfg->host_state[st];
+				groups[ngroups].hugetlbfs = true;
+				ngroups++;
+			}
 		}
-		if (cfg->hugetlbfs) {
-			groups[ngroups].host_thp = "hugetlbfs";
-			groups[ngroups].prefault = cfg->prefault[p];
-			groups[ngroups].hugetlbfs = true;
-			ngroups++;
-		}
-	}
 	t_start = now_s();
 	if (io->bar)
 		progress_init(io->bar, io->progress,
-			      (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? cfg->n_host_thp + 1 : 0));
+			      (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0));
 	for (round = 0; !*io->stop; round++) {
 		shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
 		for (i = 0; cfg->target_guest && i < ngroups && !*io->stop; i++) {
 			const struct host_group *hg = &groups[i];
 			struct err ge = ERR_INIT;
 
-			append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s",
-			       res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault));
+			struct frag_log *fl = NULL;
+			struct frag fr;
+			struct vmstat vm0;
+			bool have_vm0 = false;
+
+			memset(&fr, 0, sizeof(fr));
+			append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s",
+			       res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
+			       strcmp(hg->host_state, "fresh") ? "/fragmented" : "");
+			if (!strcmp(hg->host_state, "fragmented")) {
+				fl = results_frag_add(res, e);
+				if (!fl) {
+					r = e->code;
+					goto out;
+				}
+				r = fragment_host(cfg, io, &hs, &hp, hg, round, &fr, fl, e);
+				if (r)
+					goto out;
+			}
 			/* the hugetlbfs arm: THP off (guest RAM is hugetlb), the pool reserved */
-			r = host_session_set(&hs, "enabled", hg->hugetlbfs ? "never" : hg->host_thp, e);
+			r = apply_host_thp(&hs, &hp, hg->hugetlbfs ? "never" : hg->host_thp, e);
 			if (!r && hg->hugetlbfs)
 				r = pool_reserve(&hs, cfg, pool_orig, sizeof(pool_orig), e);
-			if (r)
+			if (r) {
+				frag_undo(io, &fr, fl);
 				goto out;
-			progress(io, "round %u, host THP enabled=%s, allocation %s (guest %zu of %zu this round)", round + 1,
-				 hg->host_thp, prefault_name(hg->prefault), i + 1, ngroups);
+			}
+			have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
+			progress(io, "round %u, host THP %s, allocation %s%s%s (group %zu of %zu this round)", round + 1,
+				 hg->host_thp, prefault_name(hg->prefault), strcmp(hg->host_state, "fresh") ? ", host " : "",
+				 strcmp(hg->host_state, "fresh") ? hg->host_state : "", i + 1, ngroups);
 			if (io->bar) {
 				char name[96];
 
@@ -1101,7 +1619,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					 prefault_name(hg->prefault));
 				progress_cell_start(io->bar, name);
 			}
-			r = run_guest(cfg, io, v, accel, &img, hg, idx++, round, res, &ge);
+			r = run_guests(cfg, io, v, accel, &img, hg, &idx, round, res, &ge);
 			if (hg->hugetlbfs && pool_orig[0]) {
 				struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
 
@@ -1109,6 +1627,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					progress(io, "warning: %s", pe.msg);
 				pool_orig[0] = '\0';
 			}
+			if (fl && have_vm0)
+				frag_vmstat(fl, &vm0);
+			frag_undo(io, &fr, fl);
 			if (io->bar && r != -EINTR)
 				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
 			if (r == -EINTR || *io->stop) {
@@ -1125,16 +1646,16 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			}
 			save_partial(res, cfg, json_path);
 		}
-		for (i = 0; cfg->target_host && i <= cfg->n_host_thp && !*io->stop; i++) {
+		for (i = 0; cfg->target_host && i <= nh && !*io->stop; i++) {
 			/* every round: never first is fine here, nothing is cached between processes */
 			if (io->bar) {
 				char name[96];
 
 				snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1,
-					 i == 0 ? "never" : cfg->host_thp[i - 1]);
+					 i == 0 ? "never" : hthp[i - 1]);
 				progress_cell_start(io->bar, name);
 			}
-			r = run_host_target(cfg, io, &hs, i == 0 ? "never" : cfg->host_thp[i - 1], round, res, e);
+			r = run_host_target(cfg, io, &hs, &hp, i == 0 ? "never" : hthp[i - 1], round, res, e);
 			if (r)
 				goto out;
 			if (io->bar)
@@ -1145,13 +1666,14 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		if (!more_rounds(cfg, io, res, round + 1, now_s() - t_start))
 			break;
 		if (io->bar)	/* another round: the total grows */
-			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? cfg->n_host_thp + 1 : 0);
+			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0);
 	}
 	if (*io->stop)
 		r = err_set(e, -EINTR, "interrupted: partial results kept");
 out:
 	if (io->bar && io->bar->total)
 		progress_finish(io->bar);
+	guest_mthp_note(cfg, io, res);
 	if (session) {
 		struct err re = ERR_INIT;
 

@@ -984,3 +984,14 @@ int virt_destroy_name(struct virt *v, const char *name, struct err *e)
 	virResetLastError();
 	return r;
 }
+
+int virt_event_wait(int ms)
+{
+	int timer = virEventAddTimeout(ms, noop_timer, NULL, NULL), r;
+
+	if (timer < 0)
+		return -EIO;
+	r = virEventRunDefaultImpl();
+	virEventRemoveTimeout(timer);
+	return r < 0 ? -EIO : 0;
+}

@@ -123,6 +123,12 @@ void guest_counters(const struct guest *g, struct guest_counters *out);
 void guest_destroy(struct guest *g);
 
 /*
+ * Run libvirt's event loop once, for at most ms: with several guests in
+ * flight, poll each with guest_poll(timeout 0), then wait here.
+ */
+int virt_event_wait(int ms);
+
+/*
  * Destroy (and undefine) every domain named "thpeval-<pid>-*" whose <pid> is
  * not a live process. *removed = how many. Returns 0 or the first error
  * (other domains are still tried).

@@ -267,7 +267,24 @@ r 2 "state-dir: 5000 bytes" --state-dir="/$LONG"
 r 2 "sysfs-root: empty" --sysfs-root=
 r 2 "sysfs-root: 5000 bytes" --sysfs-root="/$LONG"
 
+r 2 "guests: zero" --guests=0
+r 2 "guests: nine" --guests=9
+r 2 "guests: not a number" --guests=two
+r 2 "guests: metacharacters" --guests="$META1"
+r 2 "host-state: unknown" --host-state=dirty
+r 2 "host-state: comma only" --host-state=,
+r 2 "host-state: 5000 bytes" --host-state="$LONG"
+r 2 "host-thp: size not a power of two" --host-thp=48K:always
+r 2 "host-thp: size below 8K" --host-thp=4K:always
+r 2 "host-thp: size without a mode" --host-thp=64K:
+r 2 "host-thp: size with never" --host-thp=64K:never
+r 2 "host-thp: size without K" --host-thp=64:always
+r 2 "host-thp: size with leading zero" --host-thp=064K:always
+r 2 "mthp-sweep: with a value" --mthp-sweep=yes
+
 # run: accepted options that must still stop before the host or a guest
+r 1 "host-thp: a size this kernel does not offer" --host-thp=4096K:always
+r 1 "guests: eight of 1T will not fit" --guests=8 --memory=1T --size=2M
 r 1 "guest-bin: missing file" --guest-bin=/nonexistent/thpeval-guest
 r 1 "guest-bin: metacharacters" --guest-bin="$META2"
 r 1 "guest-bin: path with spaces" --guest-bin="$WORK/dir with spaces/g"

@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,16 @@ static const struct case_ cases[] = {
 	{ "shell metachars", { "--memory=1G;reboot" }, 0, "not a guest memory size" },
 	{ "bad workload list", { "--workloads=mem;set" }, 0, "not a workload list" },
 	{ "bad target", { "--target=moon" }, 0, "not a target" },
+	{ "guests two", { "--guests=2" }, 1, NULL },
+	{ "guests zero", { "--guests=0" }, 0, "not a guest count from 1 to 8" },
+	{ "guests nine", { "--guests=9" }, 0, "not a guest count" },
+	{ "host state both", { "--host-state=fresh,fragmented" }, 1, NULL },
+	{ "host state bogus", { "--host-state=aged" }, 0, "'aged' is not a host state" },
+	{ "sized host thp", { "--host-thp=64K:always,2048K:madvise,always" }, 1, NULL },
+	{ "sized not power of two", { "--host-thp=96K:always" }, 0, "SIZE:MODE" },
+	{ "sized never", { "--host-thp=64K:never" }, 0, "is not a host THP setting" },
+	{ "sized guest thp", { "--guest-thp=64K:always" }, 0, "not a guest THP setting" },
+	{ "mthp sweep", { "--mthp-sweep" }, 1, NULL },
 };
 
 static void test_run_options(void **state)
@@ -122,6 +134,78 @@ static void test_values(void **state)
 	assert_int_equal(cfg.timeout_ms, 90000);
 }
 
+static void test_sized_and_new_values(void **state)
+{
+	char a0[] = "run", a1[] = "--guests=3", a2[] = "--host-state=fragmented,fresh,fragmented",
+	     a3[] = "--host-thp=64K:always,never,1024K:madvise", a4[] = "--mthp-sweep";
+	char *argv[] = { a0, a1, a2, a3, a4, NULL };
+	struct run_config cfg;
+	struct err e = ERR_INIT;
+	char mode[16];
+	unsigned kb;
+	bool help;
+	int first;
+
+	run_config_defaults(&cfg);
+	assert_int_equal(cfg.guests, 1);
+	assert_int_equal(cfg.n_host_state, 1);
+	assert_string_equal(cfg.host_state[0], "fresh");
+	assert_false(cfg.mthp_sweep);
+	assert_int_equal(cli_parse(&cli_run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, &e), 0);
+	assert_int_equal(cfg.guests, 3);
+	assert_int_equal(cfg.n_host_state, 2);	/* order kept, duplicates dropped */
+	assert_string_equal(cfg.host_state[0], "fragmented");
+	assert_string_equal(cfg.host_state[1], "fresh");
+	assert_int_equal(cfg.n_host_thp, 2);
+	assert_string_equal(cfg.host_thp[0], "64K:always");
+	assert_string_equal(cfg.host_thp[1], "1024K:madvise");
+	assert_true(cfg.mthp_sweep);
+	assert_true(thp_sized_value("64K:always", &kb, mode, sizeof(mode)));
+	assert_int_equal(kb, 64);
+	assert_string_equal(mode, "always");
+	assert_true(thp_sized_value("2048K:madvise", &kb, mode, sizeof(mode)));
+	assert_int_equal(kb, 2048);
+	assert_false(thp_sized_value("always", &kb, mode, sizeof(mode)));
+	assert_false(thp_sized_value("4K:always", &kb, mode, sizeof(mode)));
+	assert_false(thp_sized_value("K:always", &kb, mode, sizeof(mode)));
+	assert_false(thp_sized_value("64K:inherit", &kb, mode, sizeof(mode)));
+	assert_false(thp_sized_value("64M:always", &kb, mode, sizeof(mode)));
+}
+
+/* --guests: N x (RAM + overhead) + 10% + 512M against MemAvailable of a fake /proc */
+static void test_guests_fit(void **state)
+{
+	char dir[] = "/tmp/thpeval-fit-XXXXXX", path[64], note[200];
+	struct err e = ERR_INIT;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* 4 GiB available */
+	fputs("MemTotal:       24000000 kB\nMemFree:         4000000 kB\nMemAvailable:    4194304 kB\n", f);
+	fclose(f);
+	/* 2 x (1024 + 320) = 2688 MiB + 10% + 512 = 3468 MiB: fits */
+	assert_int_equal(guests_fit(dir, 2, 1ull << 30, note, sizeof(note), &e), 0);
+	assert_non_null(strstr(note, "2 x (1024 MiB guest RAM + 320 MiB QEMU overhead) = 2688 MiB, 4096 MiB available"));
+	/* 3 x 1344 = 4032 MiB + 10% + 512 = 4947 MiB: refused, one line naming both numbers and what to do */
+	assert_int_equal(guests_fit(dir, 3, 1ull << 30, NULL, 0, &e), -ENOMEM);
+	assert_non_null(strstr(e.msg, "3 guests need 4947 MiB"));
+	assert_non_null(strstr(e.msg, "4096 MiB available (MemAvailable)"));
+	assert_non_null(strstr(e.msg, "lower --guests or --memory"));
+	assert_null(strchr(e.msg, '\n'));
+	/* a /proc without MemAvailable is an error, not a pass */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("MemTotal:       24000000 kB\n", f);
+	fclose(f);
+	err_clear(&e);
+	assert_int_equal(guests_fit(dir, 1, 1ull << 30, NULL, 0, &e), -EBADMSG);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* --help is generated from the option table: it is compared to a golden file */
 static void test_help_golden(void **state)
 {
@@ -157,6 +241,8 @@ int main(void)
 		cmocka_unit_test(test_run_options),
 		cmocka_unit_test(test_thp_list),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_sized_and_new_values),
+		cmocka_unit_test(test_guests_fit),
 		cmocka_unit_test(test_help_golden),
 	};
 

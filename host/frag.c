@@ -1,0 +1,424 @@
+#include "host/frag.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/parse.h"
+
+#define BLOCK (2ull << 20)
+#define PAGE 4096ull
+#define FRAG_TIMEOUT_MS (300 * 1000)
+#define HUGE_ORDER 9
+#define FRAG_CHUNK (1ull << 30)
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t frag_size_for(uint64_t avail_kb, uint64_t guests_need_bytes)
+{
+	uint64_t avail = avail_kb * 1024, margin = avail / 10;
+
+	if (margin < (3ull << 30))
+		margin = 3ull << 30;
+	if (avail <= guests_need_bytes + margin)
+		return 0;
+	return (avail - guests_need_bytes - margin) & ~(BLOCK - 1);
+}
+
+/* ---- the holder (child) ------------------------------------------------------ */
+
+static uint64_t self_anon_huge_kb(void)
+{
+	char line[256];
+	uint64_t kb = 0, v;
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %" SCNu64 " kB", &v) == 1)
+			kb = v;
+	fclose(f);
+	return kb;
+}
+
+static void child_report(int fd, const char *msg)
+{
+	size_t off = 0, len = strlen(msg);
+
+	while (off < len) {
+		ssize_t n = write(fd, msg + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(3);
+		off += (size_t)n;
+	}
+}
+
+static uint64_t self_avail_kb(const char *proc_root)
+{
+	uint64_t kb = 0;
+
+	meminfo_available_kb(proc_root, &kb, NULL);
+	return kb;
+}
+
+static void drop_slab(const char *proc_root)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sys/vm/drop_caches", proc_root);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		/* best effort: buddyinfo shows what was freed */
+		(void)!write(fd, "2", 1);
+		close(fd);
+	}
+}
+
+/*
+ * Chunk by chunk, so that the peak is one chunk and not the whole span: map a
+ * chunk with MADV_HUGEPAGE, touch it, keep the first 4K page of every 2M
+ * block, give back the rest, run the deferred-split shrinker so the released
+ * pages are free at once. The next chunk's huge pages must then come from
+ * other 2M blocks. Stop at max bytes, when MemAvailable falls under the floor,
+ * or when a chunk gets less than 1/16 of huge pages (no 2M blocks left).
+ */
+static void __attribute__((noreturn)) child_main(int wfd, const char *proc_root, uint64_t max, uint64_t floor_kb,
+						 pid_t parent)
+{
+	char msg[160];
+	uint64_t off, huge_kb = 0, done = 0;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(2);
+	prctl(PR_SET_NAME, FRAG_COMM);
+	while (done < max) {
+		uint64_t chunk = max - done < FRAG_CHUNK ? max - done : FRAG_CHUNK, got;
+		char *map, *p;
+
+		if (self_avail_kb(proc_root) < floor_kb + chunk / 1024)
+			break;
+		map = mmap(NULL, chunk + BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			   -1, 0);
+		if (map == MAP_FAILED) {
+			snprintf(msg, sizeof(msg), "err %d mmap\n", errno);
+			child_report(wfd, msg);
+			_exit(1);
+		}
+		p = (char *)(((uintptr_t)map + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1));
+		if (madvise(p, chunk, MADV_HUGEPAGE) < 0) {
+			snprintf(msg, sizeof(msg), "err %d madvise(MADV_HUGEPAGE)\n", errno);
+			child_report(wfd, msg);
+			_exit(1);
+		}
+		for (off = 0; off < chunk; off += PAGE)
+			p[off] = 1;
+		got = self_anon_huge_kb();
+		for (off = 0; off < chunk; off += BLOCK)
+			if (madvise(p + off + PAGE, BLOCK - PAGE, MADV_DONTNEED) < 0) {
+				snprintf(msg, sizeof(msg), "err %d madvise(MADV_DONTNEED)\n", errno);
+				child_report(wfd, msg);
+				_exit(1);
+			}
+		/* khugepaged would collapse the blocks back to full huge pages */
+		madvise(p, chunk, MADV_NOHUGEPAGE);
+		drop_slab(proc_root);
+		huge_kb += got;
+		done += chunk;
+		if (got * 1024 < chunk / 16)
+			break;
+	}
+	snprintf(msg, sizeof(msg), "ok %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", huge_kb,
+		 (uint64_t)(done / BLOCK * (PAGE / 1024)), done);
+	child_report(wfd, msg);
+	close(wfd);
+	for (;;)
+		pause();
+}
+
+/* ---- the parent side -------------------------------------------------------- */
+
+static int pid_file(const char *state_dir, char *buf, size_t len, struct err *e)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", state_dir, FRAG_PID_FILE) >= len)
+		return err_set(e, -ENAMETOOLONG, "state directory path '%s' is too long", state_dir);
+	return 0;
+}
+
+static int write_pid_file(const char *state_dir, int pid, struct err *e)
+{
+	char path[PATH_MAX], buf[32];
+	int fd, n, saved;
+
+	if (pid_file(state_dir, path, sizeof(path), e))
+		return e->code;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		saved = errno;
+		return err_set(e, -saved, "cannot record the fragmenter in '%s': %s", path, strerror(saved));
+	}
+	n = snprintf(buf, sizeof(buf), "pid %d\n", pid);
+	if (write(fd, buf, (size_t)n) != n || fsync(fd) < 0) {
+		saved = errno ? errno : EIO;
+		close(fd);
+		unlink(path);
+		return err_set(e, -saved, "cannot record the fragmenter in '%s': %s", path, strerror(saved));
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_knob(const char *proc_root, const char *rel, const char *val, struct err *e)
+{
+	char path[PATH_MAX];
+	int fd, saved;
+	ssize_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", proc_root, rel) >= sizeof(path))
+		return err_set(e, -ENAMETOOLONG, "proc root '%s' is too long", proc_root);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	n = write(fd, val, strlen(val));
+	saved = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(val))
+		return err_set(e, -saved, "cannot write '%s': %s", path, strerror(saved));
+	return 0;
+}
+
+static int avail_kb(const char *proc_root, uint64_t *kb)
+{
+	return meminfo_available_kb(proc_root, kb, NULL);
+}
+
+static void kill_reap(int pid)
+{
+	int st;
+
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* read "ok HUGE HELD" or "err ERRNO WHAT" from the holder within the timeout */
+static int read_report(struct frag *f, int rfd, struct err *e)
+{
+	char buf[160];
+	size_t off = 0;
+	double t0 = mono_s();
+
+	for (;;) {
+		struct pollfd pfd = { rfd, POLLIN, 0 };
+		int left = FRAG_TIMEOUT_MS - (int)((mono_s() - t0) * 1000);
+		ssize_t n;
+		char *nl;
+
+		if (left <= 0)
+			return err_set(e, -ETIMEDOUT, "the fragmenter did not finish within %d s", FRAG_TIMEOUT_MS / 1000);
+		if (poll(&pfd, 1, left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_set(e, -errno, "poll on the fragmenter failed: %s", strerror(errno));
+		}
+		n = read(rfd, buf + off, sizeof(buf) - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return err_set(e, -EIO, "the fragmenter died before it finished (out of memory?)");
+		off += (size_t)n;
+		buf[off] = '\0';
+		nl = strchr(buf, '\n');
+		if (!nl) {
+			if (off >= sizeof(buf) - 1)
+				return err_set(e, -EPROTO, "the fragmenter sent a malformed report");
+			continue;
+		}
+		*nl = '\0';
+		if (sscanf(buf, "ok %" SCNu64 " %" SCNu64 " %" SCNu64, &f->huge_kb, &f->held_kb, &f->bytes) == 3)
+			return 0;
+		{
+			int er = 0;
+			char what[64] = "";
+
+			if (sscanf(buf, "err %d %63s", &er, what) == 2)
+				return err_set(e, -er, "the fragmenter failed: %s: %s", what, strerror(er));
+		}
+		return err_set(e, -EPROTO, "the fragmenter sent a malformed report");
+	}
+}
+
+int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uint64_t bytes, uint64_t floor_kb,
+	       struct err *e)
+{
+	pid_t parent = getpid(), pid;
+	int fds[2], r;
+	double t0 = mono_s();
+
+	memset(f, 0, sizeof(*f));
+	if (!bytes || bytes % BLOCK)
+		return err_set(e, -EINVAL, "fragmenter size %" PRIu64 " is not a non-zero multiple of 2M", bytes);
+	if (strlen(state_dir) >= sizeof(f->state_dir) || strlen(proc_root) >= sizeof(f->proc_root))
+		return err_set(e, -ENAMETOOLONG, "state or proc path too long");
+	strcpy(f->state_dir, state_dir);
+	strcpy(f->proc_root, proc_root);
+	f->bytes = bytes;
+	r = buddyinfo_read(proc_root, &f->before, e);
+	if (r)
+		return r;
+	avail_kb(proc_root, &f->memfree_before_kb);
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return err_set(e, -errno, "cannot create a pipe for the fragmenter: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err_set(e, r, "cannot start the fragmenter: %s", strerror(-r));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(fds[1], proc_root, bytes, floor_kb, parent);
+	}
+	close(fds[1]);
+	f->pid = pid;
+	r = write_pid_file(state_dir, pid, e);
+	if (!r)
+		r = read_report(f, fds[0], e);
+	close(fds[0]);
+	if (r) {
+		frag_stop(f, NULL);
+		return r;
+	}
+	r = buddyinfo_read(proc_root, &f->after, e);
+	if (r) {
+		frag_stop(f, NULL);
+		return r;
+	}
+	avail_kb(proc_root, &f->memfree_after_kb);
+	f->seconds = mono_s() - t0;
+	return 0;
+}
+
+int frag_stop(struct frag *f, struct err *e)
+{
+	char path[PATH_MAX];
+	uint64_t want, got;
+
+	if (!f->pid)
+		return 0;
+	kill_reap(f->pid);
+	f->pid = 0;
+	if (!pid_file(f->state_dir, path, sizeof(path), NULL))
+		unlink(path);
+	if (buddyinfo_read(f->proc_root, &f->undone, e))
+		return e ? e->code : -EIO;
+	f->have_undone = true;
+	want = buddy_free_kb(&f->before, HUGE_ORDER) / 10 * 9;
+	got = buddy_free_kb(&f->undone, HUGE_ORDER);
+	if (got < want) {
+		f->compacted = true;
+		write_knob(f->proc_root, "sys/vm/compact_memory", "1", NULL);
+		if (buddyinfo_read(f->proc_root, &f->undone, e))
+			return e ? e->code : -EIO;
+		got = buddy_free_kb(&f->undone, HUGE_ORDER);
+	}
+	f->restored = got >= want;
+	return 0;
+}
+
+static bool is_fragmenter(const char *proc_root, int pid)
+{
+	char path[PATH_MAX], comm[32] = "";
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return false;
+	if (!fgets(comm, sizeof(comm), fp))
+		comm[0] = '\0';
+	fclose(fp);
+	comm[strcspn(comm, "\n")] = '\0';
+	if (strcmp(comm, FRAG_COMM))
+		return false;
+	/* a zombie holds no memory: it is gone for our purpose */
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, pid);
+	fp = fopen(path, "re");
+	if (fp) {
+		char st[512];
+		const char *rp;
+
+		if (fgets(st, sizeof(st), fp) && (rp = strrchr(st, ')')) && rp[1] == ' ' && rp[2] == 'Z') {
+			fclose(fp);
+			return false;
+		}
+		fclose(fp);
+	}
+	return true;
+}
+
+int frag_reap_stale(const char *proc_root, const char *state_dir, int *killed, struct err *e)
+{
+	char path[PATH_MAX], line[64];
+	uint64_t pid;
+	FILE *fp;
+	int i;
+
+	*killed = 0;
+	if (pid_file(state_dir, path, sizeof(path), e))
+		return e->code;
+	fp = fopen(path, "re");
+	if (!fp)
+		return errno == ENOENT ? 0 : err_set(e, -errno, "cannot read '%s': %s", path, strerror(errno));
+	if (!fgets(line, sizeof(line), fp)) {
+		line[0] = '\0';
+	}
+	fclose(fp);
+	line[strcspn(line, "\n")] = '\0';
+	if (strncmp(line, "pid ", 4) || parse_u64_range(line + 4, 2, INT32_MAX, &pid)) {
+		unlink(path);
+		return err_set(e, -EBADMSG, "corrupt fragmenter record '%s' (removed): check 'pgrep %s'", path,
+			       FRAG_COMM);
+	}
+	if (is_fragmenter(proc_root, (int)pid)) {
+		kill((pid_t)pid, SIGKILL);
+		*killed = 1;
+		/* not our child: wait for it to be gone */
+		for (i = 0; i < 100 && is_fragmenter(proc_root, (int)pid); i++)
+			usleep(50 * 1000);
+	}
+	unlink(path);
+	return 0;
+}
+
+uint64_t frag_floor_kb(uint64_t avail_kb, uint64_t guests_need_bytes)
+{
+	uint64_t margin = avail_kb / 10;
+
+	if (margin < (3ull << 20))
+		margin = 3ull << 20;
+	return guests_need_bytes / 1024 + margin;
+}

@@ -1,0 +1,219 @@
+/*
+ * tests for host/frag.c (the fragmented-host arm) and the procfs readers it
+ * uses: buddyinfo and MemAvailable on fake trees; the fragmenter for real
+ * with a small size (root only: it writes /proc/sys/vm/drop_caches), its
+ * undo (holder gone, memory back), and the crash path (a holder left by a
+ * killed run is ended by frag_reap_stale and by `thpeval host restore`).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "host/frag.h"
+#include "host/journal.h"
+#include "host/procfs.h"
+#include "tests/host/fixtures/fakefs.h"
+
+static const char buddy6[] =
+	"Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n"
+	"Node 0, zone    DMA32      3      3      0      2      3      2      2      5      5      3    751 \n"
+	"Node 0, zone   Normal   2675   3425   4153   3172   2047   1607   1050    573    266    174    524 \n";
+
+static void test_buddyinfo_fake(void **state)
+{
+	struct fx *f = *state;
+	struct buddyinfo b;
+	struct err e = ERR_INIT;
+
+	assert_int_equal(fake_write(f->dir, "buddyinfo", buddy6), 0);
+	assert_int_equal(buddyinfo_read(f->dir, &b, &e), 0);
+	assert_int_equal(b.orders, 11);
+	assert_int_equal(b.free[0], 2678);
+	assert_int_equal(b.free[10], 3 + 751 + 524);
+	/* order 9 and 10 blocks: (1+3+174) * 2M + (3+751+524) * 4M */
+	assert_int_equal(buddy_free_kb(&b, 9), (1 + 3 + 174) * 2048ull + (3 + 751 + 524) * 4096ull);
+	assert_true(buddy_free_kb(&b, 0) > buddy_free_kb(&b, 9));
+}
+
+static void test_buddyinfo_bad(void **state)
+{
+	static const char *const bad[] = {
+		"", "Node 0, zone Normal\n", "Node 0, zone Normal 1 x 3\n", "Zone 0, zone Normal 1 2\n",
+		"Node 0, zone Normal 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n",
+	};
+	struct fx *f = *state;
+	struct buddyinfo b;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct err e = ERR_INIT;
+
+		assert_int_equal(fake_write(f->dir, "buddyinfo", bad[i]), 0);
+		assert_int_equal(buddyinfo_read(f->dir, &b, &e), -EBADMSG);
+		assert_non_null(strstr(e.msg, "buddyinfo"));
+	}
+}
+
+static void test_meminfo_available(void **state)
+{
+	struct fx *f = *state;
+	struct err e = ERR_INIT;
+	uint64_t kb = 0;
+
+	assert_int_equal(fake_write(f->dir, "meminfo", "MemTotal: 24000000 kB\nMemFree: 1000 kB\nMemAvailable: 23456789 kB\n"), 0);
+	assert_int_equal(meminfo_available_kb(f->dir, &kb, &e), 0);
+	assert_int_equal(kb, 23456789);
+	assert_int_equal(fake_write(f->dir, "meminfo", "MemTotal: 24000000 kB\nMemFree: 1000 kB\n"), 0);
+	assert_int_equal(meminfo_available_kb(f->dir, &kb, &e), -EBADMSG);
+	assert_non_null(strstr(e.msg, "no MemAvailable"));
+}
+
+static void test_size_for(void **state)
+{
+	(void)state;
+	/* 24 GiB available, guests need 2 GiB: margin is 3 GiB (more than 10%) */
+	assert_int_equal(frag_size_for(24ull << 20, 2ull << 30), 19ull << 30);
+	/* 100 GiB: margin 10% */
+	assert_int_equal(frag_size_for(100ull << 20, 10ull << 30), 80ull << 30);
+	/* nothing left */
+	assert_int_equal(frag_size_for(4ull << 20, 2ull << 30), 0);
+	assert_int_equal(frag_floor_kb(24ull << 20, 2ull << 30), (2ull << 20) + (3ull << 20));
+	/* always a multiple of 2M */
+	assert_int_equal(frag_size_for((8ull << 20) + 3, 1) % (2u << 20), 0);
+}
+
+static bool alive(int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return access(path, F_OK) == 0;
+}
+
+static void test_frag_real(void **state)
+{
+	struct fx *f = *state;
+	struct frag fr;
+	struct err e = ERR_INIT;
+	char comm[32];
+	int pid;
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(frag_start(&fr, "/proc", f->dir, 64ull << 20, 0, &e), 0);
+	pid = fr.pid;
+	assert_true(pid > 0);
+	assert_true(alive(pid));
+	/* recorded for a crash */
+	assert_true(fake_exists(f->dir, FRAG_PID_FILE));
+	snprintf(comm, sizeof(comm), "%d/comm", pid);
+	assert_non_null(fake_read("/proc", comm, comm, sizeof(comm)));
+	assert_string_equal(comm, FRAG_COMM "\n");
+	/* one 4K page of each of 32 blocks is held */
+	assert_int_equal(fr.bytes, 64ull << 20);
+	assert_int_equal(fr.held_kb, 32 * 4);
+	assert_true(fr.after.orders > 0 && fr.before.orders > 0);
+	assert_int_equal(frag_stop(&fr, &e), 0);
+	assert_int_equal(fr.pid, 0);
+	assert_false(alive(pid));
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+	assert_true(fr.have_undone);
+	/* idempotent */
+	assert_int_equal(frag_stop(&fr, &e), 0);
+}
+
+static void test_frag_reap_stale(void **state)
+{
+	struct fx *f = *state;
+	struct frag fr;
+	struct err e = ERR_INIT;
+	int pid, killed = 0, st;
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(frag_start(&fr, "/proc", f->dir, 16ull << 20, 0, &e), 0);
+	pid = fr.pid;
+	/* pretend thpeval crashed: the record stays, nobody stops the holder */
+	fr.pid = 0;
+	assert_int_equal(frag_reap_stale("/proc", f->dir, &killed, &e), 0);
+	assert_int_equal(killed, 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+	/* no record: nothing to do */
+	assert_int_equal(frag_reap_stale("/proc", f->dir, &killed, &e), 0);
+	assert_int_equal(killed, 0);
+}
+
+static void test_frag_reused_pid(void **state)
+{
+	struct fx *f = *state;
+	struct err e = ERR_INIT;
+	char rec[32];
+	int killed = 1;
+
+	/* a record naming a live process that is not a fragmenter (ourselves) */
+	snprintf(rec, sizeof(rec), "pid %d\n", (int)getpid());
+	assert_int_equal(fake_write(f->dir, FRAG_PID_FILE, rec), 0);
+	assert_int_equal(frag_reap_stale("/proc", f->dir, &killed, &e), 0);
+	assert_int_equal(killed, 0);
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+	assert_int_equal(fake_write(f->dir, FRAG_PID_FILE, "pid x\n"), 0);
+	assert_int_equal(frag_reap_stale("/proc", f->dir, &killed, &e), -EBADMSG);
+	assert_non_null(strstr(e.msg, "corrupt fragmenter record"));
+}
+
+/* `thpeval host restore` after a crash ends the holder (the journal's restore path) */
+static void test_restore_ends_holder(void **state)
+{
+	struct fx *f = *state;
+	struct frag fr;
+	struct err e = ERR_INIT;
+	char info[64];
+	bool restored = false;
+	int pid, st, r;
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(f->dir, 0700), 0);
+	assert_int_equal(frag_start(&fr, "/proc", f->dir, 16ull << 20, 0, &e), 0);
+	pid = fr.pid;
+	fr.pid = 0;
+	r = host_restore_journal("/", f->dir, &restored, info, sizeof(info), &e);
+	if (r == -EBUSY) {	/* a real run holds the host lock: cannot test now */
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	assert_true(restored);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+}
+
+#define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
+
+int main(void)
+{
+	struct CMUnitTest tests[16];
+	size_t n = 0;
+
+	ADD_ONE("buddyinfo/fake", test_buddyinfo_fake);
+	ADD_ONE("buddyinfo/malformed", test_buddyinfo_bad);
+	ADD_ONE("meminfo/available", test_meminfo_available);
+	ADD_ONE("frag/size_for", test_size_for);
+	ADD_ONE("frag/real_start_stop", test_frag_real);
+	ADD_ONE("frag/reap_stale_after_crash", test_frag_reap_stale);
+	ADD_ONE("frag/reused_pid_left_alone", test_frag_reused_pid);
+	ADD_ONE("frag/host_restore_ends_holder", test_restore_ends_holder);
+	return _cmocka_run_group_tests("host/frag", tests, n, NULL, NULL);
+}

@@ -1,0 +1,151 @@
+#!/bin/bash
+# Integration tests of host sizing (issue 7): two guests at once on a fresh and
+# a fragmented host, one per-size mTHP host setting, and a fragmenter left by a
+# SIGKILLed run ended by 'thpeval host restore'. Real TCG guests, small: a few
+# minutes. Each check prints PASS/FAIL/SKIP; the last line is the tally.
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
+THP=/sys/kernel/mm/transparent_hugepage
+WORK=$(mktemp -d /tmp/thpeval-sizing.XXXXXX)
+STATE=$WORK/state
+pass=0 fail=0 skip=0
+
+ok() { echo "PASS: $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
+sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
+
+# every THP knob, per-size ones included
+thp_snapshot() {
+	for f in "$THP"/enabled "$THP"/defrag "$THP"/hugepages-*/enabled; do
+		[ -r "$f" ] && printf '%s=%s\n' "${f#"$THP"/}" "$(cat "$f")"
+	done
+}
+leftover_domains() { virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-' || true; }
+holders() { pgrep -x thpeval-frag || true; }
+avail_mib() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo; }
+
+cleanup() {
+	for d in $(leftover_domains); do
+		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
+		virsh -c qemu:///system undefine "$d" >/dev/null 2>&1
+	done
+	"$BIN" host restore --state-dir="$STATE" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+finish() {
+	echo "sizing: $pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+if [ "$(id -u)" -ne 0 ] || [ ! -w "$THP/enabled" ]; then
+	sk "sizing tests need root and a writable host THP sysfs"
+	finish
+fi
+tools/services.sh || { ko "libvirtd could not be started"; finish; }
+[ -z "$(holders)" ] || { sk "a memory fragmenter of another run is alive: $(holders)"; finish; }
+
+RUNARGS="--reps=2 --warmup=0 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=none --format=text,json,html"
+
+# ---- 1. two guests at once, fresh and fragmented host ---------------------------------
+before=$(thp_snapshot)
+avail0=$(avail_mib)
+t0=$(date +%s)
+# shellcheck disable=SC2086
+timeout -k 10 1200 "$BIN" run --guests=2 --host-state=fresh,fragmented --host-thp=always --guest-thp=always \
+	$RUNARGS --out="$WORK/g2" >"$WORK/g2.out" 2>"$WORK/g2.err"
+rc=$?
+t1=$(date +%s)
+after=$(thp_snapshot)
+J=$WORK/g2/results.json
+if [ $rc -eq 0 ] && [ -s "$J" ]; then ok "--guests=2 --host-state=fresh,fragmented exits 0 ($((t1 - t0)) s)"; else
+	ko "run exit $rc: $(tail -3 "$WORK/g2.err")"; fi
+[ "$before" = "$after" ] && ok "host THP settings (per-size ones too) identical before and after" ||
+	ko "host THP changed: before [$before] after [$after]"
+[ -z "$(leftover_domains)" ] && ok "no domain left" || ko "domains left: $(leftover_domains)"
+[ -z "$(holders)" ] && ok "no fragmenter left running" || ko "fragmenter left: $(holders)"
+[ ! -e "$STATE/host-fragmenter" ] && ok "no fragmenter record left" || ko "fragmenter record left"
+avail1=$(avail_mib)
+[ "$avail1" -ge $((avail0 * 8 / 10)) ] && ok "host memory back: MemAvailable $avail0 -> $avail1 MiB" ||
+	ko "MemAvailable $avail0 -> $avail1 MiB"
+if [ -s "$J" ]; then
+	n=$(jq '[.guests[] | select(.concurrency == 2)] | length' "$J")
+	[ "$n" = 8 ] && ok "8 guests, 2 at a time (2 host states x host never/always)" || ko "guests with concurrency 2: $n"
+	idx=$(jq -r '[.guests[].index] | sort | unique | join(",")' "$J")
+	[ "$idx" = "0,1" ] && ok "guest indices 0 and 1" || ko "indices: $idx"
+	pg=$(jq '[.guests[] | select(.status == "ok") | .cells[] | select(.host_huge_pct != null and .reps == 2)] | length' "$J")
+	[ "$pg" = 16 ] && ok "per-guest coverage for every guest and cell (16)" || ko "per-guest coverage entries: $pg"
+	ns=$(jq '[.cells[] | select(.host_state == "fragmented")] | length' "$J")
+	[ "$ns" = 4 ] && ok "4 cells on the fragmented host" || ko "fragmented cells: $ns"
+	reps=$(jq '[.cells[] | select(.reps_ok != 4)] | length' "$J")
+	[ "$reps" = 0 ] && ok "every cell has 4 samples (2 guests x 2 reps)" || ko "$reps cells without 4 samples"
+	nf=$(jq '.fragmentation | length' "$J")
+	[ "$nf" = 2 ] && ok "fragmentation recorded for both fragmented groups" || ko "fragmentation records: $nf"
+	bi=$(jq '[.fragmentation[] | select((.buddyinfo_before | length) > 9 and (.buddyinfo_after | length) > 9 and (.buddyinfo_undone | length) > 9)] | length' "$J")
+	[ "$bi" = "$nf" ] && ok "buddyinfo before, after and undone recorded" || ko "buddyinfo records: $bi of $nf"
+	dropped=$(jq '[.fragmentation[] | select(.free_2m_kb_after < .free_2m_kb_before)] | length' "$J")
+	[ "$dropped" = "$nf" ] && ok "fragmenting removed free 2M blocks ($(jq -r '[.fragmentation[] | "\(.free_2m_kb_before / 1024 | floor) -> \(.free_2m_kb_after / 1024 | floor) MiB"] | join(", ")' "$J"))" ||
+		ko "free 2M blocks did not drop: $(jq -c '[.fragmentation[] | [.free_2m_kb_before, .free_2m_kb_after]]' "$J")"
+	rest=$(jq '[.fragmentation[] | select(.restored)] | length' "$J")
+	[ "$rest" = "$nf" ] && ok "free 2M blocks back after undoing" || ko "restored: $rest of $nf"
+	cf=$(jq -r '[.cells[] | select(.host_thp == "always" and .guest_thp == "always") | "\(.host_state) \(.coverage.host_huge_pct | floor)%"] | join(", ")' "$J")
+	ok "host coverage of always/always: $cf"
+	grep -q '^sizing: memset, 2 guests at once' "$WORK/g2/results.txt" && ok "text report has the sizing summary" ||
+		ko "no sizing summary in results.txt"
+	grep -q 'id="sizing"' "$WORK/g2/report.html" && ok "HTML report has the sizing section" || ko "no sizing section in report.html"
+	tests/report/schema.sh "$J" >"$WORK/schema.out" 2>&1 && ok "results.json valid against the schema" ||
+		ko "schema: $(tail -3 "$WORK/schema.out")"
+fi
+
+# ---- 2. one multi-size THP size: coverage from the per-size stats ----------------------
+if [ -r "$THP/hugepages-64kB/enabled" ] && [ -r "$THP/hugepages-64kB/stats/anon_fault_alloc" ]; then
+	before=$(thp_snapshot)
+	# shellcheck disable=SC2086
+	timeout -k 10 900 "$BIN" run --host-thp=64K:always --guest-thp=never $RUNARGS --out="$WORK/m" \
+		>"$WORK/m.out" 2>"$WORK/m.err"
+	rc=$?
+	after=$(thp_snapshot)
+	J=$WORK/m/results.json
+	[ $rc -eq 0 ] && ok "--host-thp=64K:always exits 0" || ko "64K run exit $rc: $(tail -3 "$WORK/m.err")"
+	[ "$before" = "$after" ] && ok "per-size knobs restored after the 64K run" || ko "knobs changed: [$before] -> [$after]"
+	src=$(jq -r '[.cells[] | select(.host_thp == "64K:always") | .coverage.host_source] | unique | join(",")' "$J" 2>/dev/null)
+	[ "$src" = mthp_stats ] && ok "64K cells take coverage from hugepages-64kB/stats" || ko "coverage source: $src"
+	cov=$(jq -r '[.cells[] | select(.host_thp == "64K:always") | .coverage.host_huge_pct] | map(floor) | join(",")' "$J" 2>/dev/null)
+	ok "64K host coverage (host-wide stats estimate): $cov%"
+	grep -q '^mTHP sweep' "$WORK/m/results.txt" && ok "text report has the per-size table" || ko "no per-size table"
+else
+	sk "this host kernel has no hugepages-64kB (Linux 6.9+ stats): no per-size run"
+fi
+
+# ---- 3. SIGKILL while fragmented: 'thpeval host restore' ends the holder ---------------
+before=$(thp_snapshot)
+# shellcheck disable=SC2086
+"$BIN" run --host-state=fragmented --host-thp=always --guest-thp=always $RUNARGS --out="$WORK/k" \
+	>"$WORK/k.out" 2>"$WORK/k.err" &
+pid=$!
+for _ in $(seq 1 600); do
+	[ -n "$(holders)" ] && [ -e "$STATE/host-fragmenter" ] && break
+	sleep 0.2
+done
+if [ -z "$(holders)" ]; then
+	ko "SIGKILL: no fragmenter appeared ($(tail -2 "$WORK/k.err"))"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+else
+	h=$(holders)
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	# PR_SET_PDEATHSIG: the holder dies with thpeval
+	for _ in $(seq 1 50); do [ -z "$(holders)" ] && break; sleep 0.1; done
+	[ -z "$(holders)" ] && ok "SIGKILL: the fragmenter ($h) died with thpeval" || ko "SIGKILL: fragmenter $h still alive"
+	for d in $(leftover_domains); do virsh -c qemu:///system destroy "$d" >/dev/null 2>&1; done
+	"$BIN" host restore --state-dir="$STATE" >"$WORK/restore.out" 2>&1
+	after=$(thp_snapshot)
+	[ "$before" = "$after" ] && ok "SIGKILL: 'thpeval host restore' put the THP knobs back" || ko "after restore: $after"
+	[ ! -e "$STATE/host-fragmenter" ] && ok "SIGKILL: fragmenter record removed by 'host restore'" ||
+		ko "fragmenter record still there"
+fi
+finish
