@@ -229,7 +229,10 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);	/* KSM splits THPs */
 	if (s->memfd)	/* guest RAM as shmem: governed by shmem_enabled, not enabled */
 		empty(x, "source", "type", "memfd", NULL, NULL, NULL, NULL);
-	empty(x, "allocation", "mode", prefault_name(s->prefault), NULL, NULL, NULL, NULL);
+	/* libvirt refuses hugepages with mode='ondemand'; without the element hugetlbfs
+	 * pages are reserved up front but faulted in as the guest touches them */
+	if (!(s->hugetlbfs && s->prefault == PREFAULT_ONDEMAND))
+		empty(x, "allocation", "mode", prefault_name(s->prefault), NULL, NULL, NULL, NULL);
 	end(x);
 
 	snprintf(num, sizeof(num), "%u", s->vcpus);

@@ -263,6 +263,28 @@ enum mutation {
 	M_BAD_PREFAULT,
 };
 
+/* libvirt refuses <hugepages/> with allocation ondemand: the element is left out */
+static void test_hugetlbfs_ondemand(void **state)
+{
+	struct domain_spec s = {
+		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 1, .accel = ACCEL_TCG,
+		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+		.hugetlbfs = true,
+	};
+	struct err e = ERR_INIT;
+	char *xml = NULL;
+
+	(void)state;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<hugepages/>"));
+	assert_null(strstr(xml, "<allocation"));
+	free(xml);
+	s.hugetlbfs = false;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<allocation mode=\"ondemand\"/>"));
+	free(xml);
+}
+
 static void test_invalid_specs(void **state)
 {
 	static const struct {
@@ -396,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_goldens),
 		cmocka_unit_test(test_goldens_parse),
 		cmocka_unit_test(test_invalid_specs),
+		cmocka_unit_test(test_hugetlbfs_ondemand),
 		cmocka_unit_test(test_accel_decide),
 	};
 
