@@ -35,5 +35,14 @@ void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, 
 void *tlb_chase(void *p, uint64_t n);
 /* The working sets of the sweep: min, min*4, ... and max; returns how many (<= TLB_MAX_POINTS). */
 size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out);
+/*
+ * Map every 2M block of buf (2M-aligned, len a multiple of 2M) with 4K page
+ * table entries without moving its memory: mprotect() one subpage away and
+ * back splits the block's PMD (the huge page stays, mapped by 512 PTEs), then
+ * MADV_NOHUGEPAGE keeps khugepaged from collapsing it again. 0 or -errno.
+ */
+int tlb_split_pmds(char *buf, size_t len);
+/* Pin the calling thread to the CPU it runs on; that CPU, or -errno. */
+int tlb_pin_here(void);
 
 #endif
