@@ -35,9 +35,9 @@ for i in $(seq 1 "$RUNS"); do
 	"$GUEST" workload tlb --rep="$i" "${ARGS[@]}" >"$WORK/r" 2>&1 ||
 		{ echo "bench: tlb failed: $(tail -1 "$WORK/r")" >&2; exit 1; }
 	grep ' result ' "$WORK/r" | grep 'variant=summary' | tr ' ' '\n' |
-		awk -F= -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+		awk -F= -v ldavg="$(cut -d' ' -f1 /proc/loadavg)" '
 		$1 ~ /^(tlb_miss_extra_ns|tlb_miss_extra_cycles|tlb_miss_extra_pct|large_4k_access_ns|large_2m_access_ns|huge_pct|huge_valid|split|cpu|points|pages_max|trials|loads)$/ { v[$1] = $2 }
-		END { printf "{"; for (k in v) printf "\"%s\": %s, ", k, v[k]; printf "\"load_avg_1m\": %s}\n", load }' >>"$WORK/runs"
+		END { printf "{"; for (k in v) printf "\"%s\": %s, ", k, v[k]; printf "\"load_avg_1m\": %s}\n", ldavg }' >>"$WORK/runs"
 done
 elapsed=$((SECONDS - start))
 jq -s --arg args "${ARGS[*]}" --argjson target "$TARGET" --argjson elapsed "$elapsed" '

@@ -49,7 +49,10 @@ struct memset_probe {
  * partly filled).
  */
 int memset_touch_probed(char *buf, size_t len, int c, struct memset_probe *out);
-/* One pass of 64-bit stores of v over len bytes (a multiple of 8), as stress-ng --vm write64. */
+/*
+ * One pass of 64-bit stores of v over len bytes (a multiple of 8), 256 bytes a
+ * block as stress-ng --vm's write64 (its loop, 32 stores, no read back).
+ */
 void memset_store64(char *buf, size_t len, uint64_t v);
 
 #endif

@@ -3,10 +3,13 @@
  * which traps to the hypervisor in a VM). A random cyclic chain (Sattolo,
  * seeded) with one node per 4K page at varied cache lines is chased, each
  * load's address the previous load's value, over a sweep of working sets on
- * 4K-backed memory (MADV_NOHUGEPAGE) and on 2M-backed memory (MADV_HUGEPAGE,
- * coverage read from smaps), plus a baseline chain inside one page (TLB and
- * L1 hits). Sends one result record per point and a summary through the
- * harness. Entry point: wl_tlb. Never prints.
+ * 4K-backed memory and on 2M-backed memory (MADV_HUGEPAGE, coverage read
+ * from smaps), plus a baseline chain inside one page (TLB and L1 hits). By
+ * default the 4K-backed region is faulted huge too and then its PMDs are
+ * split, so both arms sit on the same kind of physical memory and only the
+ * page size differs, and the workload pins itself to the CPU it starts on.
+ * Sends one result record per point and a summary through the harness.
+ * Entry point: wl_tlb. Never prints.
  */
 #ifndef THPEVAL_GUEST_TLB_H
 #define THPEVAL_GUEST_TLB_H
