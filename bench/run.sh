@@ -2,6 +2,10 @@
 # Benchmarks (not timed tests): figures go to bench/results/ and stdout.
 #  orchestration: per-guest overhead, domain create -> first record, and teardown,
 #                 over N minimal guests (target under TCG on a 2-core host: <= 5 s).
+#  mde:           minimum detectable effect of memset access time (target <= 3%).
+#  fidelity:      memset fault throughput on the bare host against stress-ng at the
+#                 same size and host THP setting (target: within 10%; bench/fidelity.sh).
+#  tlb_cv:        the TLB miss cost over 5 bare-host runs (target: CV <= 5%; bench/tlb_cv.sh).
 # The runs share the host THP settings (and their lock) with any other thpeval
 # run: a run that finds them locked waits for it (up to BENCH_LOCK_WAIT seconds).
 set -u
@@ -69,3 +73,9 @@ jq --arg load "$load" '
 	| .reps_for_target = ([.cells[].reps_for_target | select(. != null)] | max)
 ' "$WORK/mde/results.json" >"$OUT/mde.json"
 jq -r '"mde (\(.accel)): memset access_ns, default reps: " + ([.cells[] | "\(.host_thp)/\(.guest_thp) n=\(.n) cv=\(.cv_pct*10|round/10)% mde=\(.mde_pct*10|round/10)%"] | join(", ")) + "; worst \(.worst_mde_pct*10|round/10)% (target <= \(.target_pct)%); at this noise \(.reps_for_target) repetitions per cell would reach it; load \(.loadavg)"' "$OUT/mde.json"
+
+# ---- measurement fidelity on the bare host ------------------------------------------
+#  Both run the static guest program directly on the host (no guest): the memset fault
+#  throughput against an independent tool, and the spread of the TLB miss cost.
+bench/fidelity.sh || exit 1
+bench/tlb_cv.sh || exit 1

@@ -1,6 +1,7 @@
 #include "memset.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +20,13 @@ static const struct wl_param memset_params[] = {
 	  "1: madvise(MADV_HUGEPAGE) the buffer (needed when THP is 'madvise')" },
 	{ "hold", WL_P_BOOL, offsetof(struct wl_args, hold), "0", 0, 1,
 	  "1: fault phase only; report, then keep the buffer mapped until killed (host-cold series)" },
+	/* one mincore() per 2M block, its time left out: < 0.1% of a block's fault */
+	{ "probe", WL_P_BOOL, offsetof(struct wl_args, probe), "1", 0, 1,
+	  "1: probe each 2M block's first touch with mincore() (first_touch_huge_pct); "
+	  "0: one memset, no probe" },
+	{ "populate-read", WL_P_BOOL, offsetof(struct wl_args, populate_read), "0", 0, 1,
+	  "1: stress-ng --vm's loop instead of the first touch: MADV_POPULATE_READ, then a "
+	  "64-bit store pass, both timed as the fault phase (no probe; for the fidelity bench)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
 
@@ -26,7 +34,9 @@ static const struct wl_metric memset_metrics[] = {
 	{ "size_bytes", "buffer size" },
 	{ "accesses", "dependent loads in the access phase" },
 	{ "madvise", "1 if the buffer was madvise(MADV_HUGEPAGE)d" },
-	{ "fault_elapsed_ns", "wall time of the first-touch memset" },
+	{ "populate_read", "1 if the fault phase was stress-ng's loop (populate read, stores)" },
+	{ "fault_elapsed_ns", "wall time of the first-touch memset (less the probe's mincore time)" },
+	{ "populate_ns", "populate-read mode: the MADV_POPULATE_READ part of fault_elapsed_ns" },
 	{ "fault_ns_per_4k", "fault phase time per 4K page" },
 	{ "fault_mib_s", "fault phase throughput" },
 	{ "fault_minflt", "minor page faults during the fault phase" },
@@ -37,8 +47,14 @@ static const struct wl_metric memset_metrics[] = {
 	{ "rss_bytes", "Rss of that mapping after the fault phase" },
 	{ "anon_huge_bytes", "AnonHugePages of that mapping" },
 	{ "guest_huge_pct", "AnonHugePages / Rss * 100 (huge page coverage)" },
+	{ "first_touch_blocks", "probe: 2M blocks probed (absent without the probe)" },
+	{ "first_touch_huge_blocks", "probe: blocks whose first touch mapped the whole 2M" },
+	{ "first_touch_huge_pct", "probe: first_touch_huge_blocks / first_touch_blocks * 100" },
+	{ "probe_ns", "probe: time in mincore(), left out of fault_elapsed_ns" },
 	{ "access_elapsed_ns", "wall time of the pointer chase" },
 	{ "access_ns", "access phase time per dependent load" },
+	{ "unmap_ns", "munmap() of the buffer after the access phase" },
+	{ "cycle_mib_s", "size / (fault phase + munmap): one stress-ng --vm pass's work" },
 	{ NULL, NULL },
 };
 
@@ -103,12 +119,61 @@ __attribute__((noinline)) void *memset_chase(void *p, uint64_t n)
 	return q;
 }
 
-static int add_metrics(struct record *res, const struct wl_args *a, uint64_t fault_ns,
-		       const struct harness_usage *u0, const struct harness_usage *u1,
-		       const struct smaps_vma *vma, uint64_t access_ns)
+int memset_touch_probed(char *buf, size_t len, int c, struct memset_probe *out)
 {
+	unsigned char vec;
+	uint64_t t0;
+	size_t off;
+
+	memset(out, 0, sizeof(*out));
+	for (off = 0; off + MEMSET_HUGE <= len; off += MEMSET_HUGE) {
+		char *blk = buf + off;
+
+		*(volatile char *)blk = (char)c;	/* the block's first fault */
+		t0 = harness_now_ns();
+		if (mincore(blk + MEMSET_PROBE_SUBPAGE * MEMSET_PAGE, MEMSET_PAGE, &vec))
+			return -errno;
+		out->probe_ns += harness_now_ns() - t0;
+		out->huge_blocks += vec & 1;
+		out->blocks++;
+		memset(blk + 1, c, MEMSET_HUGE - 1);
+	}
+	return 0;
+}
+
+void memset_store64(char *buf, size_t len, uint64_t v)
+{
+	uint64_t *p = (uint64_t *)(void *)buf, *end = p + len / sizeof(*p);
+	size_t k;
+
+	/* 32 stores (256 bytes) a block, as the tool's write64; the barrier keeps it a loop */
+	for (; end - p >= 32; p += 32) {
+		for (k = 0; k < 32; k++)
+			p[k] = v;
+		__asm__ volatile("" : : "r"(p) : "memory");
+	}
+	while (p < end)
+		*p++ = v;
+}
+
+/* What the phases measured. */
+struct memset_times {
+	uint64_t fault_ns, access_ns, unmap_ns;
+	uint64_t populate_ns;	/* populate-read mode: the MADV_POPULATE_READ part of fault_ns */
+	struct harness_usage u0, u1;
+	struct smaps_vma vma;
+	struct memset_probe probe;
+	bool probed;
+};
+
+static int add_metrics(struct record *res, const struct wl_args *a, const struct memset_times *t)
+{
+	const struct harness_usage *u0 = &t->u0, *u1 = &t->u1;
+	const struct smaps_vma *vma = &t->vma;
+	uint64_t fault_ns = t->fault_ns, access_ns = t->access_ns;
 	double pages = (double)(a->size / MEMSET_PAGE);
 	double fault_s = fault_ns ? (double)fault_ns / 1e9 : 1e-9;
+	double cycle_s = (double)(fault_ns + t->unmap_ns) / 1e9;
 	double huge_pct = vma->rss_bytes ?
 		100.0 * (double)vma->anon_huge_bytes / (double)vma->rss_bytes : 0.0;
 	int r = 0;
@@ -117,7 +182,10 @@ static int add_metrics(struct record *res, const struct wl_args *a, uint64_t fau
 	if (!a->hold)
 		r |= rec_add_u64(res, "accesses", a->accesses);
 	r |= rec_add_u64(res, "madvise", a->madvise);
+	r |= rec_add_u64(res, "populate_read", a->populate_read);
 	r |= rec_add_u64(res, "fault_elapsed_ns", fault_ns);
+	if (a->populate_read)
+		r |= rec_add_u64(res, "populate_ns", t->populate_ns);
 	r |= rec_add_f64(res, "fault_ns_per_4k", (double)fault_ns / pages);
 	r |= rec_add_f64(res, "fault_mib_s", (double)a->size / (1024.0 * 1024.0) / fault_s);
 	r |= rec_add_u64(res, "fault_minflt", u1->minflt - u0->minflt);
@@ -128,25 +196,71 @@ static int add_metrics(struct record *res, const struct wl_args *a, uint64_t fau
 	r |= rec_add_u64(res, "rss_bytes", vma->rss_bytes);
 	r |= rec_add_u64(res, "anon_huge_bytes", vma->anon_huge_bytes);
 	r |= rec_add_f64(res, "guest_huge_pct", huge_pct);
-	if (!a->hold) {
-		r |= rec_add_u64(res, "access_elapsed_ns", access_ns);
-		r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
+	if (t->probed) {
+		r |= rec_add_u64(res, "first_touch_blocks", t->probe.blocks);
+		r |= rec_add_u64(res, "first_touch_huge_blocks", t->probe.huge_blocks);
+		r |= rec_add_f64(res, "first_touch_huge_pct",
+				 t->probe.blocks ? 100.0 * (double)t->probe.huge_blocks /
+							   (double)t->probe.blocks : 0.0);
+		r |= rec_add_u64(res, "probe_ns", t->probe.probe_ns);
 	}
+	if (a->hold)
+		return r ? -EINVAL : 0;	/* fault phase only: nothing else was measured */
+	r |= rec_add_u64(res, "access_elapsed_ns", access_ns);
+	r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
+	r |= rec_add_u64(res, "unmap_ns", t->unmap_ns);
+	r |= rec_add_f64(res, "cycle_mib_s",
+			 (double)a->size / (1024.0 * 1024.0) / (cycle_s > 0 ? cycle_s : 1e-9));
 	return r ? -EINVAL : 0;
+}
+
+/*
+ * The fault phase on the fresh buffer: the first-touch memset (probed or
+ * not), or stress-ng --vm's loop (populate read, then 64-bit stores).
+ */
+static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *t, struct err *e)
+{
+	uint64_t t0;
+	int r = 0;
+
+	harness_usage_now(&t->u0);
+	t0 = harness_now_ns();
+	if (a->populate_read) {
+		if (madvise(buf, a->size, MADV_POPULATE_READ))
+			r = -errno;
+		t->populate_ns = harness_now_ns() - t0;
+		if (!r)
+			memset_store64(buf, a->size, 1);
+	} else if (a->probe) {
+		r = memset_touch_probed(buf, a->size, 1, &t->probe);
+		t->probed = true;
+	} else {
+		memset(buf, 1, a->size);
+	}
+	t->fault_ns = harness_now_ns() - t0 - t->probe.probe_ns;
+	harness_usage_now(&t->u1);
+	if (r == -EINVAL && a->populate_read)
+		return err_set(e, -EOPNOTSUPP,
+			       "madvise(MADV_POPULATE_READ) is not supported (Linux 5.14 or later)");
+	if (r)
+		return err_set(e, r, "%s failed: %s",
+			       a->populate_read ? "madvise(MADV_POPULATE_READ)" : "mincore()",
+			       strerror(-r));
+	return 0;
 }
 
 static int memset_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
 		      struct err *e)
 {
 	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE, npages = a->size / MEMSET_PAGE;
-	struct harness_usage u0, u1;
-	struct smaps_vma vma;
-	uint64_t t0, fault_ns, access_ns;
+	struct memset_times t;
 	uint32_t *scratch = NULL;
 	char *map, *buf;
+	uint64_t t0;
 	void *p;
 	int ret;
 
+	memset(&t, 0, sizeof(t));
 	if (npages > UINT32_MAX)
 		return err_set(e, -E2BIG, "size too large for the chain (more than 2^32 pages)");
 	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -169,20 +283,16 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 		goto cleanup;
 	}
 
-	/* fault phase: first touch of every page */
-	harness_usage_now(&u0);
-	t0 = harness_now_ns();
-	memset(buf, 1, a->size);
-	fault_ns = harness_now_ns() - t0;
-	harness_usage_now(&u1);
-
-	ret = smaps_self(env->root, (uint64_t)(uintptr_t)buf, &vma, e);
+	ret = fault_phase(a, buf, &t, e);
+	if (ret)
+		goto cleanup;
+	ret = smaps_self(env->root, (uint64_t)(uintptr_t)buf, &t.vma, e);
 	if (ret)
 		goto cleanup;
 	if (a->hold) {
 		/* host-cold series: the buffer stays mapped (the harness keeps this process
 		 * alive after the record) so the next fresh buffer gets other guest memory */
-		ret = add_metrics(res, a, fault_ns, &u0, &u1, &vma, 0);
+		ret = add_metrics(res, a, &t);
 		if (ret)
 			return err_set(e, ret, "cannot add the metrics to the record");
 		return 0;
@@ -200,22 +310,29 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 	p = memset_chase(p, 1024);	/* warm the code path */
 	t0 = harness_now_ns();
 	p = memset_chase(p, a->accesses);
-	access_ns = harness_now_ns() - t0;
+	t.access_ns = harness_now_ns() - t0;
 	__asm__ volatile("" : : "r"(p) : "memory");	/* the sink: the chase cannot be dropped */
 
-	ret = add_metrics(res, a, fault_ns, &u0, &u1, &vma, access_ns);
+	/* freeing the buffer: stress-ng's loop counts it, so it is timed too */
+	t0 = harness_now_ns();
+	munmap(map, map_len);
+	t.unmap_ns = harness_now_ns() - t0;
+	map = NULL;
+
+	ret = add_metrics(res, a, &t);
 	if (ret)
 		err_set(e, ret, "cannot add the metrics to the record");
 cleanup:
 	free(scratch);
-	munmap(map, map_len);
+	if (map)
+		munmap(map, map_len);
 	return ret;
 }
 
 const struct workload wl_memset = {
 	.name = "memset",
 	.description = "fault phase (first touch of a fresh 2M-aligned buffer: ns per 4K, "
-		       "faults, sys time, huge coverage) and access phase (dependent random "
+		       "faults, sys time, huge coverage, per-2M first-touch probe) and access phase (dependent random "
 		       "pointer chase, one node per 4K page: ns per access)",
 	.params = memset_params,
 	.metrics = memset_metrics,

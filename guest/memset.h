@@ -3,7 +3,11 @@
  * fresh 2M-aligned anonymous buffer: the fault phase (first touch with
  * memset: ns per 4K, minor faults, user/sys time, huge page coverage) and
  * the access phase (a dependent random pointer chase, one node per 4K page:
- * ns per access, TLB-bound). Entry point: wl_memset. Never prints.
+ * ns per access, TLB-bound). The fault phase probes each 2M block's first
+ * touch: mincore() on a later subpage says whether that one fault mapped the
+ * whole block (a huge page; the mmtests thpchallenge trick). A second mode
+ * mirrors stress-ng --vm's loop (populate read, then a 64-bit store pass) for
+ * the fidelity benchmark. Entry point: wl_memset. Never prints.
  */
 #ifndef THPEVAL_GUEST_MEMSET_H
 #define THPEVAL_GUEST_MEMSET_H
@@ -16,6 +20,7 @@
 #define MEMSET_HUGE (2u << 20)
 #define MEMSET_PAGE 4096u
 #define MEMSET_MARGIN (32ull << 20)	/* memory left to the rest of the system */
+#define MEMSET_PROBE_SUBPAGE 64u	/* the subpage mincore() asks about after a block's first touch */
 
 extern const struct workload wl_memset;
 
@@ -27,5 +32,27 @@ extern const struct workload wl_memset;
 void *memset_chain_build(char *buf, size_t npages, uint64_t seed, uint32_t *scratch);
 /* Follow n links from p; returns where it stopped. */
 void *memset_chase(void *p, uint64_t n);
+
+/* What memset_touch_probed() saw. */
+struct memset_probe {
+	uint64_t blocks;	/* 2M blocks touched */
+	uint64_t huge_blocks;	/* blocks whose first touch mapped subpage 64 too */
+	uint64_t probe_ns;	/* time spent in mincore(), to leave out of the phase's time */
+};
+
+/*
+ * Fill a fresh (never touched) 2M-aligned buffer of len bytes (a multiple of
+ * 2M) with c, block by block: store the block's first byte (its first fault),
+ * ask mincore() whether subpage MEMSET_PROBE_SUBPAGE is now resident (only a
+ * huge page maps it: anonymous faults do no fault-around), then fill the rest
+ * of the block. 0, or -errno if mincore() failed (the buffer is then only
+ * partly filled).
+ */
+int memset_touch_probed(char *buf, size_t len, int c, struct memset_probe *out);
+/*
+ * One pass of 64-bit stores of v over len bytes (a multiple of 8), 256 bytes a
+ * block as stress-ng --vm's write64 (its loop, 32 stores, no read back).
+ */
+void memset_store64(char *buf, size_t len, uint64_t v);
 
 #endif

@@ -3,10 +3,13 @@
  * which traps to the hypervisor in a VM). A random cyclic chain (Sattolo,
  * seeded) with one node per 4K page at varied cache lines is chased, each
  * load's address the previous load's value, over a sweep of working sets on
- * 4K-backed memory (MADV_NOHUGEPAGE) and on 2M-backed memory (MADV_HUGEPAGE,
- * coverage read from smaps), plus a baseline chain inside one page (TLB and
- * L1 hits). Sends one result record per point and a summary through the
- * harness. Entry point: wl_tlb. Never prints.
+ * 4K-backed memory and on 2M-backed memory (MADV_HUGEPAGE, coverage read
+ * from smaps), plus a baseline chain inside one page (TLB and L1 hits). By
+ * default the 4K-backed region is faulted huge too and then its PMDs are
+ * split, so both arms sit on the same kind of physical memory and only the
+ * page size differs, and the workload pins itself to the CPU it starts on.
+ * Sends one result record per point and a summary through the harness.
+ * Entry point: wl_tlb. Never prints.
  */
 #ifndef THPEVAL_GUEST_TLB_H
 #define THPEVAL_GUEST_TLB_H
@@ -35,5 +38,14 @@ void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, 
 void *tlb_chase(void *p, uint64_t n);
 /* The working sets of the sweep: min, min*4, ... and max; returns how many (<= TLB_MAX_POINTS). */
 size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out);
+/*
+ * Map every 2M block of buf (2M-aligned, len a multiple of 2M) with 4K page
+ * table entries without moving its memory: mprotect() one subpage away and
+ * back splits the block's PMD (the huge page stays, mapped by 512 PTEs), then
+ * MADV_NOHUGEPAGE keeps khugepaged from collapsing it again. 0 or -errno.
+ */
+int tlb_split_pmds(char *buf, size_t len);
+/* Pin the calling thread to the CPU it runs on; that CPU, or -errno. */
+int tlb_pin_here(void);
 
 #endif

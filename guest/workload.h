@@ -38,9 +38,13 @@ struct wl_args {
 	bool warmup;
 	bool madvise;
 	bool hold;		/* memset: report the fault phase, keep the buffer until killed */
+	bool probe;		/* memset: per-2M first-touch probe (mincore) in the fault phase */
+	bool populate_read;	/* memset: MADV_POPULATE_READ first (stress-ng --vm's loop) */
 	uint64_t pages_min, pages_max;	/* tlb: working-set sweep, in 4K pages */
 	uint64_t loads;		/* tlb, color: timed loads per trial */
 	uint64_t trials;	/* tlb, color: timed trials per point (median kept) */
+	bool split;		/* tlb: 4K arm = the PMDs of a huge-faulted region split */
+	bool pin;		/* tlb: pin to the CPU it starts on */
 	uint64_t half;		/* hzp: bytes in each half of the buffer */
 	uint64_t passes;	/* hzp: memcmp passes; clearorder: passes over the buffer */
 	uint64_t stride_passes;	/* hzp: 4K-stride read passes */

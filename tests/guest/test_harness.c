@@ -8,6 +8,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,14 +203,25 @@ static void check_result(const struct record *r, uint64_t size, uint64_t accesse
 	double d, pct;
 	size_t i, declared = 0;
 
+	bool populate = rec_get(r, "populate_read") && !strcmp(rec_get(r, "populate_read"), "1");
+	bool probed = rec_get(r, "first_touch_blocks") != NULL;
+
 	assert_int_equal(r->type, REC_RESULT);
 	/* every declared field is there, and nothing else but the label */
 	for (m = wl_common_fields; m->key; m++, declared++)
 		if (!rec_get(r, m->key))
 			fail_msg("field '%s' missing", m->key);
-	for (m = w->metrics; m->key; m++, declared++)
-		if (!rec_get(r, m->key))
-			fail_msg("field '%s' missing", m->key);
+	for (m = w->metrics; m->key; m++) {
+		/* the mode's own fields: populate_ns with the populate, the probe's without */
+		bool want = !strcmp(m->key, "populate_ns") ? populate :
+			    !strncmp(m->key, "first_touch_", 12) || !strcmp(m->key, "probe_ns") ?
+			    probed : true;
+
+		if (want != (rec_get(r, m->key) != NULL))
+			fail_msg("field '%s' %s", m->key, want ? "missing" : "unexpected");
+		declared += want;
+	}
+	assert_false(populate && probed);	/* the populate maps every page: no probe then */
 	assert_int_equal(r->nfields, declared + 1);
 	assert_string_equal(rec_get(r, "guest_thp"), "test");
 	assert_string_equal(rec_get(r, "workload"), "memset");
@@ -236,12 +248,46 @@ static void test_real_run(void **state)
 {
 	const char *argv[] = { "memset", "--size=8M", "--accesses=100000", "--label=guest_thp=test" };
 	struct run_out o;
+	uint64_t u;
 
 	(void)state;
 	run_main("", argv, N(argv), &o);
 	assert_int_equal(o.rc, HARNESS_OK);
 	assert_int_equal(o.n, 1);
 	check_result(&o.rec[0], 8ull << 20, 100000);
+	/* probed by default: all four 2M blocks */
+	assert_int_equal(rec_get_u64(&o.rec[0], "first_touch_blocks", &u), 0);
+	assert_int_equal(u, 4);
+}
+
+/* the other fault phases: no probe, and stress-ng's loop */
+static void test_real_run_modes(void **state)
+{
+	const char *noprobe[] = { "memset", "--size=4M", "--accesses=1000", "--probe=0",
+				  "--label=guest_thp=test" };
+	const char *populate[] = { "memset", "--size=4M", "--accesses=1000", "--populate-read=1",
+				   "--label=guest_thp=test" };
+	struct run_out o;
+	uint64_t pop, fault, minflt;
+
+	(void)state;
+	run_main("", noprobe, N(noprobe), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	check_result(&o.rec[0], 4ull << 20, 1000);
+	assert_null(rec_get(&o.rec[0], "first_touch_blocks"));
+	run_main("", populate, N(populate), &o);
+	if (o.rc == HARNESS_OK && o.rec[0].type == REC_SKIP)
+		skip();		/* a kernel before 5.14: no MADV_POPULATE_READ */
+	assert_int_equal(o.rc, HARNESS_OK);
+	check_result(&o.rec[0], 4ull << 20, 1000);
+	assert_string_equal(rec_get(&o.rec[0], "populate_read"), "1");
+	assert_int_equal(rec_get_u64(&o.rec[0], "populate_ns", &pop), 0);
+	assert_int_equal(rec_get_u64(&o.rec[0], "fault_elapsed_ns", &fault), 0);
+	assert_true(pop > 0 && pop < fault);	/* the populate is part of the phase */
+	/* 4K pages: mapped to the zero page by the populate, copied on write by the stores */
+	assert_int_equal(rec_get_u64(&o.rec[0], "fault_minflt", &minflt), 0);
+	if (!strcmp(rec_get(&o.rec[0], "guest_huge_pct"), "0"))
+		assert_true(minflt >= 2 * (4u << 20) / 4096);
 }
 
 static void test_real_run_madvise(void **state)
@@ -499,7 +545,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 11];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 12];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -514,6 +560,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "memset 8M in process", test_real_run, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "memset 4M with MADV_HUGEPAGE", test_real_run_madvise,
 					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset without probe, with stress-ng's loop",
+					  test_real_run_modes, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };

@@ -1,14 +1,22 @@
-/* tests for guest/memset.c: the pointer-chase chain (Sattolo cycle, node offsets) */
+/*
+ * tests for guest/memset.c: the pointer-chase chain (Sattolo cycle, node
+ * offsets), the per-2M first-touch probe (on this host's own THP, per buffer
+ * through madvise: no global setting is changed) and the 64-bit store pass
+ */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
 #include "guest/memset.h"
+#include "guest/sysinfo.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -96,9 +104,141 @@ static void test_seed_changes_order(void **state)
 	free(b);
 }
 
+#define PROBE_BLOCKS 16u
+
+/* a fresh 2M-aligned anonymous buffer of PROBE_BLOCKS blocks; unmap map, map_len after */
+static char *fresh_buffer(int advice, char **map, size_t *map_len)
+{
+	size_t len = PROBE_BLOCKS * MEMSET_HUGE;
+	char *buf;
+
+	*map_len = len + MEMSET_HUGE;
+	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(*map != MAP_FAILED);
+	buf = (char *)(((uintptr_t)*map + MEMSET_HUGE - 1) & ~(uintptr_t)(MEMSET_HUGE - 1));
+	assert_int_equal(madvise(buf, len, advice), 0);
+	return buf;
+}
+
+/* THP "enabled" of this host: always, madvise or never (empty if THP is absent) */
+static const char *host_thp(void)
+{
+	static char line[128];
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char *l, *r;
+
+	if (!f)
+		return "";
+	l = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!l || !(l = strchr(line, '[')) || !(r = strchr(l, ']')))
+		return "";
+	*r = '\0';
+	return l + 1;
+}
+
+static void assert_filled(const char *buf, size_t len, char c)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 509)
+		assert_int_equal(buf[i], c);
+	assert_int_equal(buf[len - 1], c);
+}
+
+/* MADV_NOHUGEPAGE: every first touch maps one 4K page, the probe says so */
+static void test_probe_4k(void **state)
+{
+	struct memset_probe pr;
+	struct smaps_vma vma;
+	struct err e = { 0 };
+	size_t map_len, len = PROBE_BLOCKS * MEMSET_HUGE;
+	char *map, *buf = fresh_buffer(MADV_NOHUGEPAGE, &map, &map_len);
+
+	(void)state;
+	assert_int_equal(memset_touch_probed(buf, len, 7, &pr), 0);
+	assert_int_equal(pr.blocks, PROBE_BLOCKS);
+	assert_int_equal(pr.huge_blocks, 0);
+	assert_true(pr.probe_ns > 0);
+	assert_filled(buf, len, 7);
+	assert_int_equal(smaps_self("", (uint64_t)(uintptr_t)buf, &vma, &e), 0);
+	assert_int_equal(vma.anon_huge_bytes, 0);
+	munmap(map, map_len);
+}
+
+/*
+ * MADV_HUGEPAGE (THP 'always' or 'madvise'): the probe counts exactly the
+ * blocks smaps shows as huge, and on an idle host that is most of them
+ */
+static void test_probe_huge(void **state)
+{
+	struct memset_probe pr;
+	struct smaps_vma vma;
+	struct err e = { 0 };
+	size_t map_len, len = PROBE_BLOCKS * MEMSET_HUGE;
+	const char *thp = host_thp();
+	char *map, *buf;
+
+	(void)state;
+	if (strcmp(thp, "always") && strcmp(thp, "madvise"))
+		skip();		/* THP 'never' or absent: no huge page to find */
+	buf = fresh_buffer(MADV_HUGEPAGE, &map, &map_len);
+	assert_int_equal(memset_touch_probed(buf, len, 9, &pr), 0);
+	assert_int_equal(pr.blocks, PROBE_BLOCKS);
+	assert_filled(buf, len, 9);
+	assert_int_equal(smaps_self("", (uint64_t)(uintptr_t)buf, &vma, &e), 0);
+	munmap(map, map_len);
+	if (!vma.have_anon_huge)
+		skip();
+	/* khugepaged cannot collapse a block within the few ms of the test */
+	assert_int_equal(pr.huge_blocks * MEMSET_HUGE, vma.anon_huge_bytes);
+	if (pr.huge_blocks == 0)
+		skip();		/* no free huge page at all on this host now */
+}
+
+/* a block touched before the probe looks huge: the probe needs a fresh buffer */
+static void test_probe_needs_fresh(void **state)
+{
+	struct memset_probe pr;
+	size_t map_len, len = PROBE_BLOCKS * MEMSET_HUGE;
+	char *map, *buf = fresh_buffer(MADV_NOHUGEPAGE, &map, &map_len);
+
+	(void)state;
+	buf[3 * MEMSET_HUGE + MEMSET_PROBE_SUBPAGE * MEMSET_PAGE] = 1;
+	assert_int_equal(memset_touch_probed(buf, len, 1, &pr), 0);
+	assert_int_equal(pr.huge_blocks, 1);
+	munmap(map, map_len);
+}
+
+/* mincore() on an unmapped range fails: the error comes back, not a count */
+static void test_probe_error(void **state)
+{
+	struct memset_probe pr;
+	size_t map_len;
+	char *map, *buf = fresh_buffer(MADV_NOHUGEPAGE, &map, &map_len);
+
+	(void)state;
+	assert_int_equal(munmap(buf + MEMSET_PROBE_SUBPAGE * MEMSET_PAGE, MEMSET_PAGE), 0);
+	assert_int_equal(memset_touch_probed(buf, 2 * MEMSET_HUGE, 1, &pr), -ENOMEM);
+	munmap(map, map_len);
+}
+
+static void test_store64(void **state)
+{
+	uint64_t words[67];
+	size_t i;
+
+	(void)state;
+	memset(words, 0, sizeof(words));
+	memset_store64((char *)words, 66 * sizeof(uint64_t), 0x0123456789abcdefull);
+	for (i = 0; i < 66; i++)
+		assert_int_equal(words[i], 0x0123456789abcdefull);
+	assert_int_equal(words[66], 0);	/* not past len */
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + 1];
+	struct CMUnitTest tests[N(chain_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -106,5 +246,14 @@ int main(void)
 						  &chain_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "the seed decides the order", test_seed_changes_order,
 					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "probe: 4K first touches", test_probe_4k, NULL, NULL,
+					  NULL };
+	tests[n++] = (struct CMUnitTest){ "probe: huge first touches match smaps", test_probe_huge,
+					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "probe: a touched block counts as huge",
+					  test_probe_needs_fresh, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "probe: mincore failure", test_probe_error, NULL, NULL,
+					  NULL };
+	tests[n++] = (struct CMUnitTest){ "store64 pass", test_store64, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("memset", tests, n, NULL, NULL);
 }

@@ -8,11 +8,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "guest/region.h"
+#include "guest/sysinfo.h"
 #include "guest/tlb.h"
 #include "wltest.h"
 
@@ -149,6 +157,10 @@ static struct bad_case bad_cases[] = {
 	{ "not a number", { "tlb", "--loads=many" }, HARNESS_USAGE, "bad value 'many' for --loads" },
 	{ "a parameter of another workload", { "tlb", "--size=8M" }, HARNESS_USAGE,
 	  "unknown option '--size' for workload tlb" },
+	{ "split not 0 or 1", { "tlb", "--split=2" }, HARNESS_USAGE,
+	  "bad value '2' for --split: expected 0 or 1" },
+	{ "pin not 0 or 1", { "tlb", "--pin=yes" }, HARNESS_USAGE,
+	  "bad value 'yes' for --pin: expected 0 or 1" },
 };
 
 static void test_bad(void **state)
@@ -160,6 +172,98 @@ static void test_bad(void **state)
 	wlt_expect_one(&o, c->rc, REC_FAIL, c->reason);
 	assert_string_equal(rec_get(&o.rec[0], "workload"), "tlb");
 	wlt_free(&o);
+}
+
+/* ---- the 4K arm's split and the pinning --------------------------------------- */
+
+/* this host's THP 'enabled' allows MADV_HUGEPAGE regions (always or madvise) */
+static bool host_thp_on(void)
+{
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	bool on;
+
+	if (!f)
+		return false;
+	on = fgets(line, sizeof(line), f) &&
+	     (strstr(line, "[always]") || strstr(line, "[madvise]"));
+	fclose(f);
+	return on;
+}
+
+/* the physical frame of a page from /proc/self/pagemap; 0 when hidden (not root) */
+static uint64_t pfn_of(const void *p)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, sizeof(ent), (off_t)((uintptr_t)p / 4096 * 8)) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	return (ent >> 63) ? ent & ((1ull << 55) - 1) : 0;
+}
+
+/*
+ * A huge-faulted region split: smaps shows no huge mapping any more, the
+ * region is still one mapping with all its memory, the data and (where
+ * pagemap shows frames) the physical pages stay where they were
+ */
+static void test_split_pmds(void **state)
+{
+	struct region r = { 0 };
+	struct smaps_vma vma;
+	struct err e = { 0 };
+	size_t len = 4 * REGION_HUGE, i;
+	uint64_t pfn[4];
+	double pct;
+
+	(void)state;
+	if (!host_thp_on())
+		skip();		/* THP 'never' here: nothing to split */
+	assert_int_equal(region_map(&r, len, MADV_HUGEPAGE, &e), 0);
+	for (i = 0; i < len; i += 4096)
+		r.buf[i] = (char)(i / 4096);
+	assert_int_equal(region_smaps("", &r, &vma, &pct, &e), 0);
+	if (vma.anon_huge_bytes == 0) {
+		region_release(&r);
+		skip();		/* no free huge page on this host now */
+	}
+	for (i = 0; i < 4; i++)
+		pfn[i] = pfn_of(r.buf + i * REGION_HUGE + 77 * 4096);
+	assert_int_equal(tlb_split_pmds(r.buf, len), 0);
+	assert_int_equal(region_smaps("", &r, &vma, &pct, &e), 0);
+	assert_int_equal(vma.anon_huge_bytes, 0);
+	assert_int_equal(vma.end - vma.start, len);	/* the mprotect()ed pieces merged back */
+	assert_int_equal(vma.rss_bytes, len);
+	for (i = 0; i < len; i += 4096)
+		assert_int_equal(r.buf[i], (char)(i / 4096));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pfn_of(r.buf + i * REGION_HUGE + 77 * 4096), pfn[i]);
+	region_release(&r);
+}
+
+static void test_split_error(void **state)
+{
+	(void)state;
+	/* not a mapping: mprotect() fails and its errno comes back */
+	assert_int_equal(tlb_split_pmds((char *)(uintptr_t)REGION_HUGE, REGION_HUGE), -ENOMEM);
+}
+
+static void test_pin_here(void **state)
+{
+	cpu_set_t old, now;
+	int cpu;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	cpu = tlb_pin_here();
+	assert_true(cpu >= 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
+	assert_int_equal(CPU_COUNT(&now), 1);
+	assert_true(CPU_ISSET(cpu, &now));
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
 /* ---- a short real run --------------------------------------------------------- */
@@ -226,6 +330,9 @@ static void test_real_run(void **state)
 	/* the per-miss figure only when the 2M region was huge; otherwise a note says why */
 	assert_int_equal(rec_get(s, "tlb_miss_extra_ns") != NULL, valid == 1);
 	assert_int_equal(rec_get(s, "note") != NULL, valid == 0);
+	assert_int_equal(rec_get_u64(s, "split", &u), 0);
+	assert_int_equal(u, 1);		/* the default */
+	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
 	wlt_free(&o);
 }
 
@@ -244,7 +351,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 2];
+	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 5];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -258,6 +365,11 @@ int main(void)
 	for (i = 0; i < N(bad_cases); i++)
 		tests[n++] = (struct CMUnitTest){ bad_cases[i].name, test_bad, NULL, NULL,
 						  &bad_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "split: same memory, 4K page tables", test_split_pmds,
+					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "split: error", test_split_error, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "pin to the current CPU", test_pin_here, NULL, NULL,
+					  NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run: records parse, fields positive",
 					  test_real_run, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("tlb", tests, n, setup, teardown);

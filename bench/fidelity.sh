@@ -1,0 +1,120 @@
+#!/bin/bash
+# Fidelity of the memset fault throughput on the bare host, against stress-ng.
+#
+# The independent tool: stress-ng (Debian's 0.15.06) --vm 1 --vm-method write64
+# --no-madvise. Its loop, per pass over --vm-bytes (read with strace): mmap,
+# madvise(MADV_POPULATE_READ), one pass of 64-bit stores, munmap; one bogo op is
+# 1 MiB of that buffer (VM_BOGO_SHIFT: 4096 blocks of 256 bytes), so its
+# "bogo ops/s (real time)" is MiB/s of fresh memory faulted and written.
+# memset --populate-read=1 runs the same loop (populate read, 64-bit stores,
+# munmap timed too: cycle_mib_s); that is the apples-to-apples pair checked
+# against 10%. The default memset fault phase (first-touch memset, no
+# populate) is reported beside it with its own ratio, which differs for a
+# known reason: with the populate, every 4K page is first mapped to the zero
+# page and then copied-on-write, where the first touch faults once.
+#
+# Per host THP setting (never, always: set through 'thpeval host set', put
+# back on exit; defrag left as it is) and per size: REPS memset processes
+# (median) and REPS
+# stress-ng runs of SECS seconds (median), interleaved, both pinned to one CPU,
+# after one unrecorded round of each (the first run after a THP change or on
+# memory the host has not backed yet was 2-8x slower on the development VM).
+# Writes bench/results/fidelity.json and prints one summary line.
+set -u
+cd "$(dirname "$0")/.."
+BIN=$PWD/bin/thpeval
+GUEST=$PWD/bin/thpeval-guest
+OUT=bench/results
+SIZES=${BENCH_FIDELITY_SIZES:-256M 1G}
+REPS=${BENCH_FIDELITY_REPS:-7}
+SECS=${BENCH_FIDELITY_SECS:-3}
+CPU=${BENCH_FIDELITY_CPU:-$(($(nproc) - 1))}
+TOL=10
+mkdir -p "$OUT"
+if ! command -v stress-ng >/dev/null; then
+	echo "bench: fidelity needs stress-ng (tools/deps.sh installs it); skipped" >&2
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: fidelity needs root (host THP settings); skipped" >&2
+	exit 0
+fi
+KNOB=/sys/kernel/mm/transparent_hugepage/enabled
+orig=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$KNOB")
+WORK=$(mktemp -d /tmp/thpeval-fidelity.XXXXXX)
+trap '"$BIN" host set enabled="$orig" >/dev/null; rm -rf "$WORK"' EXIT
+VERSION=$(stress-ng --version | sed -n 's/.*version \([^ ]*\).*/\1/p')
+
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# one field of a memset result record
+field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+rows=()
+for thp in never always; do
+	"$BIN" host set enabled="$thp" >/dev/null || { echo "bench: cannot set host THP $thp" >&2; exit 1; }
+	for size in $SIZES; do
+		: >"$WORK/tool" ; : >"$WORK/mirror" ; : >"$WORK/fault" ; : >"$WORK/cycle"
+		: >"$WORK/huge" ; : >"$WORK/ft" ; : >"$WORK/pop"
+		# the unrecorded warm-up round
+		taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
+			--populate-read=1 >/dev/null 2>&1
+		taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 >/dev/null 2>&1
+		taskset -c "$CPU" stress-ng --no-madvise --vm 1 --vm-bytes "$size" \
+			--vm-method write64 -t 1 >/dev/null 2>&1
+		for i in $(seq 1 "$REPS"); do
+			taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
+				--populate-read=1 --rep="$i" >"$WORK/m" 2>&1 ||
+				{ echo "bench: memset failed: $(tail -1 "$WORK/m")" >&2; exit 1; }
+			grep ' result ' "$WORK/m" | field cycle_mib_s >>"$WORK/mirror"
+			grep ' result ' "$WORK/m" | field guest_huge_pct >>"$WORK/huge"
+			grep ' result ' "$WORK/m" | field populate_ns >>"$WORK/pop"
+			taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
+				--rep="$i" >"$WORK/m" 2>&1 ||
+				{ echo "bench: memset failed: $(tail -1 "$WORK/m")" >&2; exit 1; }
+			grep ' result ' "$WORK/m" | field fault_mib_s >>"$WORK/fault"
+			grep ' result ' "$WORK/m" | field cycle_mib_s >>"$WORK/cycle"
+			grep ' result ' "$WORK/m" | field first_touch_huge_pct >>"$WORK/ft"
+			taskset -c "$CPU" stress-ng --no-madvise --vm 1 --vm-bytes "$size" \
+				--vm-method write64 -t "$SECS" --metrics-brief >"$WORK/s" 2>&1 ||
+				{ echo "bench: stress-ng failed: $(tail -1 "$WORK/s")" >&2; exit 1; }
+			# "vm  ops  real  usr  sys  ops/s(real)  ops/s(usr+sys)"
+			awk '$4 == "vm" { print $9 }' "$WORK/s" >>"$WORK/tool"
+		done
+		[ "$(wc -l <"$WORK/tool")" -eq "$REPS" ] || { echo "bench: cannot read stress-ng's metrics" >&2; cat "$WORK/s" >&2; exit 1; }
+		rows+=("$(jq -n --arg thp "$thp" --arg size "$size" \
+			--argjson tool "[$(paste -sd, "$WORK/tool")]" \
+			--argjson mirror "[$(paste -sd, "$WORK/mirror")]" \
+			--argjson fault "[$(paste -sd, "$WORK/fault")]" \
+			--argjson cycle "[$(paste -sd, "$WORK/cycle")]" \
+			--argjson huge "[$(paste -sd, "$WORK/huge")]" \
+			--argjson ft "[$(paste -sd, "$WORK/ft")]" \
+			--argjson pop "[$(paste -sd, "$WORK/pop")]" \
+			--argjson tool_m "$(median <"$WORK/tool")" \
+			--argjson mirror_m "$(median <"$WORK/mirror")" \
+			--argjson fault_m "$(median <"$WORK/fault")" \
+			--argjson cycle_m "$(median <"$WORK/cycle")" \
+			--argjson load "$(cut -d' ' -f1 /proc/loadavg)" \
+			'{ host_thp: $thp, size: $size,
+			   tool_mib_s: $tool_m, tool_runs_mib_s: $tool,
+			   memset_mirror_mib_s: $mirror_m, memset_mirror_runs_mib_s: $mirror,
+			   ratio: ($mirror_m / $tool_m),
+			   memset_fault_mib_s: $fault_m, memset_fault_runs_mib_s: $fault,
+			   memset_cycle_mib_s: $cycle_m, memset_cycle_runs_mib_s: $cycle,
+			   default_ratio: ($cycle_m / $tool_m),
+			   mirror_populate_ns: $pop, mirror_guest_huge_pct: $huge,
+			   first_touch_huge_pct: $ft,
+			   load_avg_1m: $load }')")
+	done
+done
+printf '%s\n' "${rows[@]}" | jq -s --arg version "$VERSION" --argjson tol "$TOL" \
+	--argjson reps "$REPS" --argjson secs "$SECS" --argjson cpu "$CPU" '
+	{ benchmark: "fidelity", target: "host", unit: "MiB/s",
+	  tool: "stress-ng", tool_version: $version,
+	  tool_command: "stress-ng --no-madvise --vm 1 --vm-bytes SIZE --vm-method write64 -t \($secs) --metrics-brief (bogo ops/s, real time; 1 bogo op = 1 MiB)",
+	  memset_command: "thpeval-guest workload memset --size=SIZE --accesses=1000 --populate-read=1 (cycle_mib_s: populate read + 64-bit stores + munmap)",
+	  compared: "memset_mirror_mib_s / tool_mib_s (medians); default_ratio: the default first-touch memset cycle_mib_s / tool_mib_s, for information",
+	  reps: $reps, cpu: $cpu, tolerance_pct: $tol,
+	  settings: [ .[] | .pass = ((.ratio - 1) | fabs * 100 <= $tol) ] }
+	| .pass = all(.settings[]; .pass)' >"$OUT/fidelity.json"
+jq -r '"fidelity (host, \(.tool) \(.tool_version)): " + ([.settings[] | "\(.host_thp)/\(.size): memset \(.memset_mirror_mib_s|round) vs \(.tool_mib_s|round) MiB/s ratio \(.ratio*1000|round/1000) \(if .pass then "ok" else "FAIL" end) (first-touch memset \(.memset_fault_mib_s|round), with munmap \(.memset_cycle_mib_s|round))"] | join(", ")) + "; \(if .pass then "pass" else "FAIL" end) (within \(.tolerance_pct)%)"' "$OUT/fidelity.json"
