@@ -429,6 +429,11 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	}
 	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
 		metric_add(&c->guest_cov, v);
+	else if (!strcmp(c->workload, "tlb") && !strcmp(c->variant, "summary") &&
+		 rec_get_f64(rec, "huge_pct", &v) == 0 && v >= 0 && v <= 100)
+		/* the region the split's tlb metric is measured on: huge where the guest
+		 * setting gives huge pages, so it is the cell's guest evidence */
+		metric_add(&c->guest_cov, v);
 	{
 		size_t before = c->host_cov.n;
 		struct guest_cellstat *cs = c->variant[0] ? NULL : guest_cellstat(gc->log, c->guest_thp, c->workload);
