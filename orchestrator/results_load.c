@@ -471,6 +471,12 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	{
 		json_object *v;
 
+		if (json_object_object_get_ex(o, "mem_available_kb_before", &v) && v &&
+		    u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "mem_available_kb_undone", &v) && v &&
+		    u64(w, o, at, "mem_available_kb_undone", &f->avail_undone_kb))
+			return -EINVAL;
 		if (json_object_object_get_ex(o, "free_2m_kb_undone", &v) && v) {
 			if (u64(w, o, at, "free_2m_kb_undone", &f->free2m_undone_kb))
 				return -EINVAL;

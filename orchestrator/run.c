@@ -1122,6 +1122,7 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 	buddy_copy(fl->buddy_before, &fr->before, &fl->orders);
 	buddy_copy(fl->buddy_after, &fr->after, &fl->orders);
 	fl->free2m_before_kb = buddy_free_kb(&fr->before, 9);
+	fl->avail_before_kb = fr->memfree_before_kb;
 	fl->free2m_after_kb = buddy_free_kb(&fr->after, 9);
 	progress(io, "fragmented %llu MiB in %.1f s (%llu MiB of it on huge pages first); free memory in 2M blocks %llu -> %llu MiB; holder pid %d keeps %llu KiB",
 		 (unsigned long long)(fr->bytes >> 20), fr->seconds, (unsigned long long)(fr->huge_kb >> 10),
@@ -1166,6 +1167,12 @@ static void frag_undo(const struct run_io *io, struct frag *fr, struct frag_log 
 	fl->compacted = fr->compacted;
 	buddy_copy(fl->buddy_undone, &fr->undone, &fl->orders);
 	fl->free2m_undone_kb = buddy_free_kb(&fr->undone, 9);
+	{
+		uint64_t kb = 0;
+
+		meminfo_available_kb("/proc", &kb, NULL);
+		fl->avail_undone_kb = kb;
+	}
 	progress(io, "%sfragmenter ended: free memory in 2M blocks %llu MiB (before %llu MiB)%s",
 		 fr->restored ? "" : "warning: ", (unsigned long long)(fl->free2m_undone_kb >> 10),
 		 (unsigned long long)(fl->free2m_before_kb >> 10),
@@ -1424,9 +1431,17 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					r = e->code;
 					goto out;
 				}
+				/* fragmenting takes a while with no libvirt event loop running: the
+				 * daemon's keepalive would drop the connection, so reconnect after it */
+				virt_close(v);
+				v = NULL;
 				r = fragment_host(cfg, io, &hs, &hp, hg, round, &fr, fl, e);
-				if (r)
+				if (!r)
+					r = virt_open(cfg->uri, &v, e);
+				if (r) {
+					frag_undo(io, &fr, fl);
 					goto out;
+				}
 			}
 			r = apply_host_thp(&hs, &hp, hg->host_thp, e);
 			if (r) {
@@ -1447,7 +1462,16 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			r = run_guests(cfg, io, v, accel, &img, hg, &idx, round, res, &ge);
 			if (fl && have_vm0)
 				frag_vmstat(fl, &vm0);
-			frag_undo(io, &fr, fl);
+			if (fr.pid) {
+				/* the undo (compact_memory) takes a while too */
+				virt_close(v);
+				v = NULL;
+				frag_undo(io, &fr, fl);
+				if (virt_open(cfg->uri, &v, e)) {
+					r = e->code;
+					goto out;
+				}
+			}
 			if (io->bar && r != -EINTR)
 				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
 			if (r == -EINTR || *io->stop) {

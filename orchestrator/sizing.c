@@ -235,10 +235,11 @@ static void frag_lines(const struct results *r, FILE *out)
 			"  fragmented arm (host %s/%s, round %u): %llu MiB fragmented in %.1f s; free memory in >= 2M blocks"
 			" %llu MiB before, %llu MiB after fragmenting, %s once undone (%s%s)\n",
 			f->host_thp, f->prefault, f->round + 1, f->bytes >> 20, f->seconds, f->free2m_before_kb >> 10,
-			f->free2m_after_kb >> 10, f->have_undone ? "" : "not recorded",
+			f->free2m_after_kb >> 10, f->have_undone ? "see below" : "not recorded",
 			f->restored ? "restored" : "NOT restored", f->compacted ? ", compact_memory needed" : "");
 		if (f->have_undone)
-			fprintf(out, "    undone: %llu MiB in >= 2M blocks\n", f->free2m_undone_kb >> 10);
+			fprintf(out, "    undone: %llu MiB in >= 2M blocks; MemAvailable %llu MiB before, %llu MiB once undone\n",
+				f->free2m_undone_kb >> 10, f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
 			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",
