@@ -241,7 +241,12 @@ static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 		snprintf(c->host_cov_source, sizeof(c->host_cov_source), "mthp_stats");
 		if (now.have && gc->grp->base.have && rss) {
 			double pct = (double)(now.alloc - gc->grp->base.alloc) * gc->grp->mthp_kb / (double)rss * 100.0;
+			struct metric *raw = cell_metric(c, "host_mthp_cov_raw_pct", NULL);
 
+			/* host-wide: QEMU's other memory and other processes count too, so the
+			 * raw ratio can pass 100; kept uncapped beside the capped coverage */
+			if (raw)
+				metric_add(raw, pct);
 			metric_add(&c->host_cov, pct > 100 ? 100 : pct);
 		}
 		return;
