@@ -171,11 +171,13 @@ static void add_sizes(const struct results *r, struct sizing *out)
 		total(r, "fresh", SZ_FAULT, c->host_thp, "never", &sz->fault);
 		total(r, "fresh", SZ_ACCESS, c->host_thp, "never", &sz->access);
 	}
+	/* only sizes whose fault-phase effect is above 0 with 95% confidence take part:
+	 * on noisy data no saturation point is claimed */
 	for (i = 0; i < out->nsizes; i++)
-		if (out->sizes[i].fault.available && out->sizes[i].fault.est > best)
+		if (out->sizes[i].fault.available && out->sizes[i].fault.lo > 0 && out->sizes[i].fault.est > best)
 			best = out->sizes[i].fault.est;
 	for (i = 0; i < out->nsizes && best > 0; i++)
-		if (out->sizes[i].fault.available && out->sizes[i].fault.est >= 0.9 * best) {
+		if (out->sizes[i].fault.available && out->sizes[i].fault.lo > 0 && out->sizes[i].fault.est >= 0.9 * best) {
 			out->saturate_kb = out->sizes[i].kb;
 			break;
 		}
@@ -334,9 +336,9 @@ void sizing_print(const struct results *r, FILE *out)
 		}
 		if (s->saturate_kb) {
 			fmt_kb(a, sizeof(a), s->saturate_kb);
-			fprintf(out, "  prefault benefit saturates at %s (first size with >= 90%% of the largest fault-phase effect)\n", a);
+			fprintf(out, "  prefault benefit saturates at %s (first size with >= 90%% of the largest fault-phase effect, among sizes whose effect is above 0 with 95%% confidence)\n", a);
 		} else {
-			fprintf(out, "  prefault benefit: no size shows a positive fault-phase effect\n");
+			fprintf(out, "  prefault benefit: no size shows a fault-phase effect above 0 with 95%% confidence: no saturation point at this precision (more --reps)\n");
 		}
 		if (s->tlb_start_kb) {
 			fmt_kb(a, sizeof(a), s->tlb_start_kb);
@@ -466,6 +468,8 @@ void sizing_html(const struct results *r, FILE *o)
 		if (s->saturate_kb) {
 			fmt_kb(buf, sizeof(buf), s->saturate_kb);
 			fprintf(o, "Prefault benefit saturates at %s. ", buf);
+		} else {
+			fputs("No size shows a fault-phase effect above 0 with 95% confidence: no saturation point at this precision. ", o);
 		}
 		if (s->tlb_start_kb) {
 			fmt_kb(buf, sizeof(buf), s->tlb_start_kb);
