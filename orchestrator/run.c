@@ -1102,7 +1102,13 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 	snprintf(fl->host_thp, sizeof(fl->host_thp), "%s", hg->host_thp);
 	snprintf(fl->prefault, sizeof(fl->prefault), "%s", prefault_name(hg->prefault));
 	fl->round = round;
+	/* THP on for the fragmenter's MADV_HUGEPAGE memory, but no direct compaction
+	 * for its faults: compaction would migrate the 4K pages it keeps into a few
+	 * blocks and give the 2M blocks back as it goes. defrag is put back before
+	 * the guests start (their faults may compact: that is measured). */
 	r = apply_host_thp(hs, hp, "madvise", e);
+	if (!r && thp_settings_get(hp->before, "defrag"))
+		r = host_session_set(hs, "defrag", "never", e);
 	if (!r)
 		r = meminfo_available_kb("/proc", &avail_kb, e);
 	if (!r)
@@ -1116,6 +1122,14 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 		 (unsigned long long)(frag_floor_kb(avail_kb, need) >> 10));
 	r = frag_start(fr, "/proc", cfg->state_dir, (hi.mem_total_kb * 1024) & ~((2ull << 20) - 1),
 		       frag_floor_kb(avail_kb, need), e);
+	if (thp_settings_get(hp->before, "defrag")) {
+		struct err de = ERR_INIT;
+
+		if (host_session_set(hs, "defrag", thp_settings_get(hp->before, "defrag"), &de) && !r) {
+			frag_stop(fr, NULL);
+			r = err_set(e, de.code, "%s", de.msg);
+		}
+	}
 	if (r) {
 		snprintf(fl->error, sizeof(fl->error), "%s", e->msg);
 		return err_wrap(e, "fragmented host arm");
