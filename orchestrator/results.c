@@ -417,6 +417,7 @@ static json_object *j_frag(const struct frag_log *f)
 	json_object_object_add(o, "huge_kb", json_object_new_int64((int64_t)f->huge_kb));
 	json_object_object_add(o, "held_kb", json_object_new_int64((int64_t)f->held_kb));
 	json_object_object_add(o, "seconds", jnum(f->seconds));
+	json_object_object_add(o, "stopped", f->stopped[0] ? jstr(f->stopped) : NULL);
 	json_object_object_add(o, "free_2m_kb_before", json_object_new_int64((int64_t)f->free2m_before_kb));
 	json_object_object_add(o, "free_2m_kb_after", json_object_new_int64((int64_t)f->free2m_after_kb));
 	json_object_object_add(o, "free_2m_kb_undone",

@@ -466,7 +466,8 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	    u64(w, o, at, "compact_fail", &f->compact_fail) ||
 	    u64(w, o, at, "thp_fault_alloc", &f->thp_fault_alloc) ||
 	    u64(w, o, at, "thp_fault_fallback", &f->thp_fault_fallback) ||
-	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)))
+	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)) ||
+	    jstr_opt(w, o, at, "stopped", "", f->stopped, sizeof(f->stopped)))
 		return -EINVAL;
 	{
 		json_object *v;

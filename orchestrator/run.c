@@ -1138,6 +1138,7 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 	fl->huge_kb = fr->huge_kb;
 	fl->held_kb = fr->held_kb;
 	fl->seconds = fr->seconds;
+	snprintf(fl->stopped, sizeof(fl->stopped), "%s", fr->stopped);
 	buddy_copy(fl->buddy_before, &fr->before, &fl->orders);
 	buddy_copy(fl->buddy_after, &fr->after, &fl->orders);
 	fl->free2m_before_kb = buddy_free_kb(&fr->before, 9);

@@ -254,9 +254,10 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 {
 	unsigned long long succ = 0, stall = 0, after = 0;
 	size_t i, k;
-	bool less = false, same = false;
+	bool less = false, same = false, cap = false;
 
 	for (i = 0; i < r->nfrags; i++) {
+		cap |= !strcmp(r->frags[i].stopped, "cap");
 		succ += r->frags[i].compact_success;
 		stall += r->frags[i].compact_stall;
 		if (r->frags[i].free2m_after_kb > after)
@@ -283,6 +284,10 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 			" times (%llu stalls) while the guests ran, and up to %llu MiB of free memory was still in 2M blocks"
 			" after fragmenting (memory the fragmenter left for the guests and the host, and zones it did not reach)\n",
 			succ, stall, after >> 10);
+	if (same && cap)
+		fprintf(out,
+			"  the fragmenter reached its cap (MemTotal) while chunks still got huge pages: this host kept bringing"
+			" free 2M blocks into the buddy allocator as memory was demanded (e.g. lazily initialised memory)\n");
 }
 
 void sizing_print(const struct results *r, FILE *out)
