@@ -108,6 +108,7 @@ static void __attribute__((noreturn)) child_main(int wfd, const char *proc_root,
 {
 	char msg[160];
 	uint64_t off, huge_kb = 0, done = 0;
+	const char *why = "cap";
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(2);
@@ -116,8 +117,10 @@ static void __attribute__((noreturn)) child_main(int wfd, const char *proc_root,
 		uint64_t chunk = max - done < FRAG_CHUNK ? max - done : FRAG_CHUNK, got;
 		char *map, *p;
 
-		if (self_avail_kb(proc_root) < floor_kb + chunk / 1024)
+		if (self_avail_kb(proc_root) < floor_kb + chunk / 1024) {
+			why = "floor";
 			break;
+		}
 		map = mmap(NULL, chunk + BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			   -1, 0);
 		if (map == MAP_FAILED) {
@@ -145,11 +148,13 @@ static void __attribute__((noreturn)) child_main(int wfd, const char *proc_root,
 		drop_slab(proc_root);
 		huge_kb += got;
 		done += chunk;
-		if (got * 1024 < chunk / 16)
+		if (got * 1024 < chunk / 16) {
+			why = "exhausted";
 			break;
+		}
 	}
-	snprintf(msg, sizeof(msg), "ok %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", huge_kb,
-		 (uint64_t)(done / BLOCK * (PAGE / 1024)), done);
+	snprintf(msg, sizeof(msg), "ok %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", huge_kb,
+		 (uint64_t)(done / BLOCK * (PAGE / 1024)), done, why);
 	child_report(wfd, msg);
 	close(wfd);
 	for (;;)
@@ -257,7 +262,8 @@ static int read_report(struct frag *f, int rfd, struct err *e)
 			continue;
 		}
 		*nl = '\0';
-		if (sscanf(buf, "ok %" SCNu64 " %" SCNu64 " %" SCNu64, &f->huge_kb, &f->held_kb, &f->bytes) == 3)
+		if (sscanf(buf, "ok %" SCNu64 " %" SCNu64 " %" SCNu64 " %15s", &f->huge_kb, &f->held_kb, &f->bytes,
+			   f->stopped) == 4)
 			return 0;
 		{
 			int er = 0;

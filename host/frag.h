@@ -37,6 +37,8 @@ struct frag {
 	bool restored;			/* free 2M blocks back to >= 90% of before */
 	bool compacted;			/* compact_memory was needed for that */
 	double seconds;			/* to fragment */
+	char stopped[16];		/* why it stopped: "cap" (bytes reached), "floor" (MemAvailable),
+					 * "exhausted" (a chunk got under 1/16 huge pages: no 2M blocks left) */
 };
 
 /*

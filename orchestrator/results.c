@@ -417,10 +417,14 @@ static json_object *j_frag(const struct frag_log *f)
 	json_object_object_add(o, "huge_kb", json_object_new_int64((int64_t)f->huge_kb));
 	json_object_object_add(o, "held_kb", json_object_new_int64((int64_t)f->held_kb));
 	json_object_object_add(o, "seconds", jnum(f->seconds));
+	json_object_object_add(o, "stopped", f->stopped[0] ? jstr(f->stopped) : NULL);
 	json_object_object_add(o, "free_2m_kb_before", json_object_new_int64((int64_t)f->free2m_before_kb));
 	json_object_object_add(o, "free_2m_kb_after", json_object_new_int64((int64_t)f->free2m_after_kb));
 	json_object_object_add(o, "free_2m_kb_undone",
 			       f->have_undone ? json_object_new_int64((int64_t)f->free2m_undone_kb) : NULL);
+	json_object_object_add(o, "mem_available_kb_before", json_object_new_int64((int64_t)f->avail_before_kb));
+	json_object_object_add(o, "mem_available_kb_undone",
+			       f->have_undone ? json_object_new_int64((int64_t)f->avail_undone_kb) : NULL);
 	json_object_object_add(o, "buddyinfo_before", j_u64s(f->buddy_before, f->orders));
 	json_object_object_add(o, "buddyinfo_after", j_u64s(f->buddy_after, f->orders));
 	json_object_object_add(o, "buddyinfo_undone", f->have_undone ? j_u64s(f->buddy_undone, f->orders) : NULL);

@@ -102,9 +102,11 @@ struct frag_log {
 	unsigned round;
 	unsigned long long bytes, huge_kb, held_kb;
 	unsigned long long free2m_before_kb, free2m_after_kb, free2m_undone_kb;	/* free in >= 2M blocks */
+	unsigned long long avail_before_kb, avail_undone_kb;	/* MemAvailable before fragmenting and once undone */
 	unsigned orders;
 	unsigned long long buddy_before[16], buddy_after[16], buddy_undone[16];	/* free blocks per order */
 	bool restored, compacted, have_undone;
+	char stopped[16];		/* why the fragmenter stopped: cap, floor, exhausted */
 	double seconds;
 	/* host-wide vmstat deltas while the guests ran on the fragmented host */
 	unsigned long long compact_stall, compact_success, compact_fail, thp_fault_alloc, thp_fault_fallback;

@@ -466,11 +466,18 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	    u64(w, o, at, "compact_fail", &f->compact_fail) ||
 	    u64(w, o, at, "thp_fault_alloc", &f->thp_fault_alloc) ||
 	    u64(w, o, at, "thp_fault_fallback", &f->thp_fault_fallback) ||
-	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)))
+	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)) ||
+	    jstr_opt(w, o, at, "stopped", "", f->stopped, sizeof(f->stopped)))
 		return -EINVAL;
 	{
 		json_object *v;
 
+		if (json_object_object_get_ex(o, "mem_available_kb_before", &v) && v &&
+		    u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "mem_available_kb_undone", &v) && v &&
+		    u64(w, o, at, "mem_available_kb_undone", &f->avail_undone_kb))
+			return -EINVAL;
 		if (json_object_object_get_ex(o, "free_2m_kb_undone", &v) && v) {
 			if (u64(w, o, at, "free_2m_kb_undone", &f->free2m_undone_kb))
 				return -EINVAL;

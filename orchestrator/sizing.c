@@ -171,11 +171,13 @@ static void add_sizes(const struct results *r, struct sizing *out)
 		total(r, "fresh", SZ_FAULT, c->host_thp, "never", &sz->fault);
 		total(r, "fresh", SZ_ACCESS, c->host_thp, "never", &sz->access);
 	}
+	/* only sizes whose fault-phase effect is above 0 with 95% confidence take part:
+	 * on noisy data no saturation point is claimed */
 	for (i = 0; i < out->nsizes; i++)
-		if (out->sizes[i].fault.available && out->sizes[i].fault.est > best)
+		if (out->sizes[i].fault.available && out->sizes[i].fault.lo > 0 && out->sizes[i].fault.est > best)
 			best = out->sizes[i].fault.est;
 	for (i = 0; i < out->nsizes && best > 0; i++)
-		if (out->sizes[i].fault.available && out->sizes[i].fault.est >= 0.9 * best) {
+		if (out->sizes[i].fault.available && out->sizes[i].fault.lo > 0 && out->sizes[i].fault.est >= 0.9 * best) {
 			out->saturate_kb = out->sizes[i].kb;
 			break;
 		}
@@ -235,10 +237,11 @@ static void frag_lines(const struct results *r, FILE *out)
 			"  fragmented arm (host %s/%s, round %u): %llu MiB fragmented in %.1f s; free memory in >= 2M blocks"
 			" %llu MiB before, %llu MiB after fragmenting, %s once undone (%s%s)\n",
 			f->host_thp, f->prefault, f->round + 1, f->bytes >> 20, f->seconds, f->free2m_before_kb >> 10,
-			f->free2m_after_kb >> 10, f->have_undone ? "" : "not recorded",
+			f->free2m_after_kb >> 10, f->have_undone ? "see below" : "not recorded",
 			f->restored ? "restored" : "NOT restored", f->compacted ? ", compact_memory needed" : "");
 		if (f->have_undone)
-			fprintf(out, "    undone: %llu MiB in >= 2M blocks\n", f->free2m_undone_kb >> 10);
+			fprintf(out, "    undone: %llu MiB in >= 2M blocks; MemAvailable %llu MiB before, %llu MiB once undone\n",
+				f->free2m_undone_kb >> 10, f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
 			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",
@@ -251,9 +254,10 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 {
 	unsigned long long succ = 0, stall = 0, after = 0;
 	size_t i, k;
-	bool less = false, same = false;
+	bool less = false, same = false, cap = false;
 
 	for (i = 0; i < r->nfrags; i++) {
+		cap |= !strcmp(r->frags[i].stopped, "cap");
 		succ += r->frags[i].compact_success;
 		stall += r->frags[i].compact_stall;
 		if (r->frags[i].free2m_after_kb > after)
@@ -280,6 +284,10 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 			" times (%llu stalls) while the guests ran, and up to %llu MiB of free memory was still in 2M blocks"
 			" after fragmenting (memory the fragmenter left for the guests and the host, and zones it did not reach)\n",
 			succ, stall, after >> 10);
+	if (same && cap)
+		fprintf(out,
+			"  the fragmenter reached its cap (MemTotal) while chunks still got huge pages: this host kept bringing"
+			" free 2M blocks into the buddy allocator as memory was demanded (e.g. lazily initialised memory)\n");
 }
 
 void sizing_print(const struct results *r, FILE *out)
@@ -333,9 +341,9 @@ void sizing_print(const struct results *r, FILE *out)
 		}
 		if (s->saturate_kb) {
 			fmt_kb(a, sizeof(a), s->saturate_kb);
-			fprintf(out, "  prefault benefit saturates at %s (first size with >= 90%% of the largest fault-phase effect)\n", a);
+			fprintf(out, "  prefault benefit saturates at %s (first size with >= 90%% of the largest fault-phase effect, among sizes whose effect is above 0 with 95%% confidence)\n", a);
 		} else {
-			fprintf(out, "  prefault benefit: no size shows a positive fault-phase effect\n");
+			fprintf(out, "  prefault benefit: no size shows a fault-phase effect above 0 with 95%% confidence: no saturation point at this precision (more --reps)\n");
 		}
 		if (s->tlb_start_kb) {
 			fmt_kb(a, sizeof(a), s->tlb_start_kb);
@@ -465,6 +473,8 @@ void sizing_html(const struct results *r, FILE *o)
 		if (s->saturate_kb) {
 			fmt_kb(buf, sizeof(buf), s->saturate_kb);
 			fprintf(o, "Prefault benefit saturates at %s. ", buf);
+		} else {
+			fputs("No size shows a fault-phase effect above 0 with 95% confidence: no saturation point at this precision. ", o);
 		}
 		if (s->tlb_start_kb) {
 			fmt_kb(buf, sizeof(buf), s->tlb_start_kb);

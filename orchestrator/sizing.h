@@ -49,7 +49,8 @@ struct sizing {
 	struct sz_row rows[SZ_MAX_ROWS];
 	size_t nsizes;
 	struct sz_size sizes[SZ_MAX_SIZES];
-	unsigned saturate_kb;		/* smallest size with >= 90% of the largest fault-phase effect */
+	unsigned saturate_kb;		/* smallest size with >= 90% of the largest fault-phase effect, among
+					 * sizes whose effect is above 0 with 95% confidence; 0 = none */
 	unsigned tlb_start_kb;		/* smallest size whose access-phase effect is significantly > 0 */
 };
 

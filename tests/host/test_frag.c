@@ -124,6 +124,13 @@ static void test_frag_real(void **state)
 	assert_int_equal(frag_stop(&fr, &e), 0);
 	assert_int_equal(fr.pid, 0);
 	assert_false(alive(pid));
+	/* memory back: MemAvailable within 256 MiB of before (other processes run too) */
+	{
+		uint64_t kb = 0;
+
+		assert_int_equal(meminfo_available_kb("/proc", &kb, &e), 0);
+		assert_true(kb + (256u << 10) >= fr.memfree_before_kb);
+	}
 	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
 	assert_true(fr.have_undone);
 	/* idempotent */
