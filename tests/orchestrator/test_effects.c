@@ -51,7 +51,7 @@ static void fill_cells(struct results *r, const struct model *m, bool with_immed
 		for (h = 0; h < 2; h++)
 			for (g = 0; g < 2; g++)
 				for (v = 0; v < (cold ? 2 : 1); v++) {
-					struct cell_key k = { "guest", hs[h], pfs[p], gs[g], "memset", v ? "cold" : NULL };
+					struct cell_key k = { "guest", hs[h], pfs[p], gs[g], "memset", v ? "cold" : NULL, NULL };
 					struct cell *c = results_cell_key(r, &k, NULL);
 					double hpf = v && p == 0 ? m->host_pf : 0;
 					double f = m->f00 * (1 - h * (m->host_tlb_f + hpf) - g * m->guest_pf);
