@@ -21,7 +21,7 @@
 # memory the host has not backed yet was 2-8x slower on the development VM).
 # Writes bench/results/fidelity.json and prints one summary line.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=$PWD/bin/thpeval
 GUEST=$PWD/bin/thpeval-guest
 OUT=bench/results

@@ -7,7 +7,7 @@
 # 'madvise' for the runs and put back. Writes bench/results/tlb_cv.json (or
 # BENCH_TLB_OUT) and prints one summary line.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=$PWD/bin/thpeval
 GUEST=$PWD/bin/thpeval-guest
 OUT=${BENCH_TLB_OUT:-bench/results/tlb_cv.json}

@@ -4,10 +4,11 @@
  * seeded) with one node per 4K page at varied cache lines is chased, each
  * load's address the previous load's value, over a sweep of working sets on
  * 4K-backed memory and on 2M-backed memory (MADV_HUGEPAGE, coverage read
- * from smaps), plus a baseline chain inside one page (TLB and L1 hits). By
- * default the 4K-backed region is faulted huge too and then its PMDs are
- * split, so both arms sit on the same kind of physical memory and only the
- * page size differs, and the workload pins itself to the CPU it starts on.
+ * from smaps), plus a baseline chain inside one page (TLB and L1 hits). The
+ * 4K-backed region is MADV_NOHUGEPAGE, or (--split=1) faulted huge and then
+ * its PMDs split, so both arms sit on the same kind of physical memory and
+ * only the page size differs. The workload pins itself to the CPU it starts
+ * on (--pin=1).
  * Sends one result record per point and a summary through the harness.
  * Entry point: wl_tlb. Never prints.
  */

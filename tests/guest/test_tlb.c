@@ -331,8 +331,31 @@ static void test_real_run(void **state)
 	assert_int_equal(rec_get(s, "tlb_miss_extra_ns") != NULL, valid == 1);
 	assert_int_equal(rec_get(s, "note") != NULL, valid == 0);
 	assert_int_equal(rec_get_u64(s, "split", &u), 0);
-	assert_int_equal(u, 1);		/* the default */
+	assert_int_equal(u, 0);		/* the default: a fresh MADV_NOHUGEPAGE region */
 	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
+	wlt_free(&o);
+}
+
+/* --split=1: the 4K points show no huge mapping, the summary says split */
+static void test_real_run_split(void **state)
+{
+	const char *argv[] = { "tlb", "--pages-min=512", "--pages-max=1024", "--loads=2000",
+			       "--trials=3", "--split=1", "--pin=0", "--label=guest_thp=test" };
+	const struct record *s;
+	struct wlt_out o;
+	uint64_t u;
+
+	(void)state;
+	wlt_run("", argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	check_point(wlt_variant(&o, "ws512_4k"), "4k", 512);
+	check_point(wlt_variant(&o, "ws1024_4k"), "4k", 1024);
+	s = wlt_variant(&o, "summary");
+	assert_int_equal(rec_get_u64(s, "split", &u), 0);
+	assert_int_equal(u, 1);
+	assert_non_null(rec_get(s, "split_4k_huge_pct"));
+	assert_null(rec_get(s, "cpu"));	/* --pin=0 */
 	wlt_free(&o);
 }
 
@@ -351,7 +374,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 5];
+	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -372,5 +395,7 @@ int main(void)
 					  NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run: records parse, fields positive",
 					  test_real_run, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "short real run, 4K arm split", test_real_run_split,
+					  NULL, NULL, NULL };
 	return _cmocka_run_group_tests("tlb", tests, n, setup, teardown);
 }
