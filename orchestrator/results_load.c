@@ -394,6 +394,7 @@ static int load_guest(const struct jwhere *w, struct results *r, json_object *o,
 	    u32(w, o, at, "records", &g->records) ||
 	    u32(w, o, at, "rejected_lines", &g->rejected) ||
 	    jstr_opt(w, o, at, "host_state", "fresh", g->host_state, sizeof(g->host_state)) ||
+	    jstr_opt(w, o, at, "host_prefault", "ondemand", g->prefault, sizeof(g->prefault)) ||
 	    jstr_opt(w, o, at, "guest_mthp_sizes_kb", "", g->mthp_sizes_kb, sizeof(g->mthp_sizes_kb)))
 		return -EINVAL;
 	if (json_object_object_get_ex(o, "index", NULL) && u32(w, o, at, "index", &g->index))

@@ -112,6 +112,8 @@ static void test_load_fixture(void **state)
 	assert_true(m->s.min == m->samples[0]);
 	assert_true(r->cells[3].valid);
 	assert_true(isfinite(r->guests[0].total_s));
+	assert_string_equal(r->guests[0].prefault, "ondemand");	/* absent key: the default */
+	assert_string_equal(r->guests[0].host_state, "fresh");
 	/* the effects split is recomputed (this file predates it) */
 	assert_non_null(r->effects);
 	assert_true(r->effects->n > 0);
