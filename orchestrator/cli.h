@@ -76,6 +76,9 @@ struct run_config {
 	double target_ci;		/* pct points; 0 = fixed repetitions */
 	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
 	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */
+	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
+	char kc_target[64];
+	uint64_t kc_timeout_ms;		/* one kcompile run at most */
 };
 
 extern const struct command cli_run_cmd;

@@ -87,6 +87,8 @@ struct run_settings {			/* echo of the configuration */
 	double min_coverage_pct;
 	char host_thp_list[128], guest_thp_list[128], workloads[128];
 	char uri[256];
+	char kcompile[128];		/* "CONFIG:TARGET" when kcompile ran, else "" */
+	char srcdisk_id[20];		/* the kernel source disk kcompile used, else "" */
 };
 
 struct effects;

@@ -15,6 +15,7 @@
 #include "host/procfs.h"
 #include "host/thp.h"
 #include "images/image.h"
+#include "images/srcdisk.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
 #include "orchestrator/progress.h"
@@ -357,6 +358,31 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 	return 0;
 }
 
+/* a planned workload reads a kernel source (kcompile): it needs the source disk */
+static bool kcompile_planned(const struct run_config *cfg)
+{
+	size_t w;
+
+	for (w = 0; w < cfg->n_wl; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		if (wi && wi->has_src)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
+ * every kcompile run the guest makes (each round, each guest THP setting).
+ */
+static uint64_t guest_timeout_ms(const struct run_config *cfg)
+{
+	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
+
+	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0);
+}
+
 static void append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void append(char *dst, size_t len, const char *fmt, ...)
@@ -387,6 +413,9 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
+	if (kcompile_planned(cfg))
+		append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
+		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
 }
 
 /* record a failure in every planned cell of this host setting that lacks repetitions */
@@ -407,8 +436,9 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 }
 
 static int run_guest(const struct run_config *cfg, const struct run_io *io, struct virt *v,
-		     enum accel accel, const struct image *img, const struct host_group *hg, unsigned idx,
-		     unsigned round, struct results *res, struct err *e)
+		     enum accel accel, const struct image *img, const struct srcdisk *sd,
+		     const struct host_group *hg, unsigned idx, unsigned round, struct results *res,
+		     struct err *e)
 {
 	const char *host_thp = hg->host_thp;
 	char name[64], overlay[PATH_MAX], cmdline[2048], *xml = NULL;
@@ -461,6 +491,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	spec.cmdline = cmdline;
 	spec.disk_path = overlay;
 	spec.disk_format = "qcow2";
+	spec.ro_disk_path = sd ? sd->disk : NULL;
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
 	spec.memfd = cfg->memfd;
@@ -488,7 +519,8 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 	r = guest_start(v, &go, &gc.g, e);
 	if (r)
 		goto out;
-	r = guest_poll(gc.g, (int)cfg->timeout_ms, (volatile const int *)io->stop, on_record, &gc, &pr, e);
+	r = guest_poll(gc.g, (int)guest_timeout_ms(cfg), (volatile const int *)io->stop, on_record, &gc, &pr,
+		       e);
 	t_end = now_s();
 	if (r)
 		goto out;
@@ -501,7 +533,7 @@ static int run_guest(const struct run_config *cfg, const struct run_io *io, stru
 		case GUEST_POLL_TIMEOUT:
 			snprintf(log->status, sizeof(log->status), "timeout");
 			r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
-				    name, (unsigned long long)(cfg->timeout_ms / 1000));
+				    name, (unsigned long long)(guest_timeout_ms(cfg) / 1000));
 			break;
 		case GUEST_POLL_INTERRUPTED:
 			snprintf(log->status, sizeof(log->status), "interrupted");
@@ -603,7 +635,8 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 }
 
 static int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-			   const char *host_thp, unsigned round, struct results *res, struct err *e)
+			   const struct srcdisk *sd, const char *host_thp, unsigned round, struct results *res,
+			   struct err *e)
 {
 	unsigned rep;
 	size_t w;
@@ -617,8 +650,8 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
 
 		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
-			char a[8][48];
-			const char *args[10];
+			char a[12][PATH_MAX + 16];
+			const char *args[14];
 			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "" };
 			struct err le = ERR_INIT;
 			size_t n = 0, k;
@@ -633,11 +666,18 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
 			if (wi && wi->has_madvise)
 				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", !strcmp(host_thp, "madvise"));
+			if (wi && wi->has_src && sd) {
+				/* the host copy of the guests' source disk; O= trees in /tmp */
+				snprintf(a[n++], sizeof(a[0]), "--src=%s", sd->tree);
+				snprintf(a[n++], sizeof(a[0]), "--config=%s", cfg->kc_config);
+				snprintf(a[n++], sizeof(a[0]), "--target=%s", cfg->kc_target);
+			}
 			for (k = 0; k < n; k++)
 				args[k] = a[k];
 			args[n] = NULL;
-			r = workload_run_local(cfg->guest_bin, args, (int)cfg->timeout_ms, io->stop, on_local_record, &lc,
-					       &le);
+			r = workload_run_local(cfg->guest_bin, args,
+					       (int)(wi && wi->has_src ? cfg->kc_timeout_ms : cfg->timeout_ms), io->stop,
+					       on_local_record, &lc, &le);
 			if (r == -EINTR)
 				return err_set(e, -EINTR, "interrupted");
 			if (r || lc.fail[0]) {
@@ -798,11 +838,13 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		   char *json_path, size_t json_len, struct err *e)
 {
 	struct image_opts io_img = { 0 };
+	struct srcdisk_opts so = { 0 };
+	struct srcdisk sd;
 	struct host_session hs;
 	struct image img;
 	struct virt *v = NULL;
 	enum accel accel = ACCEL_TCG;
-	bool session = false, stale = false, built = false;
+	bool session = false, stale = false, built = false, kc = kcompile_planned(cfg);
 	char gdir[PATH_MAX];
 	struct host_group groups[CLI_MAX_THP * PREFAULT__COUNT + PREFAULT__COUNT];
 	size_t i, p, ngroups;
@@ -851,6 +893,22 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		return err_set(e, -EOPNOTSUPP, "this host kernel has no transparent hugepage support (%s%s missing)",
 			       cfg->sysfs_root, THP_DIR);
 
+	memset(&sd, 0, sizeof(sd));
+	if (kc) {
+		/* the kernel source: a read-only disk for guests, its tree for the host */
+		so.cache_dir = cfg->cache_dir;
+		so.progress = image_progress;
+		so.opaque = io_progress_opaque(io);
+		r = srcdisk_ensure(&so, &sd, &built, e);
+		if (r)
+			return r;
+		progress(io, "kernel source disk %s (%s, %s %s)", sd.id, built ? "built" : "cached",
+			 SRCDISK_PACKAGE, sd.version);
+		snprintf(res->settings.kcompile, sizeof(res->settings.kcompile), "%s:%s", cfg->kc_config,
+			 cfg->kc_target);
+		snprintf(res->settings.srcdisk_id, sizeof(res->settings.srcdisk_id), "%s", sd.id);
+		built = false;
+	}
 	if (!cfg->target_guest) {
 		snprintf(res->accel, sizeof(res->accel), "none");
 		snprintf(res->accel_reason, sizeof(res->accel_reason), "bare host only (--target=host)");
@@ -876,6 +934,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		io_img.cache_dir = cfg->cache_dir;
 		io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 		io_img.guest_bin = cfg->guest_bin;
+		/* kcompile guests need the toolchain in the root: another image */
+		io_img.extra_packages = kc ? srcdisk_toolchain_packages : NULL;
 		io_img.progress = image_progress;
 		io_img.opaque = io_progress_opaque(io);
 		r = image_ensure(&io_img, &img, &built, e);
@@ -927,7 +987,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					 prefault_name(hg->prefault));
 				progress_cell_start(io->bar, name);
 			}
-			r = run_guest(cfg, io, v, accel, &img, hg, idx++, round, res, &ge);
+			r = run_guest(cfg, io, v, accel, &img, kc ? &sd : NULL, hg, idx++, round, res, &ge);
 			if (io->bar && r != -EINTR)
 				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
 			if (r == -EINTR || *io->stop) {
@@ -953,7 +1013,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					 i == 0 ? "never" : cfg->host_thp[i - 1]);
 				progress_cell_start(io->bar, name);
 			}
-			r = run_host_target(cfg, io, &hs, i == 0 ? "never" : cfg->host_thp[i - 1], round, res, e);
+			r = run_host_target(cfg, io, &hs, kc ? &sd : NULL, i == 0 ? "never" : cfg->host_thp[i - 1], round,
+					    res, e);
 			if (r)
 				goto out;
 			if (io->bar)
