@@ -118,15 +118,57 @@ int kc_target_check(const char *t, struct err *e)
 	return 0;
 }
 
+/* [start, end) of a line: make's own messages ("make[2]: *** ...", "make: Leaving ...") */
+static bool make_says(const char *l, size_t n)
+{
+	return n >= 4 && !strncmp(l, "make", 4) && memchr(l, ':', n);
+}
+
+static bool says_error(const char *l, size_t n)
+{
+	static const char *const words[] = { "error", "Error", "not found", "No such file",
+					     "denied", "Read-only" };
+	size_t i, w;
+
+	for (w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		size_t k = strlen(words[w]);
+
+		for (i = 0; i + k <= n; i++)
+			if (!memcmp(l + i, words[w], k))
+				return true;
+	}
+	return false;
+}
+
 void kc_last_line(const char *text, size_t n, char *out, size_t len)
 {
-	size_t end = n, start, k, i;
+	size_t end = n, start = 0, k, i, pass;
+	bool found = false;
 
-	while (end && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' '))
-		end--;
-	start = end;
-	while (start && text[start - 1] != '\n')
-		start--;
+	/* the last line that names an error, else the last that is not make's own, else the last */
+	for (pass = 0; pass < 3 && !found; pass++) {
+		size_t e = n;
+
+		while (e > 0 && !found) {
+			size_t s, t;
+
+			while (e && (text[e - 1] == '\n' || text[e - 1] == '\r' || text[e - 1] == ' '))
+				e--;
+			s = e;
+			while (s && text[s - 1] != '\n')
+				s--;
+			t = e - s;
+			if (t && (pass == 2 || (!make_says(text + s, t) &&
+						(pass == 1 || says_error(text + s, t))))) {
+				start = s;
+				end = e;
+				found = true;
+			}
+			e = s;
+		}
+	}
+	if (!found)
+		end = start = 0;
 	k = end - start < len - 1 ? end - start : len - 1;
 	for (i = 0; i < k; i++) {
 		unsigned char c = (unsigned char)text[start + i];
@@ -211,7 +253,9 @@ static void child_exec(const char *path, char *const argv[], int out_fd, int rep
 		       pid_t parent)
 {
 	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin", home[] = "HOME=/tmp";
-	char *const envp[] = { lc, pathv, home, NULL };
+	/* fixed build identity: no whoami or hostname (a supermin root has no passwd) */
+	static char user[] = "KBUILD_BUILD_USER=thpeval", host[] = "KBUILD_BUILD_HOST=thpeval";
+	char *const envp[] = { lc, pathv, home, user, host, NULL };
 	int nul, saved;
 
 	/* make dies with the workload (a runner timeout kills the workload, not make) */

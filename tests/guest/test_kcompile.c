@@ -186,6 +186,14 @@ static const struct line_case line_cases[] = {
 	{ "control characters", "ok\nbad\x1b[31mred\t\n", 64, "bad?[31mred?" },
 	{ "cut to the buffer", "0123456789abcdef", 8, "0123456" },
 	{ "CRLF", "one\r\ntwo\r\n", 64, "two" },
+	{ "the error, not make's own lines",
+	  "  CC mm/a.o\nscripts/check-local-export: 25: awk: not found\n"
+	  "make[2]: *** [scripts/Makefile.build:255: scripts/mod/empty.o] Error 127\n"
+	  "make[1]: Leaving directory '/tmp/o'\nmake: Leaving directory '/src'\n", 64,
+	  "scripts/check-local-export: 25: awk: not found" },
+	{ "no error line: the last not from make", "  CC mm/a.o\n  CC mm/b.o\nmake: Leaving x\n",
+	  64, "  CC mm/b.o" },
+	{ "only make's lines: the last", "make: a\nmake: b\n", 64, "make: b" },
 };
 
 static void test_last_line(void **state)
