@@ -584,10 +584,16 @@ static int inputs_prepare(const struct image_opts *o, struct inputs *in,
 		return ret;
 	for (i = 0; i < in->npkgs; i++)
 		fnv_field(&h, "pkg", in->pkgs[i], strlen(in->pkgs[i]));
-	/* the links only exist where extra packages bring their targets: the
-	 * base image is unchanged and keeps its id */
-	for (i = 0; o->extra_packages && o->extra_packages[0] && i < N_ALTERNATIVES; i++)
-		fnv_field(&h, "alternative", alternatives[i][0], strlen(alternatives[i][0]));
+	/* a link is made where its package is in (the targets are named after
+	 * their packages): the base image is unchanged and keeps its id */
+	for (i = 0; i < N_ALTERNATIVES; i++) {
+		size_t k;
+
+		for (k = 0; k < in->npkgs; k++)
+			if (!strcmp(in->pkgs[k], alternatives[i][1]))
+				fnv_field(&h, "alternative", alternatives[i][0],
+					  strlen(alternatives[i][0]));
+	}
 	ret = pkgs_hash(&h, in, e);
 	if (ret)
 		return ret;
