@@ -3,8 +3,11 @@
  * The kernel source is a pristine tree (in a guest: the read-only source disk
  * the runner mounts at KC_SRC_DEFAULT; on the bare host: the extracted copy
  * in the image cache); every repetition makes a fresh O= directory under
- * --build-dir, runs `make -C SRC O=DIR CONFIG` (setup, not timed), then times
- * `make -C SRC O=DIR -jJOBS TARGET`, and removes the directory. make runs by
+ * --build-dir and sets it up, untimed: `make -C SRC O=DIR CONFIG` and `make
+ * prepare`, or, where the source disk holds such a tree made at image build
+ * for this config and this source path, a copy of it (the same files, without
+ * minutes of compiler probes under TCG); then it times `make -C SRC O=DIR
+ * -jJOBS TARGET` and removes the directory. make runs by
  * fork/exec with an argv, never through a shell. Reported: wall time, user
  * and sys time and minor/major faults of make and everything it waited for
  * (wait4), /proc/vmstat deltas (pgfault, thp_fault_alloc...), the exit
@@ -22,6 +25,8 @@
 
 #define KC_SRC_DEFAULT "/mnt/linux-src"	/* where the runner mounts the source disk */
 #define KC_SRC_DEVICE "/dev/vdb"		/* the source disk in a kcompile guest */
+/* in the source disk: <src>/KC_PREPARED_DIR/<config>, O= trees the image build configured */
+#define KC_PREPARED_DIR ".thpeval-prepared"
 #define KC_MAKE "/usr/bin/make"
 #define KC_CC "/usr/bin/gcc"
 #define KC_TAIL_MAX 160			/* bytes of make's last output line kept */

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,7 +20,7 @@
 #include "images/spawn.h"
 
 /* Bump when the recipe changes: it is hashed into the id. */
-#define SRCDISK_BUILDER "thpeval-srcdisk/1 tar-xJ mkfs.ext4-d ^has_journal label=thpeval-src"
+#define SRCDISK_BUILDER "thpeval-srcdisk/2 tar-xJ prepared=tinyconfig@/mnt/linux-src mkfs.ext4-d ^has_journal label=thpeval-src"
 #define SRCDISK_MIN_BYTES (1ull << 30)
 #define SRCDISK_SLACK (512ull << 20)	/* free space on the disk beyond the tree */
 
@@ -161,6 +164,119 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return 0;
 }
 
+/* ---- prepared trees ------------------------------------------------------- */
+
+/*
+ * The configs the disk holds a prepared O= tree for (the CI default): make
+ * CONFIG and make prepare, natively here, with the source bound at the path
+ * guests mount it on, so the tree's absolute paths hold in a guest.
+ */
+static const char *const prepared_configs[] = { "tinyconfig", NULL };
+
+/* run make with argv in this (namespaced) process's child; its exit status or -errno */
+static int run_make_child(char *const argv[])
+{
+	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin", home[] = "HOME=/tmp";
+	static char user[] = "KBUILD_BUILD_USER=thpeval", host[] = "KBUILD_BUILD_HOST=thpeval";
+	char *const envp[] = { lc, pathv, home, user, host, NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execve("/usr/bin/make", argv, envp);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* the child: its own mount namespace, the tree at SRCDISK_GUEST_PATH, the makes */
+static void prepare_child(const char *tree, const char *log)
+{
+	char o[PATH_MAX + 64], cfg[32], jobs[32], a0[] = "make", s[] = "-s", c[] = "-C",
+	     src[] = SRCDISK_GUEST_PATH, prep[] = "prepare";
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd, nul, i, r;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/mnt", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") ||
+	    mkdir(SRCDISK_GUEST_PATH, 0755) || mount(tree, SRCDISK_GUEST_PATH, NULL, MS_BIND, NULL))
+		_exit(125);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(124);
+	snprintf(jobs, sizeof(jobs), "-j%ld", cpus > 0 ? cpus : 1);
+	for (i = 0; prepared_configs[i]; i++) {
+		char *cfg_argv[] = { a0, s, c, src, o, cfg, NULL };
+		char *prep_argv[] = { a0, s, c, src, o, jobs, prep, NULL };
+
+		snprintf(cfg, sizeof(cfg), "%s", prepared_configs[i]);
+		snprintf(o, sizeof(o), "O=%s/%s/%s", tree, SRCDISK_PREPARED, cfg);
+		if ((r = run_make_child(cfg_argv)) || (r = run_make_child(prep_argv)))
+			_exit(r > 0 && r < 124 ? r : 123);
+	}
+	_exit(0);
+}
+
+/* the last line of the log, for a message */
+static void log_tail(const char *log, char *out, size_t len)
+{
+	char buf[4096];
+	ssize_t n = 0;
+	int fd = open(log, O_RDONLY | O_CLOEXEC);
+	size_t end, start;
+
+	out[0] = '\0';
+	if (fd >= 0) {
+		off_t size = lseek(fd, 0, SEEK_END);
+
+		n = pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1 ?
+						   size - (off_t)sizeof(buf) + 1 : 0);
+		close(fd);
+	}
+	if (n <= 0)
+		return;
+	end = (size_t)n;
+	while (end && (buf[end - 1] == '\n' || buf[end - 1] == ' '))
+		end--;
+	start = end;
+	while (start && buf[start - 1] != '\n')
+		start--;
+	snprintf(out, len, "%.*s", (int)(end - start), buf + start);
+}
+
+static int prepare_trees(const char *tmp, const char *tree, struct err *e)
+{
+	char log[PATH_MAX + 16], tail[200];
+	int status;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/prepare.log", tmp);
+	pid = fork();
+	if (pid < 0)
+		return err_set(e, -errno, "cannot fork: %s", strerror(errno));
+	if (pid == 0)
+		prepare_child(tree, log);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return err_set(e, -errno, "cannot wait for make: %s", strerror(errno));
+	if (WIFEXITED(status) && !WEXITSTATUS(status)) {
+		unlink(log);
+		return 0;
+	}
+	log_tail(log, tail, sizeof(tail));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
+		return err_set(e, -EPERM, "cannot bind the source on %s in a mount namespace of its own "
+			       "(needs root): %s", SRCDISK_GUEST_PATH, strerror(errno));
+	return err_set(e, -EIO, "preparing the %s tree failed (make exit %d): %s", prepared_configs[0],
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail[0] ? tail : "no output");
+}
+
 /* the one directory tar made in tmp ("linux-source-6.1"), renamed to tmp/tree */
 static int rename_top(const char *tmp, struct err *e)
 {
@@ -219,6 +335,12 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 		goto fail;
 	t1 = now_s();
 	progress(o, "source extracted in %.1f s", t1 - t0);
+	r = prepare_trees(tmp, tree, e);
+	if (r)
+		goto fail;
+	progress(o, "%s tree configured and prepared in %.1f s (setup that kcompile guests copy)",
+		 prepared_configs[0], now_s() - t1);
+	t1 = now_s();
 	tree_bytes = 0;
 	nftw(tree, add_size, 32, FTW_PHYS);
 	bytes = tree_bytes + tree_bytes / 8 + SRCDISK_SLACK;

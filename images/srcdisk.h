@@ -2,7 +2,10 @@
  * srcdisk: the kernel source for the kcompile workload. Debian's
  * linux-source-<ver> tarball is extracted once on the host into
  * <cache_dir>/src-<id>/tree (the bare-host builds read it there) and copied
- * into an ext4 image <cache_dir>/src-<id>/src.img (mkfs.ext4 -d, no
+ * with a configured and prepared O= tree for tinyconfig under
+ * tree/SRCDISK_PREPARED (make tinyconfig, make prepare, natively, the tree
+ * bound on SRCDISK_GUEST_PATH in a mount namespace of its own so its paths
+ * hold in a guest), then into an ext4 image <cache_dir>/src-<id>/src.img (mkfs.ext4 -d, no
  * libguestfs, no journal) that kcompile guests get as a second, read-only
  * virtio disk; the runner mounts it at /mnt/linux-src. The id hashes the
  * recipe, the package version and the tarball's size and mtime, so a new
@@ -21,6 +24,10 @@
 #define SRCDISK_PACKAGE "linux-source-6.1"
 #define SRCDISK_TARBALL "/usr/src/linux-source-6.1.tar.xz"
 #define SRCDISK_ID_LEN 16
+/* where guests mount the disk: guest/kcompile.h KC_SRC_DEFAULT (a test checks they agree) */
+#define SRCDISK_GUEST_PATH "/mnt/linux-src"
+/* O= trees made at build time for the default config: guest/kcompile.h KC_PREPARED_DIR */
+#define SRCDISK_PREPARED ".thpeval-prepared"
 
 /* Host packages the kcompile guest image adds to the root: the toolchain a kernel build runs. */
 extern const char *const srcdisk_toolchain_packages[];

@@ -4,7 +4,9 @@
  * build directory a skip record, never a crash), the last-line cutter of
  * make's untrusted output, and the build path with a stand-in make (a shell
  * script in a fake root): a failing config step and a failing build are fail
- * records with make's last line, a good build a result whose O= tree is gone.
+ * records with make's last line, a good build a result whose O= tree is gone;
+ * a tree prepared at image build is copied instead of the config step, but
+ * only for the source path it was prepared for.
  * The real kernel build runs in tests/integration/kcompile.sh.
  */
 #include <dirent.h>
@@ -22,6 +24,7 @@
 #include <cmocka.h>
 
 #include "guest/kcompile.h"
+#include "images/srcdisk.h"
 #include "wltest.h"
 
 #define N(a) WLT_N(a)
@@ -32,6 +35,7 @@ static char small_root[] = "/tmp/thpeval-kc-small-XXXXXX";	/* all there, 100M av
 static char fail_root[] = "/tmp/thpeval-kc-fail-XXXXXX";	/* make fails at once */
 static char tfail_root[] = "/tmp/thpeval-kc-tfail-XXXXXX";	/* config ok, build fails */
 static char ok_root[] = "/tmp/thpeval-kc-ok-XXXXXX";		/* a build that works */
+static char prep_root[] = "/tmp/thpeval-kc-prep-XXXXXX";	/* with a prepared tree */
 
 #define LONG_TARGET "mm/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
 
@@ -141,7 +145,7 @@ static void test_good_build(void **state)
 	const struct record *r;
 	double d;
 	uint64_t u;
-	char buf[256];
+	char buf[2048];
 
 	(void)state;
 	wlt_run(ok_root, argv, N(argv), &o);
@@ -160,15 +164,60 @@ static void test_good_build(void **state)
 	assert_int_equal(u, 0);
 	assert_int_equal(rec_get_f64(r, "user_s", &d), 0);
 	assert_int_equal(rec_get_f64(r, "sys_s", &d), 0);
-	assert_int_equal(rec_get_f64(r, "config_s", &d), 0);
+	assert_int_equal(rec_get_f64(r, "setup_s", &d), 0);
 	assert_true(d >= 0);
-	/* the stand-in make got the argv, with no shell between: -C, O=, -j, target */
+	assert_string_equal(rec_get(r, "setup"), "make");
+	/* the stand-in make got the argv, with no shell between: config, prepare, target */
 	wlt_read(ok_root, "/tmp/make-args", buf, sizeof(buf));
-	assert_non_null(strstr(buf, "-C"));
+	assert_non_null(strstr(buf, "-s -C/tmp/thpeval-kc-ok-"));
 	assert_non_null(strstr(buf, KC_SRC_DEFAULT " O="));
-	assert_non_null(strstr(buf, " -j2 kernel/sched/"));
+	assert_non_null(strstr(buf, " tinyconfig config=no\n"));
+	assert_non_null(strstr(buf, " -j2 prepare config=no\n"));
+	assert_non_null(strstr(buf, " -j2 kernel/sched/ config=no\n"));
 	assert_int_equal(leftovers(ok_root), 0);	/* the O= tree is removed */
 	wlt_free(&o);
+}
+
+/* a tree prepared at image build for this source path: copied, no config step */
+static void test_prepared_copy(void **state)
+{
+	const char *argv[] = { "kcompile" };
+	char dir[400], link[512], buf[512];
+	struct wlt_out o;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s%s/%s/tinyconfig", prep_root, KC_SRC_DEFAULT, KC_PREPARED_DIR);
+	wlt_put(dir, "/.config", "CONFIG_X=y\n");
+	wlt_put(dir, "/scripts/kconfig/conf", "binary\n");
+	snprintf(link, sizeof(link), "%s/source", dir);
+	assert_int_equal(symlink(KC_SRC_DEFAULT, link), 0);
+	wlt_run(prep_root, argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	assert_string_equal(rec_get(&o.rec[0], "setup"), "prepared");
+	wlt_read(prep_root, "/tmp/make-args", buf, sizeof(buf));
+	/* one make call, the timed one, into a tree that had the .config */
+	assert_null(strstr(buf, "tinyconfig config"));
+	assert_null(strstr(buf, "prepare"));
+	assert_non_null(strstr(buf, " mm/ config=yes\n"));
+	assert_int_equal(leftovers(prep_root), 0);
+	wlt_free(&o);
+
+	/* prepared for another source path (the host's tree): not used */
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink("/var/cache/elsewhere", link), 0);
+	wlt_run(prep_root, argv, N(argv), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	assert_string_equal(rec_get(&o.rec[0], "setup"), "make");
+	wlt_free(&o);
+}
+
+/* the source disk is mounted where the workload looks for it */
+static void test_paths_agree(void **state)
+{
+	(void)state;
+	assert_string_equal(KC_SRC_DEFAULT, SRCDISK_GUEST_PATH);
+	assert_string_equal(KC_PREPARED_DIR, SRCDISK_PREPARED);
 }
 
 struct line_case {
@@ -252,12 +301,15 @@ static void fake_root(char *root, unsigned long avail_kb, bool src, const char *
 	wlt_put(root, "/proc/vmstat", "pgfault 100\nthp_fault_alloc 3\nthp_fault_fallback 0\n");
 }
 
-#define MAKE_OK "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/../../tmp/make-args\"\n" \
+/* each call appends its argv, and whether the O= tree had a .config then */
+#define MAKE_OK "#!/bin/sh\nfor a; do case $a in O=*) o=${a#O=};; esac; done\n" \
+		"c=no; [ -f \"$o/.config\" ] && c=yes\n" \
+		"echo \"$@ config=$c\" >> \"$(dirname \"$0\")/../../tmp/make-args\"\n" \
 		"echo '  CC      mm/slab.o'\nexit 0\n"
 #define MAKE_FAIL "#!/bin/sh\necho 'HOSTCC scripts/kconfig/conf.o'\n" \
 		  "echo 'scripts/kconfig: boom' >&2\nexit 2\n"
 #define MAKE_TFAIL "#!/bin/sh\nfor a; do last=$a; done\n" \
-		   "case $last in tinyconfig) exit 0;; esac\n" \
+		   "case $last in tinyconfig|prepare) exit 0;; esac\n" \
 		   "printf '  CC mm/slab.o\\nmm/slab.c:1:2: error: #error \\342\\200\\230x\\n'\nexit 1\n"
 
 static int setup(void **state)
@@ -270,6 +322,7 @@ static int setup(void **state)
 	fake_root(fail_root, 4000000, true, MAKE_FAIL);
 	fake_root(tfail_root, 4000000, true, MAKE_TFAIL);
 	fake_root(ok_root, 4000000, true, MAKE_OK);
+	fake_root(prep_root, 4000000, true, MAKE_OK);
 	return 0;
 }
 
@@ -282,12 +335,13 @@ static int teardown(void **state)
 	wlt_tree_free(fail_root);
 	wlt_tree_free(tfail_root);
 	wlt_tree_free(ok_root);
+	wlt_tree_free(prep_root);
 	return 0;
 }
 
 int main(void)
 {
-	struct CMUnitTest tests[N(bad_cases) + N(line_cases) + 3];
+	struct CMUnitTest tests[N(bad_cases) + N(line_cases) + 5];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(bad_cases); i++)
@@ -301,5 +355,9 @@ int main(void)
 					  test_build_fail_line, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "a build with a stand-in make: result, argv, O= removed",
 					  test_good_build, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "a prepared tree: copied for its source path only",
+					  test_prepared_copy, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "source disk paths agree with the workload's",
+					  test_paths_agree, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("kcompile", tests, n, setup, teardown);
 }

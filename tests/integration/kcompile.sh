@@ -87,7 +87,7 @@ if [ -s "$J" ]; then
 			ko "$tgt: kcompile cell $(jq -c '{reps_ok, failures}' <<<"$c")"
 		wall=$(jq '.metrics.wall_s.samples[0] // 0' <<<"$c")
 		echo "  $tgt: wall $(jq '.metrics.wall_s.samples[0]' <<<"$c") s, user $(jq '.metrics.user_s.samples[0]' <<<"$c") s," \
-			"sys $(jq '.metrics.sys_s.samples[0]' <<<"$c") s, config step $(jq '.metrics.config_s.samples[0]' <<<"$c") s"
+			"sys $(jq '.metrics.sys_s.samples[0]' <<<"$c") s, setup $(jq -r '.metrics.setup_s.samples[0]' <<<"$c") s"
 		if [ "$tgt" = guest ]; then
 			awk -v w="$wall" 'BEGIN { exit !(w > 0 && w <= 600) }' &&
 				ok "guest tinyconfig mm/ under 10 minutes (${wall} s)" || ko "guest build took ${wall} s (> 600)"
