@@ -18,6 +18,7 @@ static const char *const ptype_names[] = {
 	[WL_P_U64] = "integer",
 	[WL_P_BOOL] = "0|1",
 	[WL_P_KEEP01] = "keep|0|1",
+	[WL_P_WORD] = "text",
 };
 _Static_assert(sizeof(ptype_names) / sizeof(ptype_names[0]) == WL_P__COUNT,
 	       "ptype_names out of sync with enum wl_ptype");
@@ -145,6 +146,29 @@ void harness_usage_now(struct harness_usage *u)
 	u->sys_us = tv_us(&ru.ru_stime);
 }
 
+/* [A-Za-z0-9_./:+-], not empty, shorter than the array (p->max) */
+static int set_word(const struct wl_param *p, const char *val, struct wl_args *a, struct err *e)
+{
+	size_t n = strlen(val), i;
+
+	if (n == 0)
+		return err_set(e, -EINVAL, "empty value for --%s", p->name);
+	if (n >= p->max)
+		return err_set(e, -E2BIG, "--%s value longer than %" PRIu64 " characters", p->name,
+			       p->max - 1);
+	for (i = 0; i < n; i++) {
+		char c = val[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("_./:+-", c)))
+			return err_set(e, -EINVAL,
+				       "bad character '%c' in --%s: use letters, digits and _./:+-",
+				       c > 0x20 && c < 0x7f ? c : '?', p->name);
+	}
+	memcpy((char *)a + p->off, val, n + 1);
+	return 0;
+}
+
 static int set_param(const struct wl_param *p, const char *val, struct wl_args *a, struct err *e)
 {
 	char lo[32], hi[32];
@@ -164,6 +188,8 @@ static int set_param(const struct wl_param *p, const char *val, struct wl_args *
 				       val, p->name);
 		*(int *)((char *)a + p->off) = val[0] == 'k' ? -1 : val[0] - '0';
 		return 0;
+	case WL_P_WORD:
+		return set_word(p, val, a, e);
 	case WL_P_SIZE:
 		r = parse_size(val, &v);
 		if (r)

@@ -68,6 +68,9 @@ void plan_defaults(struct plan *p)
 		p->accesses = 1000000;
 	p->seed = 1;
 	p->timeout_ms = 600000;
+	p->long_timeout_ms = 1200000;
+	snprintf(p->kc_config, sizeof(p->kc_config), "%s", "tinyconfig");
+	snprintf(p->kc_target, sizeof(p->kc_target), "%s", "mm/");
 	snprintf(p->port, sizeof(p->port), "%s", "org.thpeval.records");
 }
 
@@ -198,6 +201,44 @@ static int set_timeout(const char *v, struct plan *p, const char *key, char *why
 	return 0;
 }
 
+static int set_long_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	if (parse_duration_ms(v, &p->long_timeout_ms))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as 1200 or 20m",
+			       key, v);
+	if (p->long_timeout_ms < 1000 || p->long_timeout_ms > 24ull * 3600 * 1000)
+		return why_set(why, len, PLAN_PREFIX "%s: %s is out of range (1s to 24h)", key, v);
+	return 0;
+}
+
+/*
+ * CONFIG:TARGET, the characters only (they become --config= and --target= of
+ * an argv); the kcompile workload checks the values and reports a bad one in
+ * its own fail record, so the rest of the plan still runs.
+ */
+static int set_kcompile(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	const char *colon = strchr(v, ':');
+	size_t n, i;
+
+	for (i = 0; v[i]; i++) {
+		char c = v[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("_./:-", c)))
+			return why_set(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
+	}
+	if (!colon || colon == v || !colon[1] || strchr(colon + 1, ':'))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not CONFIG:TARGET", key, v);
+	n = (size_t)(colon - v);
+	if (n >= sizeof(p->kc_config) || strlen(colon + 1) >= sizeof(p->kc_target))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is too long", key, v);
+	memcpy(p->kc_config, v, n);
+	p->kc_config[n] = '\0';
+	snprintf(p->kc_target, sizeof(p->kc_target), "%s", colon + 1);
+	return 0;
+}
+
 static int set_port(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	size_t n = strlen(v), i;
@@ -230,6 +271,8 @@ static const struct plan_key {
 	{ "seed", set_seed },
 	{ "timeout", set_timeout },
 	{ "port", set_port },
+	{ "long_timeout", set_long_timeout },
+	{ "kcompile", set_kcompile },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");

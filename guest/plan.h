@@ -35,6 +35,9 @@ struct plan {
 	uint64_t accesses;
 	uint64_t seed;
 	uint64_t timeout_ms;	/* per workload run */
+	uint64_t long_timeout_ms;	/* per run of a long_running workload (kcompile) */
+	char kc_config[WL_WORD_MAX];	/* kcompile=CONFIG:TARGET, checked by the workload */
+	char kc_target[WL_WORD_MAX];
 	char port[PLAN_PORT_MAX];	/* virtio-serial port name */
 };
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "kcompile.h"
 #include "plan.h"
 #include "port.h"
 #include "prng.h"
@@ -333,6 +334,38 @@ static void mount_all(struct runner *rn)
 	}
 }
 
+/*
+ * As PID 1, when a planned workload reads a kernel source (kcompile): the
+ * read-only source disk, if the guest has one, at KC_SRC_DEFAULT. Without it
+ * the workload skips with its reason.
+ */
+static void mount_source(struct runner *rn)
+{
+	size_t i;
+	bool want = false;
+
+	for (i = 0; i < rn->plan.nworkloads; i++)
+		want |= workload_param(rn->plan.workloads[i], "src") != NULL;
+	if (!want || !rn->pid1)
+		return;
+	if (access(KC_SRC_DEVICE, F_OK)) {
+		say(rn, "no %s: no kernel source disk attached", KC_SRC_DEVICE);
+		return;
+	}
+	if ((mkdir("/mnt", 0755) && errno != EEXIST) ||
+	    (mkdir(KC_SRC_DEFAULT, 0755) && errno != EEXIST)) {
+		say(rn, "cannot create '%s': %s", KC_SRC_DEFAULT, strerror(errno));
+		return;
+	}
+	if (mount(KC_SRC_DEVICE, KC_SRC_DEFAULT, "ext4", MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) &&
+	    errno != EBUSY)
+		say(rn, "cannot mount %s on '%s': %s", KC_SRC_DEVICE, KC_SRC_DEFAULT,
+		    strerror(errno));
+	else
+		say(rn, "kernel source disk %s mounted read-only on %s", KC_SRC_DEVICE,
+		    KC_SRC_DEFAULT);
+}
+
 /* Never returns as PID 1: the kernel panics if init exits. */
 static int finish(struct runner *rn, int code)
 {
@@ -526,7 +559,7 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[11][72], *argv[12];
+		char o[14][96], *argv[15];
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_variants(rn, w);
@@ -562,6 +595,10 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 		if (workload_param(w, "madvise"))
 			/* under 'madvise' the workload opts in, as an application using THP would */
 			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
+		if (workload_param(w, "config"))
+			snprintf(o[n++], sizeof(o[0]), "--config=%s", p->kc_config);
+		if (workload_param(w, "target"))
+			snprintf(o[n++], sizeof(o[0]), "--target=%s", p->kc_target);
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
@@ -575,7 +612,8 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 				snprintf(o[n], sizeof(o[0]), "%s", extra);
 			argv[n] = extra ? o[n] : NULL;
 			argv[n + 1] = NULL;
-			r = runner_exec(argv, &rn->em, &ctx, p->timeout_ms, &st, e);
+			r = runner_exec(argv, &rn->em, &ctx,
+					w->long_running ? p->long_timeout_ms : p->timeout_ms, &st, e);
 			if (r)
 				return r;
 			if (st.by_type[REC_RESULT] == 0)
@@ -821,6 +859,8 @@ int runner_main(int argc, char *const argv[], bool pid1)
 	plan_ok = !why[0];
 	if (!plan_ok)
 		say(&rn, "bad plan: %s", why);
+	else
+		mount_source(&rn);
 
 	fd = open_output(&rn, &e);
 	if (fd < 0) {

@@ -7,6 +7,7 @@
 #include "color.h"
 #include "dd.h"
 #include "hzp.h"
+#include "kcompile.h"
 #include "memset.h"
 #include "tlb.h"
 
@@ -17,6 +18,7 @@ static const struct workload *const workloads[] = {
 	&wl_clearorder,
 	&wl_color,
 	&wl_dd,
+	&wl_kcompile,
 };
 
 const struct wl_param wl_common_params[] = {

@@ -15,12 +15,15 @@
 #include "lib/record.h"
 
 #define WL_MAX_LABELS 8
+#define WL_WORD_MAX 64		/* WL_P_WORD values: a config name, a make target */
+#define WL_PATH_MAX 256		/* WL_P_WORD values that are paths */
 
 enum wl_ptype {
 	WL_P_SIZE,	/* bytes with K/M/G suffix */
 	WL_P_U64,	/* unsigned integer in [min, max] */
 	WL_P_BOOL,	/* 0 or 1 */
 	WL_P_KEEP01,	/* keep, 0 or 1 (a knob to leave alone or set): int, -1 = keep */
+	WL_P_WORD,	/* text of [A-Za-z0-9_./:+-] into a char[max] (max = the array size) */
 	WL_P__COUNT
 };
 
@@ -52,6 +55,11 @@ struct wl_args {
 	uint64_t regions;	/* clearorder: 2M regions per task */
 	uint64_t tasks;		/* clearorder: processes, each with its own buffer */
 	uint64_t volume;	/* dd: bytes moved per (target, block size) */
+	char config[WL_WORD_MAX];	/* kcompile: make's config target (tinyconfig) */
+	char target[WL_WORD_MAX];	/* kcompile: what is built, timed (mm/, vmlinux) */
+	char src[WL_PATH_MAX];		/* kcompile: the pristine kernel source tree */
+	char build_dir[WL_PATH_MAX];	/* kcompile: where each fresh O= tree is made */
+	uint64_t jobs;		/* kcompile: make -j; 0 = the online CPUs */
 	size_t nlabels;
 	struct wl_label labels[WL_MAX_LABELS];
 };
@@ -106,6 +114,11 @@ struct workload {
 	 * may change the guest's settings.
 	 */
 	const char *const *runner_variants;
+	/*
+	 * true for a workload that runs for minutes (a kernel build): the runner
+	 * gives it the plan's long timeout instead of the per-workload one.
+	 */
+	bool long_running;
 };
 
 /* The parameters every workload takes (rep, warmup, seed); NULL-terminated. */

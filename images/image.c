@@ -59,6 +59,17 @@ static const char *const initrd_modules[] = {
 	"virtio_pci", "virtio_blk", "virtio_console", "crc32c_generic", "ext4", NULL,
 };
 
+/*
+ * Links Debian makes with update-alternatives when a package is installed:
+ * supermin copies package files only, so a root with mawk has no awk (the
+ * kernel build's scripts call awk). Made only where the target is there.
+ */
+static const char *const alternatives[][2] = {
+	{ "/usr/bin/awk", "mawk" },
+	{ "/usr/bin/cc", "gcc" },
+};
+#define N_ALTERNATIVES (sizeof(alternatives) / sizeof(alternatives[0]))
+
 /* hashed (their versions change what the image contains) but not installed */
 static const char *const tool_packages[] = { "supermin" };
 #define N_TOOL_PACKAGES (sizeof(tool_packages) / sizeof(tool_packages[0]))
@@ -573,6 +584,16 @@ static int inputs_prepare(const struct image_opts *o, struct inputs *in,
 		return ret;
 	for (i = 0; i < in->npkgs; i++)
 		fnv_field(&h, "pkg", in->pkgs[i], strlen(in->pkgs[i]));
+	/* a link is made where its package is in (the targets are named after
+	 * their packages): the base image is unchanged and keeps its id */
+	for (i = 0; i < N_ALTERNATIVES; i++) {
+		size_t k;
+
+		for (k = 0; k < in->npkgs; k++)
+			if (!strcmp(in->pkgs[k], alternatives[i][1]))
+				fnv_field(&h, "alternative", alternatives[i][0],
+					  strlen(alternatives[i][0]));
+	}
 	ret = pkgs_hash(&h, in, e);
 	if (ret)
 		return ret;
@@ -771,6 +792,21 @@ static int gfs_launch(guestfs_h *g, const char *root, bool readonly,
 }
 
 /* put the guest program in, write the id; returns the filesystem UUID */
+
+static int link_alternatives(guestfs_h *g)
+{
+	char target[64];
+	size_t i;
+
+	for (i = 0; i < N_ALTERNATIVES; i++) {
+		snprintf(target, sizeof(target), "/usr/bin/%s", alternatives[i][1]);
+		if (guestfs_exists(g, target) == 1 && guestfs_exists(g, alternatives[i][0]) == 0 &&
+		    guestfs_ln_s(g, alternatives[i][1], alternatives[i][0]))
+			return -1;
+	}
+	return 0;
+}
+
 static int guest_install(const char *root, const char *guest_bin,
 			 const char *id, char *uuid, size_t uuid_size,
 			 struct err *e)
@@ -795,7 +831,8 @@ static int guest_install(const char *root, const char *guest_bin,
 	    guestfs_mkdir_p(g, "/etc") ||
 	    guestfs_write(g, "/etc/thpeval-image", idline, strlen(idline)) ||
 	    guestfs_mkdir_p(g, "/tmp") ||
-	    guestfs_chmod(g, 01777, "/tmp")) {
+	    guestfs_chmod(g, 01777, "/tmp") ||
+	    link_alternatives(g)) {
 		ret = gfs_fail(g, e, "cannot install the guest program '%s' into the image",
 			       guest_bin);
 		goto cleanup;

@@ -137,7 +137,7 @@ enum run_opt {
 	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
-	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP,
+	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 };
 
 static const struct opt run_opts[] = {
@@ -161,7 +161,9 @@ static const struct opt run_opts[] = {
 	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most", RO_MAX_REPS },
 	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds after this much time", RO_BUDGET },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
-	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes)", RO_TIMEOUT },
+	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
+	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
+	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
 	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
 	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
 	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
@@ -210,6 +212,9 @@ void run_config_defaults(struct run_config *c)
 	c->accesses = 1000000;
 	c->seed = 0;
 	c->timeout_ms = 15 * 60 * 1000;
+	strcpy(c->kc_config, "tinyconfig");
+	strcpy(c->kc_target, "mm/");
+	c->kc_timeout_ms = 20 * 60 * 1000;
 	c->min_coverage = 90.0;
 	c->accel = ACCEL_AUTO;
 	strcpy(c->uri, "qemu:///system");
@@ -363,6 +368,42 @@ static int set_path(char *dst, size_t len, const char *arg, const char *what, st
 static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
 {
 	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+}
+
+/*
+ * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
+ * command line); the guest workload checks CONFIG against its list and says so
+ * in a fail record.
+ */
+static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	const char *colon = strchr(arg, ':'), *t;
+	size_t n, i;
+
+	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
+		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
+			       arg);
+	n = (size_t)(colon - arg);
+	if (n >= sizeof(c->kc_config))
+		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_'))
+			return err_set(e, -EINVAL, "--kcompile config in '%.64s': use a config target such as tinyconfig or defconfig",
+				       arg);
+	t = colon + 1;
+	if (strlen(t) >= sizeof(c->kc_target))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s' is too long", t);
+	if (t[0] == '-' || t[0] == '/' || t[0] == '.' || strstr(t, ".."))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s': a directory such as mm/ or a target such as vmlinux",
+			       t);
+	for (i = 0; t[i]; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9') ||
+		      t[i] == '_' || t[i] == '.' || t[i] == '/' || t[i] == '-'))
+			return err_set(e, -EINVAL, "--kcompile target '%.64s': use letters, digits and _./- only", t);
+	memcpy(c->kc_config, arg, n);
+	c->kc_config[n] = '\0';
+	strcpy(c->kc_target, t);
+	return 0;
 }
 
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -567,6 +608,14 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (r || v < 1000)
 			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
 		c->budget_ms = v;
+		return 0;
+	case RO_KCOMPILE:
+		return kcompile_parse(arg, c, e);
+	case RO_KCOMPILE_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 24ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
+		c->kc_timeout_ms = v;
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);

@@ -82,6 +82,9 @@ struct run_config {
 	char host_state[2][CLI_THP_LEN];	/* "fresh" and/or "fragmented", in order */
 	size_t n_host_state;
 	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
+	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
+	char kc_target[64];
+	uint64_t kc_timeout_ms;		/* one kcompile run at most */
 };
 
 extern const struct command cli_run_cmd;

@@ -109,6 +109,7 @@ static int check_spec(const struct domain_spec *s, struct err *e)
 	r = r ?: check_text("initrd", s->initrd, false, false, e);
 	r = r ?: check_text("cmdline", s->cmdline, false, false, e);
 	r = r ?: check_text("disk_path", s->disk_path, false, false, e);
+	r = r ?: check_text("ro_disk_path", s->ro_disk_path, false, false, e);
 	r = r ?: check_text("channel_name", s->channel_name, false, true, e);
 	r = r ?: check_text("emulator", s->emulator, false, false, e);
 	r = r ?: check_text("description", s->description, true, false, e);
@@ -276,6 +277,17 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 		empty(x, "driver", "name", "qemu", "type", s->disk_format, "cache", "unsafe");
 		empty(x, "source", "file", s->disk_path, NULL, NULL, NULL, NULL);
 		empty(x, "target", "dev", "vda", "bus", "virtio", NULL, NULL);
+		end(x);
+	}
+	if (set(s->ro_disk_path)) {
+		/* shared by every kcompile guest, never written */
+		start(x, "disk");
+		attr(x, "type", "file");
+		attr(x, "device", "disk");
+		empty(x, "driver", "name", "qemu", "type", "raw", NULL, NULL);
+		empty(x, "source", "file", s->ro_disk_path, NULL, NULL, NULL, NULL);
+		empty(x, "target", "dev", "vdb", "bus", "virtio", NULL, NULL);
+		empty(x, "readonly", NULL, NULL, NULL, NULL, NULL, NULL);
 		end(x);
 	}
 	start(x, "serial");

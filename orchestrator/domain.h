@@ -50,6 +50,7 @@ struct domain_spec {
 	const char *cmdline;		/* optional */
 	const char *disk_path;		/* optional: virtio disk vda, cache='unsafe' */
 	const char *disk_format;	/* "qcow2" or "raw"; required with disk_path */
+	const char *ro_disk_path;	/* optional: raw virtio disk vdb, read-only (kcompile source) */
 	const char *channel_name;	/* virtio-serial port name, e.g. DOMAIN_CHANNEL_NAME */
 	enum prefault prefault;
 	bool hugetlbfs;			/* <memoryBacking><hugepages/> */

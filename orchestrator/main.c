@@ -18,6 +18,7 @@
 #include "host/procfs.h"
 #include "host/thp.h"
 #include "images/image.h"
+#include "images/srcdisk.h"
 #include "lib/err.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/results.h"
@@ -486,13 +487,14 @@ static int cmd_host(int argc, char **argv)
 
 /* ---- image ------------------------------------------------------------------- */
 
-enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE };
+enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE };
 
 static const struct opt image_opts[] = {
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR },
 	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", IO_GUEST_BIN },
 	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
+	{ "kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE },
 };
 
 static const struct command image_cmd = {
@@ -506,7 +508,7 @@ static const struct command image_cmd = {
 
 struct image_args {
 	char kernel[PATH_MAX], cache_dir[PATH_MAX], guest_bin[PATH_MAX];
-	bool force;
+	bool force, kcompile;
 };
 
 static int image_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -519,6 +521,7 @@ static int image_opt(void *ctx, int id, const char *arg, struct err *e)
 	case IO_CACHE_DIR: dst = a->cache_dir; break;
 	case IO_GUEST_BIN: dst = a->guest_bin; break;
 	case IO_FORCE: a->force = true; return 0;
+	case IO_KCOMPILE: a->kcompile = true; return 0;
 	}
 	if (!dst || strlen(arg) >= PATH_MAX)
 		return err_set(e, -ENAMETOOLONG, "path too long");
@@ -534,11 +537,13 @@ static void print_progress(void *opaque, const char *msg)
 
 static int image_main(int argc, char **argv)
 {
-	struct image_args a = { "", "/var/cache/thpeval/images", "", false };
+	struct image_args a = { "", "/var/cache/thpeval/images", "", false, false };
 	struct image_opts o = { 0 };
+	struct srcdisk_opts so = { 0 };
+	struct srcdisk sd;
 	struct err e = ERR_INIT;
 	struct image img;
-	bool help, built = false;
+	bool help, built = false, sd_built = false;
 	int first, r;
 
 	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, &e))
@@ -558,13 +563,28 @@ static int image_main(int argc, char **argv)
 	o.guest_bin = a.guest_bin;
 	o.force = a.force;
 	o.progress = print_progress;
+	o.extra_packages = a.kcompile ? srcdisk_toolchain_packages : NULL;
+	if (a.kcompile) {
+		so.cache_dir = a.cache_dir;
+		so.force = a.force;
+		so.progress = print_progress;
+		r = srcdisk_ensure(&so, &sd, &sd_built, &e);
+		if (r)
+			return fail(&e, EXIT_ERROR);
+	}
 	r = image_ensure(&o, &img, &built, &e);
 	if (!r && !strcmp(argv[first], "show"))
 		r = image_verify(&img, &e);
 	if (r)
 		return fail(&e, EXIT_ERROR);
-	printf("image %s (%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
-	       built ? "built" : "cached", img.kernel, img.kernel_version, img.initrd, img.root, img.cmdline);
+	printf("image %s (%s%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
+	       built ? "built" : "cached", a.kcompile ? ", kcompile: with the toolchain" : "", img.kernel,
+	       img.kernel_version, img.initrd, img.root, img.cmdline);
+	if (a.kcompile)
+		printf("source %s (%s)\n  package %s %s\n  disk    %s (%llu MiB, read-only vdb, mounted on /mnt/linux-src)\n"
+		       "  tree    %s (bare-host builds)\n",
+		       sd.id, sd_built ? "built" : "cached", SRCDISK_PACKAGE, sd.version, sd.disk, sd.disk_bytes >> 20,
+		       sd.tree);
 	return EXIT_OK;
 }
 

@@ -504,6 +504,10 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "host_thp", jstr(s->host_thp_list));
 	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));
 	json_object_object_add(set, "workloads", jstr(s->workloads));
+	if (s->kcompile[0]) {
+		json_object_object_add(set, "kcompile", jstr(s->kcompile));
+		json_object_object_add(set, "kcompile_source", jstr(s->srcdisk_id));
+	}
 	json_object_object_add(set, "host_prefault", jstr(s->prefault_list));
 	json_object_object_add(set, "host_backing", jstr(s->backing[0] ? s->backing : "anonymous"));
 	json_object_object_add(set, "reps", json_object_new_int64(s->reps));

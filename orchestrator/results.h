@@ -128,6 +128,8 @@ struct run_settings {			/* echo of the configuration */
 	bool mthp_sweep;
 	char guest_mthp[256];		/* what the guest kernel offers for a guest-side sweep */
 	char uri[256];
+	char kcompile[128];		/* "CONFIG:TARGET" when kcompile ran, else "" */
+	char srcdisk_id[20];		/* the kernel source disk kcompile used, else "" */
 };
 
 struct effects;

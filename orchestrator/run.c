@@ -19,6 +19,7 @@
 #include "host/thp.h"
 #include "lib/parse.h"
 #include "images/image.h"
+#include "images/srcdisk.h"
 #include "lib/parse.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
@@ -531,6 +532,31 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 	return 0;
 }
 
+/* a planned workload reads a kernel source (kcompile): it needs the source disk */
+static bool kcompile_planned(const struct run_config *cfg)
+{
+	size_t w;
+
+	for (w = 0; w < cfg->n_wl; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		if (wi && wi->has_src)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
+ * every kcompile run the guest makes (each round, each guest THP setting).
+ */
+static uint64_t guest_timeout_ms(const struct run_config *cfg)
+{
+	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
+
+	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0);
+}
+
 static void append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void append(char *dst, size_t len, const char *fmt, ...)
@@ -563,6 +589,9 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
+	if (kcompile_planned(cfg))
+		append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
+		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
 }
 
 /* record a failure in every planned cell of this host group that lacks repetitions */
@@ -596,8 +625,9 @@ struct guest_run {
 };
 
 static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		    const struct image *img, const struct host_group *hg, unsigned idx, unsigned gi, unsigned n,
-		    unsigned round, struct results *res, struct group_shared *grp, struct guest_run *gr)
+		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
+		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
+		    struct guest_run *gr)
 {
 	char cmdline[2048];
 	struct domain_spec spec = { 0 };
@@ -652,6 +682,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.cmdline = cmdline;
 	spec.disk_path = gr->overlay;
 	spec.disk_format = "qcow2";
+	spec.ro_disk_path = sd ? sd->disk : NULL;
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
 	spec.memfd = cfg->memfd && !hg->hugetlbfs;
@@ -731,10 +762,10 @@ static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struc
 	default:
 		break;
 	}
-	if (now_s() - t0 >= (double)cfg->timeout_ms / 1000) {
+	if (now_s() - t0 >= (double)guest_timeout_ms(cfg) / 1000) {
 		snprintf(gr->log->status, sizeof(gr->log->status), "timeout");
 		gr->r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
-				gr->name, (unsigned long long)(cfg->timeout_ms / 1000));
+				gr->name, (unsigned long long)(guest_timeout_ms(cfg) / 1000));
 		return true;
 	}
 	return false;
@@ -770,8 +801,8 @@ static void gr_finish(struct guest_run *gr)
  * say why. *idx advances by n.
  */
 static int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		      const struct image *img, const struct host_group *hg, unsigned *idx, unsigned round,
-		      struct results *res, struct err *e)
+		      const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned *idx,
+		      unsigned round, struct results *res, struct err *e)
 {
 	unsigned n = cfg->guests ? cfg->guests : 1, i, left = 0;
 	struct group_shared grp = { 0 };
@@ -799,7 +830,7 @@ static int run_guests(const struct run_config *cfg, const struct run_io *io, str
 		grp.all[grp.n++] = &gr[i].gc;
 	}
 	for (i = 0; i < n && !*io->stop; i++) {
-		gr[i].r = gr_start(cfg, io, v, accel, img, hg, (*idx)++, i, n, round, res, &grp, &gr[i]);
+		gr[i].r = gr_start(cfg, io, v, accel, img, sd, hg, (*idx)++, i, n, round, res, &grp, &gr[i]);
 		if (gr[i].r)
 			gr[i].done = true;
 		else
@@ -942,8 +973,8 @@ static int apply_host_thp(struct host_session *hs, const struct host_plan *hp, c
 }
 
 static int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-			   const struct host_plan *hp, const char *host_thp, unsigned round, struct results *res,
-			   struct err *e)
+			   const struct host_plan *hp, const struct srcdisk *sd, const char *host_thp, unsigned round,
+			   struct results *res, struct err *e)
 {
 	unsigned rep;
 	size_t w;
@@ -957,8 +988,8 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
 
 		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
-			char a[8][48];
-			const char *args[10];
+			char a[12][PATH_MAX + 16];
+			const char *args[14];
 			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "" };
 			struct err le = ERR_INIT;
 			size_t n = 0, k;
@@ -973,11 +1004,18 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
 			if (wi && wi->has_madvise)
 				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", strstr(host_thp, "madvise") != NULL);
+			if (wi && wi->has_src && sd) {
+				/* the host copy of the guests' source disk; O= trees in /tmp */
+				snprintf(a[n++], sizeof(a[0]), "--src=%s", sd->tree);
+				snprintf(a[n++], sizeof(a[0]), "--config=%s", cfg->kc_config);
+				snprintf(a[n++], sizeof(a[0]), "--target=%s", cfg->kc_target);
+			}
 			for (k = 0; k < n; k++)
 				args[k] = a[k];
 			args[n] = NULL;
-			r = workload_run_local(cfg->guest_bin, args, (int)cfg->timeout_ms, io->stop, on_local_record, &lc,
-					       &le);
+			r = workload_run_local(cfg->guest_bin, args,
+					       (int)(wi && wi->has_src ? cfg->kc_timeout_ms : cfg->timeout_ms), io->stop,
+					       on_local_record, &lc, &le);
 			if (r == -EINTR)
 				return err_set(e, -EINTR, "interrupted");
 			if (r || lc.fail[0]) {
@@ -1458,11 +1496,13 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		   char *json_path, size_t json_len, struct err *e)
 {
 	struct image_opts io_img = { 0 };
+	struct srcdisk_opts so = { 0 };
+	struct srcdisk sd;
 	struct host_session hs;
 	struct image img;
 	struct virt *v = NULL;
 	enum accel accel = ACCEL_TCG;
-	bool session = false, stale = false, built = false;
+	bool session = false, stale = false, built = false, kc = kcompile_planned(cfg);
 	char gdir[PATH_MAX];
 	struct host_group groups[2 * (CLI_MAX_THP + 2) * PREFAULT__COUNT];
 	char pool_orig[32] = "";
@@ -1538,6 +1578,22 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			progress(io, "memory for %u guests: %s", cfg->guests, note);
 	}
 
+	memset(&sd, 0, sizeof(sd));
+	if (kc) {
+		/* the kernel source: a read-only disk for guests, its tree for the host */
+		so.cache_dir = cfg->cache_dir;
+		so.progress = image_progress;
+		so.opaque = io_progress_opaque(io);
+		r = srcdisk_ensure(&so, &sd, &built, e);
+		if (r)
+			return r;
+		progress(io, "kernel source disk %s (%s, %s %s)", sd.id, built ? "built" : "cached",
+			 SRCDISK_PACKAGE, sd.version);
+		snprintf(res->settings.kcompile, sizeof(res->settings.kcompile), "%s:%s", cfg->kc_config,
+			 cfg->kc_target);
+		snprintf(res->settings.srcdisk_id, sizeof(res->settings.srcdisk_id), "%s", sd.id);
+		built = false;
+	}
 	if (!cfg->target_guest) {
 		snprintf(res->accel, sizeof(res->accel), "none");
 		snprintf(res->accel_reason, sizeof(res->accel_reason), "bare host only (--target=host)");
@@ -1563,6 +1619,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		io_img.cache_dir = cfg->cache_dir;
 		io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 		io_img.guest_bin = cfg->guest_bin;
+		/* kcompile guests need the toolchain in the root: another image */
+		io_img.extra_packages = kc ? srcdisk_toolchain_packages : NULL;
 		io_img.progress = image_progress;
 		io_img.opaque = io_progress_opaque(io);
 		r = image_ensure(&io_img, &img, &built, e);
@@ -1659,7 +1717,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					 prefault_name(hg->prefault));
 				progress_cell_start(io->bar, name);
 			}
-			r = run_guests(cfg, io, v, accel, &img, hg, &idx, round, res, &ge);
+			r = run_guests(cfg, io, v, accel, &img, kc ? &sd : NULL, hg, &idx, round, res, &ge);
 			if (hg->hugetlbfs && pool_orig[0]) {
 				struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
 
@@ -1704,7 +1762,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 					 i == 0 ? "never" : hthp[i - 1]);
 				progress_cell_start(io->bar, name);
 			}
-			r = run_host_target(cfg, io, &hs, &hp, i == 0 ? "never" : hthp[i - 1], round, res, e);
+			r = run_host_target(cfg, io, &hs, &hp, kc ? &sd : NULL, i == 0 ? "never" : hthp[i - 1], round,
+					    res, e);
 			if (r)
 				goto out;
 			if (io->bar)

@@ -41,6 +41,7 @@ int workloads_list(const char *guest_bin, struct workload_info *wl, size_t max, 
 			wl[*n - 1].has_size |= !strncmp(p, "--size=", 7);
 			wl[*n - 1].has_accesses |= !strncmp(p, "--accesses=", 11);
 			wl[*n - 1].has_madvise |= !strncmp(p, "--madvise=", 10);
+			wl[*n - 1].has_src |= !strncmp(p, "--src=", 6);
 			continue;
 		}
 		for (i = 0; i < l; i++)

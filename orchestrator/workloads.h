@@ -20,6 +20,7 @@
 struct workload_info {
 	char name[WORKLOAD_NAME_MAX];
 	bool has_size, has_accesses, has_madvise;	/* parameters thpeval run passes on */
+	bool has_src;		/* reads a kernel source (kcompile): --src, --config, --target */
 };
 
 /* workloads listed by `guest_bin workloads`: names are the lines without leading

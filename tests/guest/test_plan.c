@@ -99,7 +99,39 @@ static struct bad_case bad_cases[] = {
 	{ "port name too long", "thpeval.port=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	  "thpeval.port: longer than 63 bytes" },
 	{ "port with a slash", "thpeval.port=../x", "thpeval.port: bad character" },
+	{ "kcompile without a colon", "thpeval.kcompile=tinyconfig", "'tinyconfig' is not CONFIG:TARGET" },
+	{ "kcompile empty config", "thpeval.kcompile=:mm/", "is not CONFIG:TARGET" },
+	{ "kcompile two colons", "thpeval.kcompile=a:b:c", "is not CONFIG:TARGET" },
+	{ "kcompile metacharacter", "thpeval.kcompile=tinyconfig:mm/;reboot",
+	  "thpeval.kcompile: bad character" },
+	{ "kcompile config too long",
+	  "thpeval.kcompile=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:mm/",
+	  "thpeval.kcompile: 'aaaa" },
+	{ "long_timeout zero", "thpeval.long_timeout=0", "thpeval.long_timeout: 0 is out of range" },
 };
+
+/* kcompile=CONFIG:TARGET and long_timeout: parsed, defaults otherwise; the values
+ * themselves are the workload's to judge (a bad config is its fail record) */
+static void test_kcompile_keys(void **state)
+{
+	char why[256] = "";
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(plan_parse("thpeval.workloads=kcompile", &p, why, sizeof(why)), 0);
+	assert_string_equal(p.kc_config, "tinyconfig");
+	assert_string_equal(p.kc_target, "mm/");
+	assert_int_equal(p.long_timeout_ms, 1200000);
+	assert_true(p.workloads[0]->long_running);
+	assert_int_equal(plan_parse("thpeval.kcompile=defconfig:vmlinux thpeval.long_timeout=2h", &p,
+				    why, sizeof(why)), 0);
+	assert_string_equal(p.kc_config, "defconfig");
+	assert_string_equal(p.kc_target, "vmlinux");
+	assert_int_equal(p.long_timeout_ms, 2 * 3600 * 1000);
+	assert_false(p.workloads[0]->long_running);	/* memset */
+	assert_int_equal(plan_parse("thpeval.kcompile=randconfig:mm/", &p, why, sizeof(why)), 0);
+	assert_string_equal(p.kc_config, "randconfig");
+}
 
 static void test_bad(void **state)
 {
@@ -141,7 +173,7 @@ static void test_thp_names(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 2];
+	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 3];
 	size_t i, n = 0;
 
 	memcpy(long_port, "thpeval.port=", 13);
@@ -154,6 +186,8 @@ int main(void)
 						  &bad_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "error keeps the port read before it",
 					  test_error_keeps_port, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "kcompile and long_timeout keys", test_kcompile_keys, NULL,
+					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest_thp names round-trip", test_thp_names, NULL,
 					  NULL, NULL };
 	return _cmocka_run_group_tests("plan", tests, n, NULL, NULL);

@@ -145,6 +145,15 @@ static const struct golden_case {
 		.channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
 		.description = ESC_DESCRIPTION,
 	} },
+	{ "kcompile_srcdisk", {
+		.name = "thpeval-1234-5",
+		.memory_bytes = 2ull << 30, .vcpus = 2, .accel = ACCEL_TCG,
+		.kernel = "/var/cache/thpeval/images/0123456789abcdef/kernel",
+		.cmdline = "console=ttyS0 thpeval.kcompile=tinyconfig:mm/",
+		.disk_path = "/var/cache/thpeval/images/overlays/thpeval-1234-5.qcow2", .disk_format = "qcow2",
+		.ro_disk_path = "/var/cache/thpeval/images/src-0123456789abcdef/src.img",
+		.channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+	} },
 	{ "minimal", {
 		.name = "thpeval-1234-4",
 		.memory_bytes = 128ull << 20, .vcpus = 1, .accel = ACCEL_TCG,

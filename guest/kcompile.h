@@ -1,0 +1,52 @@
+/*
+ * kcompile: a real Linux build (seeds/003, Arcangeli's guest kernel compile).
+ * The kernel source is a pristine tree (in a guest: the read-only source disk
+ * the runner mounts at KC_SRC_DEFAULT; on the bare host: the extracted copy
+ * in the image cache); every repetition makes a fresh O= directory under
+ * --build-dir and sets it up, untimed: `make -C SRC O=DIR CONFIG` and `make
+ * prepare`, or, where the source disk holds such a tree made at image build
+ * for this config and this source path, a copy of it (the same files, without
+ * minutes of compiler probes under TCG); then it times `make -C SRC O=DIR
+ * -jJOBS TARGET` and removes the directory. make runs by
+ * fork/exec with an argv, never through a shell. Reported: wall time, user
+ * and sys time and minor/major faults of make and everything it waited for
+ * (wait4), /proc/vmstat deltas (pgfault, thp_fault_alloc...), the exit
+ * status; a failed build is a fail record with the last line of its output.
+ * Guest sys time carries the fault savings of THP, user time the TLB savings
+ * (REFERENCE.md section 2). Entry point: wl_kcompile. Never prints.
+ */
+#ifndef THPEVAL_GUEST_KCOMPILE_H
+#define THPEVAL_GUEST_KCOMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "workload.h"
+
+#define KC_SRC_DEFAULT "/mnt/linux-src"	/* where the runner mounts the source disk */
+#define KC_SRC_DEVICE "/dev/vdb"		/* the source disk in a kcompile guest */
+/* in the source disk: <src>/KC_PREPARED_DIR/<config>, O= trees the image build configured */
+#define KC_PREPARED_DIR ".thpeval-prepared"
+#define KC_MAKE "/usr/bin/make"
+#define KC_CC "/usr/bin/gcc"
+#define KC_TAIL_MAX 160			/* bytes of make's last output line kept */
+
+extern const struct workload wl_kcompile;
+
+/* one of the config targets kcompile accepts (tinyconfig, defconfig...) */
+bool kc_config_allowed(const char *config);
+/*
+ * A make target: a word (vmlinux, bzImage) or a directory path (mm/,
+ * kernel/sched/): [A-Za-z0-9_./-], no leading '-', '/' or '.', no "..".
+ * 0, or -EINVAL with the reason in e.
+ */
+int kc_target_check(const char *target, struct err *e);
+/* bytes of memory and of build-directory space one build of config needs */
+unsigned long long kc_space_needed(const char *config);
+/*
+ * The last non-empty line of text (make's output), printable ASCII only,
+ * cut to len - 1 bytes; "" if there is none.
+ */
+void kc_last_line(const char *text, size_t n, char *out, size_t len);
+
+#endif

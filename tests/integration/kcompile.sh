@@ -1,0 +1,116 @@
+#!/bin/bash
+# Integration test of the kcompile workload: a real Linux build (tinyconfig,
+# make mm/) in a real TCG guest booted with the kernel source disk, and the
+# same build on the bare host (--target=both), from `thpeval run` to
+# results.json; then nonsense --kcompile values end as a usage error or as
+# failed cells with the workload's reason, never a crash.
+# Slow under TCG (minutes): THPEVAL_SKIP_KCOMPILE=1 skips it; `make sanitize`
+# does not run it. Prints PASS/FAIL/SKIP lines and a summary line.
+set -u
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+BIN=${THPEVAL_BIN:-$TOP/bin/thpeval}
+THP=/sys/kernel/mm/transparent_hugepage
+WORK=$(mktemp -d /tmp/thpeval-it-kc.XXXXXX)
+STATE=$WORK/state
+pass=0 fail=0 skip=0
+
+ok() { echo "PASS: $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
+sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
+
+thp_snapshot() {
+	for f in enabled defrag use_zero_page shmem_enabled khugepaged/defrag; do
+		[ -r "$THP/$f" ] && printf '%s=%s\n' "$f" "$(cat "$THP/$f")"
+	done
+}
+
+cleanup() {
+	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-' || true); do
+		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
+		virsh -c qemu:///system undefine "$d" >/dev/null 2>&1
+	done
+	"$BIN" host restore --state-dir="$STATE" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+finish() {
+	echo "integration kcompile: $pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+if [ "${THPEVAL_SKIP_KCOMPILE:-0}" = 1 ]; then
+	sk "kcompile integration skipped (THPEVAL_SKIP_KCOMPILE=1)"
+	finish
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	sk "kcompile integration needs root (libvirtd qemu:///system, host THP writes)"
+	finish
+fi
+if [ ! -r /usr/src/linux-source-6.1.tar.xz ]; then
+	sk "no /usr/src/linux-source-6.1.tar.xz (tools/deps.sh installs linux-source-6.1)"
+	finish
+fi
+if ! tools/services.sh; then
+	ko "libvirtd could not be started"
+	finish
+fi
+
+COMMON="--workloads=kcompile --reps=1 --warmup=0 --state-dir=$STATE --db=none"
+
+# ---- 1. the real build in a guest and on the bare host ---------------------------
+before=$(thp_snapshot)
+t0=$(date +%s)
+# shellcheck disable=SC2086
+timeout -k 10 1800 "$BIN" run --target=both --host-thp=never --guest-thp=never --vcpus=2 \
+	--memory=1G $COMMON --out="$WORK/r1" >"$WORK/r1.out" 2>"$WORK/r1.err"
+rc=$?
+t1=$(date +%s)
+J=$WORK/r1/results.json
+if [ $rc -eq 0 ] && [ -s "$J" ]; then ok "run --target=both --workloads=kcompile exits 0 ($((t1 - t0)) s)"; else
+	ko "run exit $rc; stderr: $(tail -3 "$WORK/r1.err")"; fi
+[ "$before" = "$(thp_snapshot)" ] && ok "host THP settings identical before and after" ||
+	ko "host THP changed: before [$before] after [$(thp_snapshot)]"
+if [ -s "$J" ]; then
+	[ "$(jq -r .settings.kcompile "$J")" = "tinyconfig:mm/" ] && ok "settings.kcompile is tinyconfig:mm/" ||
+		ko "settings.kcompile: $(jq -c .settings.kcompile "$J")"
+	for tgt in guest host; do
+		c=$(jq -c --arg t "$tgt" '[.cells[] | select(.target == $t and .workload == "kcompile")] | first' "$J")
+		if [ "$c" = null ]; then
+			ko "no $tgt kcompile cell"
+			continue
+		fi
+		n=$(jq '[.metrics.wall_s.samples[], .metrics.user_s.samples[], .metrics.sys_s.samples[], .metrics.minflt.samples[] | select(. > 0)] | length' <<<"$c")
+		[ "$n" = 4 ] && ok "$tgt: one kcompile rep with wall, user, sys > 0 and minor faults" ||
+			ko "$tgt: kcompile cell $(jq -c '{reps_ok, failures}' <<<"$c")"
+		wall=$(jq '.metrics.wall_s.samples[0] // 0' <<<"$c")
+		echo "  $tgt: wall $(jq '.metrics.wall_s.samples[0]' <<<"$c") s, user $(jq '.metrics.user_s.samples[0]' <<<"$c") s," \
+			"sys $(jq '.metrics.sys_s.samples[0]' <<<"$c") s, setup $(jq -r '.metrics.setup_s.samples[0]' <<<"$c") s"
+		if [ "$tgt" = guest ]; then
+			awk -v w="$wall" 'BEGIN { exit !(w > 0 && w <= 600) }' &&
+				ok "guest tinyconfig mm/ under 10 minutes (${wall} s)" || ko "guest build took ${wall} s (> 600)"
+		fi
+	done
+	g=$(jq -r '.guests[0].console_log // empty' "$J")
+	if [ -n "$g" ] && grep -q "mounted read-only on /mnt/linux-src" "$g"; then
+		ok "the guest mounted the source disk read-only"
+	else ko "no source disk mount in the guest console"; fi
+fi
+
+# ---- 2. nonsense --kcompile: a usage error, or failed cells with the reason -------
+"$BIN" run --kcompile='tinyconfig;reboot' --target=host $COMMON --out="$WORK/r2" >/dev/null 2>"$WORK/r2.err"
+rc=$?
+[ $rc = 2 ] && grep -q "kcompile" "$WORK/r2.err" && ok "--kcompile with a metacharacter: usage error (exit 2)" ||
+	ko "metacharacter: exit $rc, $(cat "$WORK/r2.err")"
+# shellcheck disable=SC2086
+"$BIN" run --kcompile=randconfig:mm/ --target=host --host-thp=never $COMMON --out="$WORK/r3" \
+	>/dev/null 2>"$WORK/r3.err"
+J=$WORK/r3/results.json
+if [ -s "$J" ] && jq -e '[.cells[] | select(.workload == "kcompile") | .failures[] | test("unknown --config .randconfig.")] | any' "$J" >/dev/null; then
+	ok "--kcompile=randconfig:mm/: a failed cell that names the bad config"
+else
+	ko "randconfig: $(jq -c '[.cells[] | {target, failures}]' "$J" 2>/dev/null) $(tail -2 "$WORK/r3.err")"
+fi
+finish
