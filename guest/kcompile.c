@@ -369,48 +369,6 @@ static void rm_tree(const char *dir)
 	nftw(dir, rm_one, 32, FTW_DEPTH | FTW_PHYS);
 }
 
-/* ---- /proc/vmstat ---------------------------------------------------------- */
-
-static const char *const vm_keys[] = { "pgfault", "thp_fault_alloc", "thp_fault_fallback",
-				       "thp_collapse_alloc" };
-#define KC_NVM (sizeof(vm_keys) / sizeof(vm_keys[0]))
-
-struct kc_vm {
-	bool have[KC_NVM];
-	uint64_t v[KC_NVM];
-};
-
-static void vm_read(const char *root, struct kc_vm *vm)
-{
-	char path[WL_PATH_MAX + 32], line[128];
-	FILE *f;
-	size_t i;
-
-	memset(vm, 0, sizeof(*vm));
-	snprintf(path, sizeof(path), "%s/proc/vmstat", root);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strchr(line, ' '), *end;
-		unsigned long long v;
-
-		if (!sp)
-			continue;
-		*sp = '\0';
-		errno = 0;
-		v = strtoull(sp + 1, &end, 10);
-		if (errno || end == sp + 1 || (*end != '\n' && *end != '\0'))
-			continue;
-		for (i = 0; i < KC_NVM; i++)
-			if (!strcmp(line, vm_keys[i])) {
-				vm->have[i] = true;
-				vm->v[i] = v;
-			}
-	}
-	fclose(f);
-}
-
 /* ---- the prepared tree ------------------------------------------------------ */
 
 /*
@@ -531,10 +489,9 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 	char *prep_argv[] = { a0, o_s, o_c, o_o, o_j, o_prep, NULL };
 	char *tgt_argv[] = { a0, o_c, o_o, o_j, o_tgt, NULL };
 	struct kc_result cr, tr;
-	struct kc_vm before, after;
+	struct guest_vmstat before, after;
 	uint64_t t0 = harness_now_ns(), setup_ns;
 	bool copied = false;
-	size_t i;
 	int ret = 0;
 
 	snprintf(make, sizeof(make), "%s%s", env->root, KC_MAKE);
@@ -568,10 +525,10 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 	}
 	setup_ns = harness_now_ns() - t0;
 
-	vm_read(env->root, &before);
+	guest_vmstat_read(env->root, &before);
 	if ((ret = run_make(make, tgt_argv, &tr, e)))
 		return ret;
-	vm_read(env->root, &after);
+	guest_vmstat_read(env->root, &after);
 	snprintf(what, sizeof(what), "'make -j%u %s' (%s) after %.1f s", jobs, a->target,
 		 a->config, (double)tr.wall_ns / 1e9);
 	if ((ret = make_status(&tr, what, e)))
@@ -589,14 +546,7 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 	ret |= rec_add_u64(res, "minflt", (uint64_t)tr.ru.ru_minflt);
 	ret |= rec_add_u64(res, "majflt", (uint64_t)tr.ru.ru_majflt);
 	ret |= rec_add_u64(res, "exit_status", 0);
-	for (i = 0; i < KC_NVM; i++) {
-		char key[REC_KEY_MAX];
-
-		if (!before.have[i] || !after.have[i] || after.v[i] < before.v[i])
-			continue;
-		snprintf(key, sizeof(key), "vm_%s", vm_keys[i]);
-		ret |= rec_add_u64(res, key, after.v[i] - before.v[i]);
-	}
+	ret |= guest_vmstat_add(res, "vm_", &before, &after);
 	if (ret)
 		return err_set(e, -EINVAL, "cannot build the kcompile record");
 	return 0;

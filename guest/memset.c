@@ -53,6 +53,14 @@ static const struct wl_metric memset_metrics[] = {
 	{ "probe_ns", "probe: time in mincore(), left out of fault_elapsed_ns" },
 	{ "access_elapsed_ns", "wall time of the pointer chase" },
 	{ "access_ns", "access phase time per dependent load" },
+	{ "fault_vm_pgfault", "guest /proc/vmstat deltas over the fault phase (whole guest): pgfault," },
+	{ "fault_vm_thp_fault_alloc", "  thp_fault_alloc (huge pages faulted in)," },
+	{ "fault_vm_thp_fault_fallback", "  thp_fault_fallback," },
+	{ "fault_vm_thp_collapse_alloc", "  thp_collapse_alloc (khugepaged)" },
+	{ "access_vm_pgfault", "the same four over the access phase: pgfault," },
+	{ "access_vm_thp_fault_alloc", "  thp_fault_alloc," },
+	{ "access_vm_thp_fault_fallback", "  thp_fault_fallback," },
+	{ "access_vm_thp_collapse_alloc", "  thp_collapse_alloc" },
 	{ "unmap_ns", "munmap() of the buffer after the access phase" },
 	{ "cycle_mib_s", "size / (fault phase + munmap): one stress-ng --vm pass's work" },
 	{ NULL, NULL },
@@ -158,6 +166,9 @@ void memset_store64(char *buf, size_t len, uint64_t v)
 
 /* What the phases measured. */
 struct memset_times {
+	const char *root;		/* where /proc is read */
+	struct guest_vmstat vm0, vm1;	/* around the fault phase */
+	struct guest_vmstat vm2, vm3;	/* around the access phase */
 	uint64_t fault_ns, access_ns, unmap_ns;
 	uint64_t populate_ns;	/* populate-read mode: the MADV_POPULATE_READ part of fault_ns */
 	struct harness_usage u0, u1;
@@ -204,10 +215,12 @@ static int add_metrics(struct record *res, const struct wl_args *a, const struct
 							   (double)t->probe.blocks : 0.0);
 		r |= rec_add_u64(res, "probe_ns", t->probe.probe_ns);
 	}
+	r |= guest_vmstat_add(res, "fault_vm_", &t->vm0, &t->vm1);
 	if (a->hold)
 		return r ? -EINVAL : 0;	/* fault phase only: nothing else was measured */
 	r |= rec_add_u64(res, "access_elapsed_ns", access_ns);
 	r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
+	r |= guest_vmstat_add(res, "access_vm_", &t->vm2, &t->vm3);
 	r |= rec_add_u64(res, "unmap_ns", t->unmap_ns);
 	r |= rec_add_f64(res, "cycle_mib_s",
 			 (double)a->size / (1024.0 * 1024.0) / (cycle_s > 0 ? cycle_s : 1e-9));
@@ -223,6 +236,7 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
 	uint64_t t0;
 	int r = 0;
 
+	guest_vmstat_read(t->root, &t->vm0);
 	harness_usage_now(&t->u0);
 	t0 = harness_now_ns();
 	if (a->populate_read) {
@@ -239,6 +253,7 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
 	}
 	t->fault_ns = harness_now_ns() - t0 - t->probe.probe_ns;
 	harness_usage_now(&t->u1);
+	guest_vmstat_read(t->root, &t->vm1);
 	if (r == -EINVAL && a->populate_read)
 		return err_set(e, -EOPNOTSUPP,
 			       "madvise(MADV_POPULATE_READ) is not supported (Linux 5.14 or later)");
@@ -261,6 +276,7 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 	int ret;
 
 	memset(&t, 0, sizeof(t));
+	t.root = env->root;
 	if (npages > UINT32_MAX)
 		return err_set(e, -E2BIG, "size too large for the chain (more than 2^32 pages)");
 	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -308,9 +324,11 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 	free(scratch);
 	scratch = NULL;
 	p = memset_chase(p, 1024);	/* warm the code path */
+	guest_vmstat_read(t.root, &t.vm2);
 	t0 = harness_now_ns();
 	p = memset_chase(p, a->accesses);
 	t.access_ns = harness_now_ns() - t0;
+	guest_vmstat_read(t.root, &t.vm3);
 	__asm__ volatile("" : : "r"(p) : "memory");	/* the sink: the chase cannot be dropped */
 
 	/* freeing the buffer: stress-ng's loop counts it, so it is timed too */

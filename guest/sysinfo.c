@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -468,4 +469,68 @@ void fmt_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "K", bytes >> 10);
 	else
 		snprintf(buf, len, "%" PRIu64, bytes);
+}
+
+/* ---- /proc/vmstat ------------------------------------------------------------ */
+
+static const char *const gvm_names[GVM__COUNT] = {
+	[GVM_PGFAULT] = "pgfault",
+	[GVM_THP_FAULT_ALLOC] = "thp_fault_alloc",
+	[GVM_THP_FAULT_FALLBACK] = "thp_fault_fallback",
+	[GVM_THP_COLLAPSE_ALLOC] = "thp_collapse_alloc",
+};
+
+const char *guest_vm_name(enum guest_vm k)
+{
+	return (unsigned)k < GVM__COUNT ? gvm_names[k] : "?";
+}
+
+void guest_vmstat_read(const char *root, struct guest_vmstat *vm)
+{
+	char path[4096 + 32], line[128];
+	FILE *f;
+	size_t i;
+
+	memset(vm, 0, sizeof(*vm));
+	if (snprintf(path, sizeof(path), "%s/proc/vmstat", root) >= (int)sizeof(path))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' '), *end;
+		unsigned long long v;
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		errno = 0;
+		v = strtoull(sp + 1, &end, 10);
+		if (errno || end == sp + 1 || (*end != '\n' && *end != '\0'))
+			continue;
+		for (i = 0; i < GVM__COUNT; i++)
+			if (!strcmp(line, gvm_names[i])) {
+				vm->have[i] = true;
+				vm->v[i] = v;
+			}
+	}
+	fclose(f);
+}
+
+int guest_vmstat_add(struct record *r, const char *prefix, const struct guest_vmstat *before,
+		     const struct guest_vmstat *after)
+{
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < GVM__COUNT; i++) {
+		char key[REC_KEY_MAX];
+
+		if (!before->have[i] || !after->have[i] || after->v[i] < before->v[i])
+			continue;
+		if (snprintf(key, sizeof(key), "%s%s", prefix, gvm_names[i]) >= (int)sizeof(key))
+			return -EINVAL;
+		ret |= rec_add_u64(r, key, after->v[i] - before->v[i]);
+	}
+	return ret ? -EINVAL : 0;
 }

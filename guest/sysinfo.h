@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "lib/err.h"
+#include "lib/record.h"
 
 #define SYSINFO_LINE_MAX 4608	/* a smaps header holds a path: PATH_MAX plus the rest */
 #define SYSINFO_MAX_LINES 4000000u
@@ -22,6 +23,19 @@
 
 /* "MemAvailable" etc. from <root>/proc/meminfo, in bytes; -ENOENT if absent. */
 int meminfo_get(const char *root, const char *key, uint64_t *bytes, struct err *e);
+
+/* The /proc/vmstat counters a phase reports deltas of (whole system). */
+enum guest_vm { GVM_PGFAULT, GVM_THP_FAULT_ALLOC, GVM_THP_FAULT_FALLBACK, GVM_THP_COLLAPSE_ALLOC, GVM__COUNT };
+struct guest_vmstat {
+	bool have[GVM__COUNT];
+	uint64_t v[GVM__COUNT];
+};
+const char *guest_vm_name(enum guest_vm k);
+/* <root>/proc/vmstat; counters it lacks (or an unreadable file) stay have=false */
+void guest_vmstat_read(const char *root, struct guest_vmstat *vm);
+/* add "<prefix><name>" = after - before for every counter both have; 0 or -EINVAL */
+int guest_vmstat_add(struct record *r, const char *prefix, const struct guest_vmstat *before,
+		     const struct guest_vmstat *after);
 
 /* The bracketed choice of a THP knob's text ("always [madvise] never\n"). */
 int thp_knob_parse(const char *text, char *out, size_t len);
