@@ -496,6 +496,10 @@ static json_object *j_results(const struct results *r)
 		json_object_object_add(t, "host_qemu_minflt", jstr("per repetition, fault and access phase together"));
 		json_object_object_add(t, "host_vmstat", jstr("host-wide thp_* and compact_* deltas per repetition"));
 		json_object_object_add(t, "guest_rusage", jstr("per phase, from the workload"));
+		json_object_object_add(t, "guest_vmstat", jstr("memset: guest-wide pgfault and thp_* deltas per phase "
+							      "(fault_vm_*, access_vm_*); kcompile: over the build (vm_*)"));
+		json_object_object_add(t, "guest_first_touch", jstr("memset: share of 2M blocks whose first touch "
+								   "got a huge page (mincore probe, first_touch_huge_pct)"));
 		json_object_object_add(t, "kvm_stats", jstr(r->kvm_stats_note));
 		json_object_object_add(t, "hardware_counters", jstr(r->pmu_note));
 		json_object_object_add(o, "telemetry", t);
