@@ -141,7 +141,7 @@ if ! grep -q ' hugetlbfs ' /proc/mounts || [ ! -w "$POOL" ]; then
 	sk "hugetlbfs arm: no hugetlbfs mounted or no 2M pool here (tools/services.sh mounts one before libvirtd)"
 else
 	pool0=$(cat "$POOL")
-	timeout -k 10 600 "$BIN" run --host-thp=always --guest-thp=never --host-backing=anonymous,hugetlbfs --reps=2 \
+	timeout -k 10 600 "$BIN" run --host-thp=always --guest-thp=always --host-backing=anonymous,hugetlbfs --reps=2 \
 		--warmup=0 --cold-reps=0 --memory=512M --size=16M --accesses=20000 --state-dir="$STATE" --db=none \
 		--out="$WORK/rh" >"$WORK/rh.out" 2>"$WORK/rh.err"
 	J=$WORK/rh/results.json
@@ -215,7 +215,7 @@ grep -q 'interrupted' "$WORK/r2.err" && ok "SIGINT: says it was interrupted" || 
 [ "$before" = "$after" ] && ok "SIGINT: host THP restored" || ko "SIGINT: host THP not restored"
 [ -z "$(leftover_domains)" ] && ok "SIGINT: no domain left" || ko "SIGINT: domains left: $(leftover_domains)"
 if [ -s "$WORK/r2/results.json" ] && [ "$(jq -r .status "$WORK/r2/results.json")" = interrupted ] &&
-	[ "$(jq '[.cells[].metrics.access_ns.samples[]?] | length' "$WORK/r2/results.json")" -ge 1 ]; then
+	[ "$(jq '[.cells[].metrics.fault_ns_per_4k.samples[]?] | length' "$WORK/r2/results.json")" -ge 1 ]; then
 	ok "SIGINT: partial results kept (status interrupted, samples present)"
 else
 	ko "SIGINT: partial results missing"
