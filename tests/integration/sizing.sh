@@ -48,7 +48,7 @@ fi
 tools/services.sh || { ko "libvirtd could not be started"; finish; }
 [ -z "$(holders)" ] || { sk "a memory fragmenter of another run is alive: $(holders)"; finish; }
 
-RUNARGS="--reps=2 --warmup=0 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=none --format=text,json,html"
+RUNARGS="--reps=2 --warmup=0 --cold-reps=0 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=none --format=text,json,html"
 
 # ---- 1. two guests at once, fresh and fragmented host ---------------------------------
 before=$(thp_snapshot)
