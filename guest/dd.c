@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "harness.h"
 #include "lib/parse.h"
 #include "prng.h"
@@ -160,89 +161,43 @@ struct dd_result {
 	char err_tail[120];	/* the end of dd's stderr, for a failure message */
 };
 
-static void child_exec(const char *path, char *const argv[], int err_fd, int report_fd,
-		       pid_t parent)
+/* the first DD_STDERR_MAX bytes of dd's stderr; the rest is drained */
+struct dd_text {
+	char buf[DD_STDERR_MAX + 1];
+	size_t have;
+};
+
+static void keep_head(void *opaque, const char *chunk, size_t n)
 {
-	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin";
-	char *const envp[] = { lc, pathv, NULL };
-	int nul, saved;
+	struct dd_text *t = opaque;
+	size_t k = n < DD_STDERR_MAX - t->have ? n : DD_STDERR_MAX - t->have;
 
-	/* dd dies with the workload (a runner timeout kills the workload, not dd) */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126);
-	signal(SIGPIPE, SIG_DFL);
-	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0 ||
-	    dup2(err_fd, STDERR_FILENO) < 0)
-		goto fail;
-	execve(path, argv, envp);
-fail:
-	saved = errno;
-	if (write(report_fd, &saved, sizeof(saved)) < 0)
-		_exit(126);
-	_exit(127);
+	memcpy(t->buf + t->have, chunk, k);
+	t->have += k;
 }
 
 /* run dd with argv; res filled; 0, or a negative errno with e set */
 static int run_dd(const char *path, char *const argv[], struct dd_result *res, struct err *e)
 {
-	char text[DD_STDERR_MAX + 1], chunk[512];
-	int ep[2], rp[2], status = 0, exec_errno = 0, ret = 0;
-	size_t have = 0, tail;
-	uint64_t t0;
+	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin";
+	static char *const envp[] = { lc, pathv, NULL };
+	const struct child_opts o = { envp, false, true };
+	struct dd_text dt = { .have = 0 };
+	struct child_result cr;
+	char *text = dt.buf;
+	size_t have, tail;
+	int status, ret;
 	ssize_t n;
-	pid_t pid, self;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe2(ep, O_CLOEXEC))
-		return err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
-	if (pipe2(rp, O_CLOEXEC)) {
-		ret = err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
-		close(ep[0]);
-		close(ep[1]);
+	ret = child_run(path, argv, &o, keep_head, &dt, &cr, e);
+	if (ret)
 		return ret;
-	}
-	self = getpid();
-	t0 = harness_now_ns();
-	pid = fork();
-	if (pid == 0)
-		child_exec(path, argv, ep[1], rp[1], self);
-	close(ep[1]);
-	close(rp[1]);
-	if (pid < 0) {
-		ret = err_set(e, -errno, "cannot fork: %s", strerror(errno));
-		close(ep[0]);
-		close(rp[0]);
-		return ret;
-	}
-	/* stderr until dd exits: the first DD_STDERR_MAX bytes kept, the rest drained */
-	for (;;) {
-		n = read(ep[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (have < DD_STDERR_MAX) {
-			size_t k = (size_t)n < DD_STDERR_MAX - have ? (size_t)n : DD_STDERR_MAX - have;
-
-			memcpy(text + have, chunk, k);
-			have += k;
-		}
-	}
+	status = cr.status;
+	res->ru = cr.ru;
+	res->elapsed_ns = cr.wall_ns;
+	have = dt.have;
 	text[have] = '\0';
-	close(ep[0]);
-	while (wait4(pid, &status, 0, &res->ru) < 0 && errno == EINTR)
-		;
-	res->elapsed_ns = harness_now_ns() - t0;
-	do
-		n = read(rp[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	close(rp[0]);
-	if (n == (ssize_t)sizeof(exec_errno))
-		return err_set(e, -exec_errno, "cannot execute '%s': %s", path,
-			       strerror(exec_errno));
 	/* the last line of stderr, printable characters only, for messages */
 	while (have && (text[have - 1] == '\n' || text[have - 1] == ' '))
 		text[--have] = '\0';

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "harness.h"
 #include "sysinfo.h"
 
@@ -251,95 +252,49 @@ struct kc_result {
 	char tail[KC_TAIL_MAX];	/* the last line of make's output */
 };
 
-static void child_exec(const char *path, char *const argv[], int out_fd, int report_fd,
-		       pid_t parent)
-{
-	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin", home[] = "HOME=/tmp";
-	/* fixed build identity: no whoami or hostname (a supermin root has no passwd) */
-	static char user[] = "KBUILD_BUILD_USER=thpeval", host[] = "KBUILD_BUILD_HOST=thpeval";
-	char *const envp[] = { lc, pathv, home, user, host, NULL };
-	int nul, saved;
+/* the last KC_OUT_KEEP bytes of make's output */
+struct kc_keep {
+	char buf[KC_OUT_KEEP];
+	size_t have;
+};
 
-	/* make dies with the workload (a runner timeout kills the workload, not make) */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126);
-	signal(SIGPIPE, SIG_DFL);
-	nul = open("/dev/null", O_RDONLY);
-	if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-	    dup2(out_fd, STDERR_FILENO) < 0)
-		goto fail;
-	execve(path, argv, envp);
-fail:
-	saved = errno;
-	if (write(report_fd, &saved, sizeof(saved)) < 0)
-		_exit(126);
-	_exit(127);
+static void keep_tail(void *opaque, const char *chunk, size_t n)
+{
+	struct kc_keep *k = opaque;
+
+	if (n >= sizeof(k->buf)) {
+		memcpy(k->buf, chunk + n - sizeof(k->buf), sizeof(k->buf));
+		k->have = sizeof(k->buf);
+	} else {
+		size_t drop = k->have + n > sizeof(k->buf) ? k->have + n - sizeof(k->buf) : 0;
+
+		memmove(k->buf, k->buf + drop, k->have - drop);
+		memcpy(k->buf + k->have - drop, chunk, n);
+		k->have = k->have - drop + n;
+	}
 }
 
 /* run path argv with stdout+stderr read here (the end kept); 0, or errno with e set */
 static int run_make(const char *path, char *const argv[], struct kc_result *res, struct err *e)
 {
-	static char keep[KC_OUT_KEEP];
-	char chunk[4096];
-	int op[2], rp[2], exec_errno = 0, ret;
-	size_t have = 0;
-	uint64_t t0;
-	ssize_t n;
-	pid_t pid, self;
+	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin", home[] = "HOME=/tmp";
+	/* fixed build identity: no whoami or hostname (a supermin root has no passwd) */
+	static char user[] = "KBUILD_BUILD_USER=thpeval", host[] = "KBUILD_BUILD_HOST=thpeval";
+	static char *const envp[] = { lc, pathv, home, user, host, NULL };
+	static struct kc_keep keep;
+	const struct child_opts o = { envp, true, true };
+	struct child_result cr;
+	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe2(op, O_CLOEXEC))
-		return err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
-	if (pipe2(rp, O_CLOEXEC)) {
-		ret = err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
-		close(op[0]);
-		close(op[1]);
+	keep.have = 0;
+	ret = child_run(path, argv, &o, keep_tail, &keep, &cr, e);
+	if (ret)
 		return ret;
-	}
-	self = getpid();
-	t0 = harness_now_ns();
-	pid = fork();
-	if (pid == 0)
-		child_exec(path, argv, op[1], rp[1], self);
-	close(op[1]);
-	close(rp[1]);
-	if (pid < 0) {
-		ret = err_set(e, -errno, "cannot fork: %s", strerror(errno));
-		close(op[0]);
-		close(rp[0]);
-		return ret;
-	}
-	/* the output until make exits; only its last KC_OUT_KEEP bytes are kept */
-	for (;;) {
-		n = read(op[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if ((size_t)n >= sizeof(keep)) {
-			memcpy(keep, chunk + n - sizeof(keep), sizeof(keep));
-			have = sizeof(keep);
-		} else {
-			size_t drop = have + (size_t)n > sizeof(keep) ? have + (size_t)n - sizeof(keep) : 0;
-
-			memmove(keep, keep + drop, have - drop);
-			memcpy(keep + have - drop, chunk, (size_t)n);
-			have = have - drop + (size_t)n;
-		}
-	}
-	close(op[0]);
-	while (wait4(pid, &res->status, 0, &res->ru) < 0 && errno == EINTR)
-		;
-	res->wall_ns = harness_now_ns() - t0;
-	do
-		n = read(rp[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	close(rp[0]);
-	if (n == (ssize_t)sizeof(exec_errno))
-		return err_set(e, -exec_errno, "cannot execute '%s': %s", path,
-			       strerror(exec_errno));
-	kc_last_line(keep, have, res->tail, sizeof(res->tail));
+	res->status = cr.status;
+	res->ru = cr.ru;
+	res->wall_ns = cr.wall_ns;
+	kc_last_line(keep.buf, keep.have, res->tail, sizeof(res->tail));
 	return 0;
 }
 
