@@ -469,7 +469,8 @@ static int read_cpuinfo(const char *proc_root, struct host_info *out, struct err
 	return 0;
 }
 
-static int read_meminfo(const char *proc_root, struct host_info *out, struct err *e)
+/* one "Key: N kB" value of <proc_root>/meminfo; hint ends the "not there" message */
+static int meminfo_kb(const char *proc_root, const char *key, const char *hint, uint64_t *kb, struct err *e)
 {
 	char path[PATH_MAX], line[PROC_LINE_MAX];
 	const char *v;
@@ -486,20 +487,19 @@ static int read_meminfo(const char *proc_root, struct host_info *out, struct err
 		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
 	}
 	while (!found && (r = next_line(f, line, sizeof(line))) > 0) {
-		if (!(v = kv_value(line, "MemTotal")))
+		if (!(v = kv_value(line, key)))
 			continue;
-		if (!parse_kb(v, &out->mem_total_kb)) {
+		if (!parse_kb(v, kb)) {
 			fclose(f);
-			return err_set(e, -EBADMSG, "malformed MemTotal in '%s'", path);
+			return err_set(e, -EBADMSG, "malformed %s in '%s'", key, path);
 		}
 		found = true;
 	}
 	fclose(f);
 	if (r < 0)
-		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path,
-			       strerror(-r));
+		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path, strerror(-r));
 	if (!found)
-		return err_set(e, -EBADMSG, "no MemTotal in '%s'", path);
+		return err_set(e, -EBADMSG, "no %s in '%s'%s", key, path, hint);
 	return 0;
 }
 
@@ -517,7 +517,7 @@ int host_info_read(const char *proc_root, struct host_info *out, struct err *e)
 	r = read_cpuinfo(proc_root, out, e);
 	if (r)
 		return r;
-	return read_meminfo(proc_root, out, e);
+	return meminfo_kb(proc_root, "MemTotal", "", &out->mem_total_kb, e);
 }
 
 /* ---- stat -------------------------------------------------------------------- */
@@ -582,35 +582,7 @@ int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e)
 
 int meminfo_available_kb(const char *proc_root, uint64_t *kb, struct err *e)
 {
-	char path[PATH_MAX], line[PROC_LINE_MAX];
-	const char *v;
-	bool found = false;
-	FILE *f;
-	int r, saved;
-
-	r = proc_path(path, sizeof(path), proc_root, 0, "meminfo", e);
-	if (r)
-		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
-	while (!found && (r = next_line(f, line, sizeof(line))) > 0) {
-		if (!(v = kv_value(line, "MemAvailable")))
-			continue;
-		if (!parse_kb(v, kb)) {
-			fclose(f);
-			return err_set(e, -EBADMSG, "malformed MemAvailable in '%s'", path);
-		}
-		found = true;
-	}
-	fclose(f);
-	if (r < 0)
-		return err_set(e, r == -EOVERFLOW ? -EBADMSG : r, "cannot read '%s': %s", path, strerror(-r));
-	if (!found)
-		return err_set(e, -EBADMSG, "no MemAvailable in '%s' (kernel older than 3.14?)", path);
-	return 0;
+	return meminfo_kb(proc_root, "MemAvailable", " (kernel older than 3.14?)", kb, e);
 }
 
 /* ---- buddyinfo ------------------------------------------------------------- */
