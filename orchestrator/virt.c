@@ -50,6 +50,9 @@ struct guest {
 	size_t pend_off, pend_len;
 	struct guest_counters cnt;
 	struct record rec;
+	/* guest_poll's clock, kept across calls (a run with several guests polls with timeout 0) */
+	long long last_state_ms;	/* when libvirt was last asked for the state */
+	long long gone_at_ms;		/* when the domain was seen stopped, or -1 */
 	char buf[RECV_BUF];
 };
 
@@ -554,6 +557,7 @@ int guest_start(struct virt *v, const struct guest_opts *o, struct guest **out, 
 	g->log_fd = -1;
 	g->log_max = o->console_log_max ? o->console_log_max : GUEST_CONSOLE_LOG_MAX;
 	g->qemu_pid = -1;
+	g->gone_at_ms = -1;
 	rec_reader_init(&g->rd);
 	if (o->console_log_path) {
 		g->log_fd = open(o->console_log_path,
@@ -777,7 +781,7 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 {
 	struct poll_ctx pc = { g, fn, opaque, false };
 	struct err cherr = ERR_INIT;
-	long long start = now_ms(), last_state = 0, gone_at = -1;
+	long long start = now_ms();
 	char *cbuf = NULL;
 	int timer = -1, ret = 0;
 
@@ -826,20 +830,20 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 		}
 		now = now_ms();
 		/* ask libvirt every STATE_CHECK_MS, and at once when the channel ends */
-		if (gone_at < 0 && ((chan_was_open && g->chan_st != ST_OPEN) ||
-				    now - last_state >= STATE_CHECK_MS)) {
+		if (g->gone_at_ms < 0 && ((chan_was_open && g->chan_st != ST_OPEN) ||
+				    now - g->last_state_ms >= STATE_CHECK_MS)) {
 			int run = domain_running(g, e);
 
-			last_state = now;
+			g->last_state_ms = now;
 			if (run < 0) {
 				ret = run;
 				break;
 			}
 			if (run == 0)
-				gone_at = now;
+				g->gone_at_ms = now;
 		}
 		/* gone: all output is in once the channel ends (or after a grace period) */
-		if (gone_at >= 0 && (g->chan_st != ST_OPEN || now - gone_at >= GONE_GRACE_MS)) {
+		if (g->gone_at_ms >= 0 && (g->chan_st != ST_OPEN || now - g->gone_at_ms >= GONE_GRACE_MS)) {
 			/* the console's last words, if they are in already */
 			ret = drain_console(g, cbuf, RECV_BUF, e) < 0 ? -EIO : 0;
 			*res = GUEST_POLL_GUEST_GONE;
