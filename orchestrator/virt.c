@@ -791,9 +791,11 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 	cbuf = malloc(RECV_BUF);
 	if (!cbuf)
 		return err_set(e, -ENOMEM, "cannot poll guest '%s': out of memory", g->name);
-	/* bounds each virEventRunDefaultImpl() wait */
-	timer = virEventAddTimeout(POLL_TICK_MS, noop_timer, NULL, NULL);
-	if (timer < 0) {
+	/* bounds each virEventRunDefaultImpl() wait; timeout 0 never waits (and adding
+	 * and removing a timer would interrupt the caller's next wait) */
+	if (timeout_ms != 0)
+		timer = virEventAddTimeout(POLL_TICK_MS, noop_timer, NULL, NULL);
+	if (timeout_ms != 0 && timer < 0) {
 		free(cbuf);
 		return lv_err(e, -EIO, "cannot poll guest '%s': no libvirt event loop: %s", g->name,
 			       lv_msg());
@@ -859,7 +861,8 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 			break;
 		}
 	}
-	virEventRemoveTimeout(timer);
+	if (timer >= 0)
+		virEventRemoveTimeout(timer);
 	free(cbuf);
 	return ret;
 }
@@ -991,11 +994,12 @@ int virt_destroy_name(struct virt *v, const char *name, struct err *e)
 
 int virt_event_wait(int ms)
 {
-	int timer = virEventAddTimeout(ms, noop_timer, NULL, NULL), r;
+	/* one periodic timer for the process, never removed: adding and removing a
+	 * timer around each wait interrupts the loop, so the next wait would return
+	 * at once and a caller polling several guests would spin */
+	static int timer = -1;
 
-	if (timer < 0)
+	if (timer < 0 && (timer = virEventAddTimeout(ms, noop_timer, NULL, NULL)) < 0)
 		return -EIO;
-	r = virEventRunDefaultImpl();
-	virEventRemoveTimeout(timer);
-	return r < 0 ? -EIO : 0;
+	return virEventRunDefaultImpl() < 0 ? -EIO : 0;
 }
