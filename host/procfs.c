@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -643,6 +644,21 @@ int buddyinfo_read(const char *proc_root, struct buddyinfo *out, struct err *e)
 	if (!zones)
 		return err_set(e, -EBADMSG, "no zones in '%s'", path);
 	return 0;
+}
+
+double buddy_unusable_pct(const unsigned long long *free, unsigned orders, unsigned order)
+{
+	unsigned long long total = 0, usable = 0;
+	unsigned o;
+
+	for (o = 0; o < orders && o < BUDDY_MAX_ORDERS; o++) {
+		total += free[o] << o;
+		if (o >= order)
+			usable += free[o] << o;
+	}
+	if (!total)
+		return NAN;
+	return 100.0 * (double)(total - usable) / (double)total;
 }
 
 uint64_t buddy_free_kb(const struct buddyinfo *b, unsigned min_order)

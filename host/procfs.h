@@ -75,5 +75,13 @@ struct buddyinfo {
 int buddyinfo_read(const char *proc_root, struct buddyinfo *out, struct err *e);
 /* free memory in blocks of at least 4K << min_order (9: 2M blocks on x86-64), in kB */
 uint64_t buddy_free_kb(const struct buddyinfo *b, unsigned min_order);
+/*
+ * The kernel's unusable free space index for an order (mm/vmstat.c,
+ * /sys/kernel/debug/extfrag/unusable_index) in percent: the share of free
+ * memory that lies in blocks smaller than 4K << order, so cannot serve such
+ * an allocation without compaction. free[] holds free blocks per order.
+ * NAN when nothing is free.
+ */
+double buddy_unusable_pct(const unsigned long long *free, unsigned orders, unsigned order);
 
 #endif

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/procfs.h"
+
 void results_init(struct results *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -422,6 +424,10 @@ static json_object *j_frag(const struct frag_log *f)
 	json_object_object_add(o, "free_2m_kb_after", json_object_new_int64((int64_t)f->free2m_after_kb));
 	json_object_object_add(o, "free_2m_kb_undone",
 			       f->have_undone ? json_object_new_int64((int64_t)f->free2m_undone_kb) : NULL);
+	json_object_object_add(o, "unusable_2m_pct_before", jnum(buddy_unusable_pct(f->buddy_before, f->orders, 9)));
+	json_object_object_add(o, "unusable_2m_pct_after", jnum(buddy_unusable_pct(f->buddy_after, f->orders, 9)));
+	json_object_object_add(o, "unusable_2m_pct_undone",
+			       f->have_undone ? jnum(buddy_unusable_pct(f->buddy_undone, f->orders, 9)) : NULL);
 	json_object_object_add(o, "mem_available_kb_before", json_object_new_int64((int64_t)f->avail_before_kb));
 	json_object_object_add(o, "mem_available_kb_undone",
 			       f->have_undone ? json_object_new_int64((int64_t)f->avail_undone_kb) : NULL);

@@ -1262,10 +1262,11 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 	fl->free2m_before_kb = buddy_free_kb(&fr->before, 9);
 	fl->avail_before_kb = fr->memfree_before_kb;
 	fl->free2m_after_kb = buddy_free_kb(&fr->after, 9);
-	progress(io, "fragmented %llu MiB in %.1f s (%llu MiB of it on huge pages first); free memory in 2M blocks %llu -> %llu MiB; holder pid %d keeps %llu KiB",
+	progress(io, "fragmented %llu MiB in %.1f s (%llu MiB of it on huge pages first); free memory in 2M blocks %llu -> %llu MiB, unusable for 2M %.1f%% -> %.1f%%; holder pid %d keeps %llu KiB",
 		 (unsigned long long)(fr->bytes >> 20), fr->seconds, (unsigned long long)(fr->huge_kb >> 10),
-		 (unsigned long long)(fl->free2m_before_kb >> 10), (unsigned long long)(fl->free2m_after_kb >> 10), fr->pid,
-		 (unsigned long long)fr->held_kb);
+		 (unsigned long long)(fl->free2m_before_kb >> 10), (unsigned long long)(fl->free2m_after_kb >> 10),
+		 buddy_unusable_pct(fl->buddy_before, fl->orders, 9), buddy_unusable_pct(fl->buddy_after, fl->orders, 9),
+		 fr->pid, (unsigned long long)fr->held_kb);
 	return 0;
 }
 

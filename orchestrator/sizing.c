@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/procfs.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/effects.h"
 
@@ -239,9 +240,15 @@ static void frag_lines(const struct results *r, FILE *out)
 			f->host_thp, f->prefault, f->round + 1, f->bytes >> 20, f->seconds, f->free2m_before_kb >> 10,
 			f->free2m_after_kb >> 10, f->have_undone ? "see below" : "not recorded",
 			f->restored ? "restored" : "NOT restored", f->compacted ? ", compact_memory needed" : "");
+		fprintf(out, "    unusable free space index for 2M (share of free memory in smaller blocks): %.1f%% before,"
+			" %.1f%% after fragmenting\n",
+			buddy_unusable_pct(f->buddy_before, f->orders, 9), buddy_unusable_pct(f->buddy_after, f->orders, 9));
 		if (f->have_undone)
-			fprintf(out, "    undone: %llu MiB in >= 2M blocks; MemAvailable %llu MiB before, %llu MiB once undone\n",
-				f->free2m_undone_kb >> 10, f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
+			fprintf(out,
+				"    undone: %llu MiB in >= 2M blocks, unusable index %.1f%%; MemAvailable %llu MiB before,"
+				" %llu MiB once undone\n",
+				f->free2m_undone_kb >> 10, buddy_unusable_pct(f->buddy_undone, f->orders, 9),
+				f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
 			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",
@@ -436,12 +443,14 @@ void sizing_html(const struct results *r, FILE *o)
 			}
 			snprintf(buf, sizeof(buf), "%llu MiB in %.1f s", f->bytes >> 20, f->seconds);
 			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB", f->free2m_before_kb >> 10);
+			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_before_kb >> 10,
+				 buddy_unusable_pct(f->buddy_before, f->orders, 9));
 			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB", f->free2m_after_kb >> 10);
+			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_after_kb >> 10,
+				 buddy_unusable_pct(f->buddy_after, f->orders, 9));
 			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (%s)", f->free2m_undone_kb >> 10,
-				 f->restored ? "restored" : "NOT restored");
+			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s)", f->free2m_undone_kb >> 10,
+				 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored");
 			td(o, f->have_undone ? buf : "not recorded");
 			snprintf(buf, sizeof(buf), "stall %llu, success %llu, fail %llu; thp_fault_alloc %llu, fallback %llu",
 				 f->compact_stall, f->compact_success, f->compact_fail, f->thp_fault_alloc, f->thp_fault_fallback);

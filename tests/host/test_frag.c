@@ -6,6 +6,7 @@
  * killed run is ended by frag_reap_stale and by `thpeval host restore`).
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,6 +42,26 @@ static void test_buddyinfo_fake(void **state)
 	/* order 9 and 10 blocks: (1+3+174) * 2M + (3+751+524) * 4M */
 	assert_int_equal(buddy_free_kb(&b, 9), (1 + 3 + 174) * 2048ull + (3 + 751 + 524) * 4096ull);
 	assert_true(buddy_free_kb(&b, 0) > buddy_free_kb(&b, 9));
+}
+
+/* the kernel's unusable free space index, worked by hand */
+static void test_buddy_unusable(void **state)
+{
+	/* 4 free order-0 pages, 1 order-1 block, 1 order-9 block: 4 + 2 + 512 pages */
+	unsigned long long mixed[11] = { 4, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	unsigned long long none[11] = { 0 };
+	unsigned long long small[11] = { 100, 50, 0, 0, 0, 0, 0, 0, 7, 0, 0 };
+	unsigned long long big[11] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 2 };
+
+	(void)state;
+	assert_true(fabs(buddy_unusable_pct(mixed, 11, 9) - (100.0 * 6 / 518)) < 1e-9);
+	assert_true(fabs(buddy_unusable_pct(mixed, 11, 0) - (0.0)) < 1e-9);
+	assert_true(fabs(buddy_unusable_pct(mixed, 11, 1) - (100.0 * 4 / 518)) < 1e-9);
+	assert_true(fabs(buddy_unusable_pct(small, 11, 9) - (100.0)) < 1e-9);
+	assert_true(fabs(buddy_unusable_pct(big, 11, 9) - (0.0)) < 1e-9);
+	assert_true(isnan(buddy_unusable_pct(none, 11, 9)));
+	/* orders beyond what buddyinfo had are not read */
+	assert_true(fabs(buddy_unusable_pct(mixed, 2, 1) - (100.0 * 4 / 6)) < 1e-9);
 }
 
 static void test_buddyinfo_bad(void **state)
@@ -216,6 +237,7 @@ int main(void)
 
 	ADD_ONE("buddyinfo/fake", test_buddyinfo_fake);
 	ADD_ONE("buddyinfo/malformed", test_buddyinfo_bad);
+	ADD_ONE("buddyinfo/unusable-index", test_buddy_unusable);
 	ADD_ONE("meminfo/available", test_meminfo_available);
 	ADD_ONE("frag/size_for", test_size_for);
 	ADD_ONE("frag/real_start_stop", test_frag_real);

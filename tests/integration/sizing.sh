@@ -86,9 +86,13 @@ if [ -s "$J" ]; then
 	[ "$nf" = 2 ] && ok "fragmentation recorded for both fragmented groups" || ko "fragmentation records: $nf"
 	bi=$(jq '[.fragmentation[] | select((.buddyinfo_before | length) > 9 and (.buddyinfo_after | length) > 9 and (.buddyinfo_undone | length) > 9)] | length' "$J")
 	[ "$bi" = "$nf" ] && ok "buddyinfo before, after and undone recorded" || ko "buddyinfo records: $bi of $nf"
-	dropped=$(jq '[.fragmentation[] | select(.free_2m_kb_after < .free_2m_kb_before)] | length' "$J")
-	[ "$dropped" = "$nf" ] && ok "fragmenting removed free 2M blocks ($(jq -r '[.fragmentation[] | "\(.free_2m_kb_before / 1024 | floor) -> \(.free_2m_kb_after / 1024 | floor) MiB"] | join(", ")' "$J"))" ||
-		ko "free 2M blocks did not drop: $(jq -c '[.fragmentation[] | [.free_2m_kb_before, .free_2m_kb_after]]' "$J")"
+	# what fragmenting must do: leave most of the free memory in blocks under 2M (the kernel's
+	# unusable free space index for order 9 rises). Free memory in 2M blocks need not fall: on a
+	# host that starts fragmented (page cache in the holes of an earlier arm), the fragmenter's
+	# direct compaction can free more 2M blocks than it then takes; that figure is reported
+	rose=$(jq '[.fragmentation[] | select(.unusable_2m_pct_after > .unusable_2m_pct_before and .unusable_2m_pct_after >= 50)] | length' "$J")
+	[ "$rose" = "$nf" ] && ok "fragmenting left most free memory in blocks under 2M (unusable index $(jq -r '[.fragmentation[] | "\(.unusable_2m_pct_before | floor)% -> \(.unusable_2m_pct_after | floor)%"] | join(", ")' "$J"); free in 2M blocks $(jq -r '[.fragmentation[] | "\(.free_2m_kb_before / 1024 | floor) -> \(.free_2m_kb_after / 1024 | floor) MiB"] | join(", ")' "$J"))" ||
+		ko "fragmenting did not raise the unusable free space index for 2M to 50%: $(jq -c '[.fragmentation[] | [.unusable_2m_pct_before, .unusable_2m_pct_after]]' "$J")"
 	# thpeval guarantees the holder is gone and the memory is back (checked above) and that
 	# undoing gives 2M blocks back; whether all of them come back is the host's to say
 	# (kernel allocations that landed in the holes cannot be moved): reported, not required
