@@ -14,11 +14,16 @@
 # page and then copied-on-write, where the first touch faults once.
 #
 # Per host THP setting (never, always: set through 'thpeval host set', put
-# back on exit; defrag left as it is) and per size: REPS memset processes
-# (median) and REPS
-# stress-ng runs of SECS seconds (median), interleaved, both pinned to one CPU,
-# after one unrecorded round of each (the first run after a THP change or on
-# memory the host has not backed yet was 2-8x slower on the development VM).
+# back on exit; defrag left as it is) and per size: REPS repetitions (median)
+# of each, interleaved, both pinned to one CPU, after one unrecorded round of
+# each (the first run after a THP change or on memory the host has not backed
+# yet was 2-8x slower on the development VM). A stress-ng repetition is one
+# run of SECS seconds, many passes in one process; a memset repetition is one
+# process running as many passes (--passes, sized from the warm-up's
+# throughput) as fill about SECS seconds, its figure loop_mib_s: total MiB over
+# the summed populate + stores + munmap times of every pass. One pass per
+# process had compared a single 40 ms sample (256M with THP), cold in a fresh
+# process, with stress-ng's steady-state average (always/256M: ratio 0.80).
 # Writes bench/results/fidelity.json and prints one summary line.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -55,18 +60,23 @@ for thp in never always; do
 	"$BIN" host set enabled="$thp" >/dev/null || { echo "bench: cannot set host THP $thp" >&2; exit 1; }
 	for size in $SIZES; do
 		: >"$WORK/tool" ; : >"$WORK/mirror" ; : >"$WORK/fault" ; : >"$WORK/cycle"
-		: >"$WORK/huge" ; : >"$WORK/ft" ; : >"$WORK/pop"
-		# the unrecorded warm-up round
+		: >"$WORK/huge" ; : >"$WORK/ft" ; : >"$WORK/pop" ; : >"$WORK/npass"
+		# the unrecorded warm-up round; its loop throughput sizes the passes that fill SECS
 		taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
-			--populate-read=1 >/dev/null 2>&1
+			--populate-read=1 --passes=2 >"$WORK/m" 2>&1
+		passes=$(grep ' result ' "$WORK/m" | field loop_mib_s | awk -v s="$SECS" -v z="$size" '
+			BEGIN { m = z + 0; if (z ~ /G$/) m *= 1024 }
+			{ n = int(s * $1 / m + 0.5); print (n < 1 ? 1 : n) }')
+		[ -n "$passes" ] || { echo "bench: memset warm-up failed: $(tail -1 "$WORK/m")" >&2; exit 1; }
 		taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 >/dev/null 2>&1
 		taskset -c "$CPU" stress-ng --no-madvise --vm 1 --vm-bytes "$size" \
 			--vm-method write64 -t 1 >/dev/null 2>&1
 		for i in $(seq 1 "$REPS"); do
 			taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
-				--populate-read=1 --rep="$i" >"$WORK/m" 2>&1 ||
+				--populate-read=1 --passes="$passes" --rep="$i" >"$WORK/m" 2>&1 ||
 				{ echo "bench: memset failed: $(tail -1 "$WORK/m")" >&2; exit 1; }
-			grep ' result ' "$WORK/m" | field cycle_mib_s >>"$WORK/mirror"
+			grep ' result ' "$WORK/m" | field loop_mib_s >>"$WORK/mirror"
+			echo "$passes" >>"$WORK/npass"
 			grep ' result ' "$WORK/m" | field guest_huge_pct >>"$WORK/huge"
 			grep ' result ' "$WORK/m" | field populate_ns >>"$WORK/pop"
 			taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
@@ -90,6 +100,7 @@ for thp in never always; do
 			--argjson huge "[$(paste -sd, "$WORK/huge")]" \
 			--argjson ft "[$(paste -sd, "$WORK/ft")]" \
 			--argjson pop "[$(paste -sd, "$WORK/pop")]" \
+			--argjson npass "[$(paste -sd, "$WORK/npass")]" \
 			--argjson tool_m "$(median <"$WORK/tool")" \
 			--argjson mirror_m "$(median <"$WORK/mirror")" \
 			--argjson fault_m "$(median <"$WORK/fault")" \
@@ -98,6 +109,7 @@ for thp in never always; do
 			'{ host_thp: $thp, size: $size,
 			   tool_mib_s: $tool_m, tool_runs_mib_s: $tool,
 			   memset_mirror_mib_s: $mirror_m, memset_mirror_runs_mib_s: $mirror,
+			   memset_mirror_passes: $npass,
 			   ratio: ($mirror_m / $tool_m),
 			   memset_fault_mib_s: $fault_m, memset_fault_runs_mib_s: $fault,
 			   memset_cycle_mib_s: $cycle_m, memset_cycle_runs_mib_s: $cycle,
@@ -112,7 +124,7 @@ printf '%s\n' "${rows[@]}" | jq -s --arg version "$VERSION" --argjson tol "$TOL"
 	{ benchmark: "fidelity", target: "host", unit: "MiB/s",
 	  tool: "stress-ng", tool_version: $version,
 	  tool_command: "stress-ng --no-madvise --vm 1 --vm-bytes SIZE --vm-method write64 -t \($secs) --metrics-brief (bogo ops/s, real time; 1 bogo op = 1 MiB)",
-	  memset_command: "thpeval-guest workload memset --size=SIZE --accesses=1000 --populate-read=1 (cycle_mib_s: populate read + 64-bit stores + munmap)",
+	  memset_command: "thpeval-guest workload memset --size=SIZE --accesses=1000 --populate-read=1, --passes=P (P from the warm-up: about \($secs) s; loop_mib_s: total MiB over the summed populate read + 64-bit stores + munmap of every pass)",
 	  compared: "memset_mirror_mib_s / tool_mib_s (medians); default_ratio: the default first-touch memset cycle_mib_s / tool_mib_s, for information",
 	  reps: $reps, cpu: $cpu, tolerance_pct: $tol,
 	  settings: [ .[] | .pass = ((.ratio - 1) | fabs * 100 <= $tol) ] }

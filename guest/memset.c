@@ -1,6 +1,7 @@
 #include "memset.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,10 @@ static const struct wl_param memset_params[] = {
 	{ "populate-read", WL_P_BOOL, offsetof(struct wl_args, populate_read), "0", 0, 1,
 	  "1: stress-ng --vm's loop instead of the first touch: MADV_POPULATE_READ, then a "
 	  "64-bit store pass, both timed as the fault phase (no probe; for the fidelity bench)" },
+	/* stress-ng's loop runs in one process; one pass a process misses its warm steady state */
+	{ "passes", WL_P_U64, offsetof(struct wl_args, passes), "1", 1, 100000,
+	  "fault cycles (map, fault phase, unmap) in this process; the last one also runs the "
+	  "access phase; loop_mib_s is the throughput over all of them (for the fidelity bench)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
 
@@ -51,6 +56,8 @@ static const struct wl_metric memset_metrics[] = {
 	{ "first_touch_huge_blocks", "probe: blocks whose first touch mapped the whole 2M" },
 	{ "first_touch_huge_pct", "probe: first_touch_huge_blocks / first_touch_blocks * 100" },
 	{ "probe_ns", "probe: time in mincore(), left out of fault_elapsed_ns" },
+	{ "passes", "fault cycles run (--passes)" },
+	{ "loop_mib_s", "passes x size over the summed fault phase and munmap times of every pass" },
 	{ "access_elapsed_ns", "wall time of the pointer chase" },
 	{ "access_ns", "access phase time per dependent load" },
 	{ "fault_vm_pgfault", "guest /proc/vmstat deltas over the fault phase (whole guest): pgfault," },
@@ -72,6 +79,9 @@ static int memset_check(const struct wl_args *a, const struct wl_env *env, struc
 	uint64_t avail, need;
 	int r;
 
+	if (a->hold && a->passes > 1)
+		return err_set(e, -EINVAL, "--hold=1 keeps one buffer: it takes --passes=1, not %" PRIu64,
+			       a->passes);
 	fmt_size(a->size, s, sizeof(s));
 	if (a->size < MEMSET_HUGE || a->size % MEMSET_HUGE)
 		return err_set(e, -EINVAL, "size %s is not a multiple of 2M", s);
@@ -171,6 +181,7 @@ struct memset_times {
 	struct guest_vmstat vm2, vm3;	/* around the access phase */
 	uint64_t fault_ns, access_ns, unmap_ns;
 	uint64_t populate_ns;	/* populate-read mode: the MADV_POPULATE_READ part of fault_ns */
+	uint64_t loop_ns;	/* fault phase + munmap of every pass before the last */
 	struct harness_usage u0, u1;
 	struct smaps_vma vma;
 	struct memset_probe probe;
@@ -184,7 +195,7 @@ static int add_metrics(struct record *res, const struct wl_args *a, const struct
 	uint64_t fault_ns = t->fault_ns, access_ns = t->access_ns;
 	double pages = (double)(a->size / MEMSET_PAGE);
 	double fault_s = fault_ns ? (double)fault_ns / 1e9 : 1e-9;
-	double cycle_s = (double)(fault_ns + t->unmap_ns) / 1e9;
+	double cycle_s = (double)(fault_ns + t->unmap_ns) / 1e9, loop_s;
 	double huge_pct = vma->rss_bytes ?
 		100.0 * (double)vma->anon_huge_bytes / (double)vma->rss_bytes : 0.0;
 	int r = 0;
@@ -224,6 +235,10 @@ static int add_metrics(struct record *res, const struct wl_args *a, const struct
 	r |= rec_add_u64(res, "unmap_ns", t->unmap_ns);
 	r |= rec_add_f64(res, "cycle_mib_s",
 			 (double)a->size / (1024.0 * 1024.0) / (cycle_s > 0 ? cycle_s : 1e-9));
+	r |= rec_add_u64(res, "passes", a->passes);
+	loop_s = cycle_s + (double)t->loop_ns / 1e9;
+	r |= rec_add_f64(res, "loop_mib_s",
+			 (double)a->passes * (double)a->size / (1024.0 * 1024.0) / (loop_s > 0 ? loop_s : 1e-9));
 	return r ? -EINVAL : 0;
 }
 
@@ -264,13 +279,69 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
 	return 0;
 }
 
+/*
+ * Map the buffer: 2M-aligned so THP can back all of it, with PROT_NONE slack
+ * (at least one page) on either side, so no neighbour merges with its mapping
+ * and its smaps entry is the buffer alone.
+ */
+static int buffer_map(const struct wl_args *a, char **map_out, char **buf_out, struct err *e)
+{
+	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
+	char *map, *buf;
+	int r;
+
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return err_set(e, -errno, "cannot map %zu bytes: %s", map_len, strerror(errno));
+	buf = (char *)(((uintptr_t)map + MEMSET_PAGE + MEMSET_HUGE - 1) &
+		       ~(uintptr_t)(MEMSET_HUGE - 1));
+	if (mprotect(map, (size_t)(buf - map), PROT_NONE) ||
+	    mprotect(buf + a->size, (size_t)(map + map_len - buf - a->size), PROT_NONE)) {
+		r = err_set(e, -errno, "cannot protect the guard pages: %s", strerror(errno));
+		munmap(map, map_len);
+		return r;
+	}
+	if (a->madvise && madvise(buf, a->size, MADV_HUGEPAGE)) {
+		r = err_set(e, -errno, "madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
+		munmap(map, map_len);
+		return r;
+	}
+	*map_out = map;
+	*buf_out = buf;
+	return 0;
+}
+
+/* the passes before the last: map, fault phase, unmap; their time summed into loop_ns */
+static int early_passes(const struct wl_args *a, struct memset_times *t, struct err *e)
+{
+	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
+	struct memset_times pass;
+	uint64_t i, t0;
+	char *map, *buf;
+	int r;
+
+	for (i = 1; i < a->passes; i++) {
+		memset(&pass, 0, sizeof(pass));
+		pass.root = t->root;
+		if ((r = buffer_map(a, &map, &buf, e)))
+			return r;
+		r = fault_phase(a, buf, &pass, e);
+		t0 = harness_now_ns();
+		munmap(map, map_len);
+		if (r)
+			return r;
+		t->loop_ns += pass.fault_ns + (harness_now_ns() - t0);
+	}
+	return 0;
+}
+
 static int memset_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
 		      struct err *e)
 {
 	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE, npages = a->size / MEMSET_PAGE;
 	struct memset_times t;
 	uint32_t *scratch = NULL;
-	char *map, *buf;
+	char *map = NULL, *buf;
 	uint64_t t0;
 	void *p;
 	int ret;
@@ -279,25 +350,8 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 	t.root = env->root;
 	if (npages > UINT32_MAX)
 		return err_set(e, -E2BIG, "size too large for the chain (more than 2^32 pages)");
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		return err_set(e, -errno, "cannot map %zu bytes: %s", map_len, strerror(errno));
-	/*
-	 * Align to 2M so THP can back the whole buffer. The slack on either side
-	 * (at least one page each) becomes PROT_NONE: no neighbour can merge with
-	 * the buffer's mapping, so its smaps entry is the buffer alone.
-	 */
-	buf = (char *)(((uintptr_t)map + MEMSET_PAGE + MEMSET_HUGE - 1) &
-		       ~(uintptr_t)(MEMSET_HUGE - 1));
-	if (mprotect(map, (size_t)(buf - map), PROT_NONE) ||
-	    mprotect(buf + a->size, (size_t)(map + map_len - buf - a->size), PROT_NONE)) {
-		ret = err_set(e, -errno, "cannot protect the guard pages: %s", strerror(errno));
-		goto cleanup;
-	}
-	if (a->madvise && madvise(buf, a->size, MADV_HUGEPAGE)) {
-		ret = err_set(e, -errno, "madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
-		goto cleanup;
-	}
+	if ((ret = early_passes(a, &t, e)) || (ret = buffer_map(a, &map, &buf, e)))
+		return ret;
 
 	ret = fault_phase(a, buf, &t, e);
 	if (ret)

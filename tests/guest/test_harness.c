@@ -51,6 +51,7 @@ static struct args_case args_cases[] = {
 	{ "accesses zero", { "--accesses=0" }, "--accesses=0 is out of range", 0 },
 	{ "warmup 2", { "--warmup=2" }, "expected 0 or 1", 0 },
 	{ "hold 2", { "--hold=2" }, "expected 0 or 1", 0 },
+	{ "passes zero", { "--passes=0" }, "--passes=0 is out of range", 0 },
 	{ "unknown option", { "--colour=red" }, "unknown option '--colour' for workload memset", 0 },
 	{ "positional", { "8M" }, "bad argument '8M': expected --name=value", 0 },
 	{ "option twice", { "--size=8M", "--size=16M" }, "--size given twice", 0 },
@@ -288,6 +289,33 @@ static void test_real_run_modes(void **state)
 	assert_int_equal(rec_get_u64(&o.rec[0], "fault_minflt", &minflt), 0);
 	if (!strcmp(rec_get(&o.rec[0], "guest_huge_pct"), "0"))
 		assert_true(minflt >= 2 * (4u << 20) / 4096);
+}
+
+/* --passes: the fault cycle repeated in one process, loop_mib_s over all of them */
+static void test_real_run_passes(void **state)
+{
+	const char *three[] = { "memset", "--size=4M", "--accesses=1000", "--passes=3",
+				"--label=guest_thp=test" };
+	const char *held[] = { "memset", "--size=4M", "--hold=1", "--passes=2" };
+	struct run_out o;
+	double loop, cycle;
+	uint64_t passes;
+
+	(void)state;
+	run_main("", three, N(three), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	check_result(&o.rec[0], 4ull << 20, 1000);
+	assert_int_equal(rec_get_u64(&o.rec[0], "passes", &passes), 0);
+	assert_int_equal(passes, 3);
+	assert_int_equal(rec_get_f64(&o.rec[0], "loop_mib_s", &loop), 0);
+	assert_int_equal(rec_get_f64(&o.rec[0], "cycle_mib_s", &cycle), 0);
+	assert_true(loop > 0 && cycle > 0);
+	/* a held buffer is one buffer: refused before anything is mapped */
+	run_main("", held, N(held), &o);
+	assert_int_equal(o.rc, HARNESS_USAGE);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.rec[0].type, REC_FAIL);
+	assert_non_null(strstr(rec_get(&o.rec[0], "reason"), "--passes=1"));
 }
 
 static void test_real_run_madvise(void **state)
@@ -545,7 +573,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 12];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 13];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -562,6 +590,8 @@ int main(void)
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "memset without probe, with stress-ng's loop",
 					  test_real_run_modes, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset --passes=3 in one process", test_real_run_passes,
+					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };
