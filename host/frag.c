@@ -11,9 +11,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/parse.h"
 
 #define BLOCK (2ull << 20)
@@ -21,14 +21,6 @@
 #define FRAG_TIMEOUT_MS (300 * 1000)
 #define HUGE_ORDER 9
 #define FRAG_CHUNK (1ull << 30)
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 uint64_t frag_size_for(uint64_t avail_kb, uint64_t guests_need_bytes)
 {

@@ -18,6 +18,7 @@
 
 #include "images/boot.h"
 #include "images/spawn.h"
+#include "lib/clock.h"
 
 /*
  * Bump when the recipe changes (packages, size, layout, boot files, cmdline):
@@ -86,29 +87,20 @@ struct inputs {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static void progress(const struct image_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void progress(const struct image_opts *o, const char *fmt, ...)
+void image_progress(void (*fn)(void *opaque, const char *msg), void *opaque, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 
-	if (!o->progress)
+	if (!fn)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	o->progress(o->opaque, msg);
+	fn(opaque, msg);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define progress(o, ...) image_progress((o)->progress, (o)->opaque, __VA_ARGS__)
 
 static int path_join(char dst[PATH_MAX], const char *dir, const char *name,
 		     struct err *e)
@@ -1047,7 +1039,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 	char abs[PATH_MAX], tmp[PATH_MAX] = "", final[PATH_MAX], p[PATH_MAX];
 	char uuid[64], meta[768];
 	struct boot_info bi;
-	double t0 = now_s(), t1, t2;
+	double t0 = mono_s(), t1, t2;
 	size_t i;
 	int ret;
 
@@ -1089,12 +1081,12 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 		ret = collect_outputs(tmp, e);
 	if (ret)
 		goto cleanup;
-	t1 = now_s();
+	t1 = mono_s();
 	progress(o, "supermin done in %.1f s", t1 - t0);
 	ret = boot_files(o, in, tmp, &bi, e);
 	if (ret)
 		goto cleanup;
-	t1 = now_s();
+	t1 = mono_s();
 
 	progress(o, "installing guest program (libguestfs%s)",
 		 kvm_usable() ? "" : ", TCG: about 20-40 s");
@@ -1105,7 +1097,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 	ret = guest_install(p, o->guest_bin, in->id, uuid, sizeof(uuid), e);
 	if (ret)
 		goto cleanup;
-	t2 = now_s();
+	t2 = mono_s();
 	progress(o, "libguestfs done in %.1f s", t2 - t1);
 
 	/* metadata, then data on disk, then the marker, then the rename */
@@ -1138,7 +1130,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 	if (ret)
 		goto cleanup;
 	progress(o, "guest image %s ready in %.1f s (%s)", in->id,
-		 now_s() - t0, final);
+		 mono_s() - t0, final);
 cleanup:
 	if (tmp[0])
 		rm_rf(tmp);

@@ -77,4 +77,8 @@ int image_compute_id(const struct image_opts *o, char id[IMAGE_ID_LEN + 1],
 int image_load(const char *cache_dir, const char *id, struct image *out,
 	       struct err *e);
 
+/* format a progress line and hand it to fn (NULL: dropped); shared by image.c and srcdisk.c */
+void image_progress(void (*fn)(void *opaque, const char *msg), void *opaque, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

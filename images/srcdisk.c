@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "images/image.h"
 #include "images/spawn.h"
+#include "lib/clock.h"
 
 /* Bump when the recipe changes: it is hashed into the id. */
 #define SRCDISK_BUILDER "thpeval-srcdisk/2 tar-xJ prepared=tinyconfig@/mnt/linux-src mkfs.ext4-d ^has_journal label=thpeval-src"
@@ -30,29 +30,7 @@ const char *const srcdisk_toolchain_packages[] = {
 	"gzip", "cpio", "kmod", "hostname", NULL,
 };
 
-static void progress(const struct srcdisk_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void progress(const struct srcdisk_opts *o, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (!o->progress)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	o->progress(o->opaque, msg);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define progress(o, ...) image_progress((o)->progress, (o)->opaque, __VA_ARGS__)
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
@@ -313,7 +291,7 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 	const char *mkfs_argv[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-L", "thpeval-src",
 				    "-E", "root_owner=0:0", "-d", tree, img, size, NULL };
 	unsigned long long bytes;
-	double t0 = now_s(), t1;
+	double t0 = mono_s(), t1;
 	int fd, r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s/.tmp-%ld-src-XXXXXX", abs, (long)getpid()) >=
@@ -333,14 +311,14 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 		r = rename_top(tmp, e);
 	if (r)
 		goto fail;
-	t1 = now_s();
+	t1 = mono_s();
 	progress(o, "source extracted in %.1f s", t1 - t0);
 	r = prepare_trees(tmp, tree, e);
 	if (r)
 		goto fail;
 	progress(o, "%s tree configured and prepared in %.1f s (setup that kcompile guests copy)",
-		 prepared_configs[0], now_s() - t1);
-	t1 = now_s();
+		 prepared_configs[0], mono_s() - t1);
+	t1 = mono_s();
 	tree_bytes = 0;
 	nftw(tree, add_size, 32, FTW_PHYS);
 	bytes = tree_bytes + tree_bytes / 8 + SRCDISK_SLACK;
@@ -360,7 +338,7 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 	if (r)
 		goto fail;
 	chmod(img, 0644);
-	progress(o, "mkfs.ext4 -d done in %.1f s (%s)", now_s() - t1, size);
+	progress(o, "mkfs.ext4 -d done in %.1f s (%s)", mono_s() - t1, size);
 	snprintf(meta, sizeof(meta), "id=%s\npackage=%s\nversion=%s\ntarball=%s\nbuilder=%s\n",
 		 sd->id, SRCDISK_PACKAGE, sd->version, tarball_of(o), SRCDISK_BUILDER);
 	snprintf(x, sizeof(x), "%s/meta", tmp);
@@ -389,7 +367,7 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 			    strerror(errno));
 		goto fail;
 	}
-	progress(o, "kernel source disk %s ready in %.1f s (%s)", sd->id, now_s() - t0, sd->dir);
+	progress(o, "kernel source disk %s ready in %.1f s (%s)", sd->id, mono_s() - t0, sd->dir);
 	return load_at(abs, sd, e);
 fail:
 	nftw(tmp, rm_one, 32, FTW_DEPTH | FTW_PHYS);

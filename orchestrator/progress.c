@@ -3,16 +3,9 @@
 #include <math.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "lib/clock.h"
 
 void progress_fmt_duration(char *buf, size_t len, double s)
 {
@@ -45,7 +38,7 @@ void progress_init(struct progress *p, FILE *out, size_t total)
 	memset(p, 0, sizeof(*p));
 	p->out = out;
 	p->total = total;
-	p->now = mono_now;
+	p->now = mono_s;
 	p->tty = out && isatty(fileno(out));
 	p->width = p->tty ? term_width(out) : 80;
 	p->t0 = p->cell_t0 = p->now();

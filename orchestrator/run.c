@@ -17,9 +17,9 @@
 #include "host/kvmstat.h"
 #include "host/procfs.h"
 #include "host/thp.h"
-#include "lib/parse.h"
 #include "images/image.h"
 #include "images/srcdisk.h"
+#include "lib/clock.h"
 #include "lib/parse.h"
 #include "orchestrator/domain.h"
 #include "orchestrator/effects.h"
@@ -27,14 +27,6 @@
 #include "orchestrator/virt.h"
 
 #define MAX_REJECTED 64		/* garbage lines tolerated from one guest */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void progress(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -60,7 +52,7 @@ static void progress(const struct run_io *io, const char *fmt, ...)
 	fflush(io->progress);
 }
 
-static void image_progress(void *opaque, const char *msg)
+static void image_line(void *opaque, const char *msg)
 {
 	FILE *out = opaque;
 
@@ -482,7 +474,7 @@ static int on_record(void *opaque, enum guest_event ev, const struct record *rec
 	}
 	if (!gc->got_first) {
 		gc->got_first = true;
-		gc->log->create_to_first_record_s = now_s() - gc->t_create;
+		gc->log->create_to_first_record_s = mono_s() - gc->t_create;
 	}
 	if (rec->seq != gc->next_seq) {
 		err_set(&gc->err, -EPROTO, "guest %s sent record %u where %u was due (lost or replayed output)",
@@ -716,7 +708,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 		progress(io, "booting %s (host THP %s, allocation %s%s%s, %s)", gr->name, hg->host_thp, gr->gc.prefault,
 			 strcmp(hg->host_state, "fresh") ? ", host " : "",
 			 strcmp(hg->host_state, "fresh") ? hg->host_state : "", accel_name(accel));
-	gr->gc.t_create = now_s();
+	gr->gc.t_create = mono_s();
 	r = guest_start(v, &go, &gr->gc.g, e);
 	if (r)
 		return r;
@@ -762,7 +754,7 @@ static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struc
 	default:
 		break;
 	}
-	if (now_s() - t0 >= (double)guest_timeout_ms(cfg) / 1000) {
+	if (mono_s() - t0 >= (double)guest_timeout_ms(cfg) / 1000) {
 		snprintf(gr->log->status, sizeof(gr->log->status), "timeout");
 		gr->r = err_set(e, -ETIMEDOUT, "guest %s did not finish within %llu s: destroyed it (raise --timeout?)",
 				gr->name, (unsigned long long)(guest_timeout_ms(cfg) / 1000));
@@ -775,15 +767,15 @@ static void gr_finish(struct guest_run *gr)
 {
 	guest_pmu_close(&gr->gc.pmu);
 	if (gr->gc.g) {
-		double t0 = now_s();
+		double t0 = mono_s();
 
 		guest_destroy(gr->gc.g);
 		gr->gc.g = NULL;
 		if (gr->r == 0)
-			gr->log->teardown_s = now_s() - gr->t_end;
+			gr->log->teardown_s = mono_s() - gr->t_end;
 		else
-			gr->log->teardown_s = now_s() - t0;
-		gr->log->total_s = now_s() - gr->gc.t_create;
+			gr->log->teardown_s = mono_s() - t0;
+		gr->log->total_s = mono_s() - gr->gc.t_create;
 	}
 	if (gr->overlay[0])
 		unlink(gr->overlay);
@@ -836,14 +828,14 @@ static int run_guests(const struct run_config *cfg, const struct run_io *io, str
 		else
 			left++;
 	}
-	t0 = now_s();
+	t0 = mono_s();
 	while (left && !*io->stop) {
 		for (i = 0; i < n; i++) {
 			if (gr[i].done)
 				continue;
 			if (gr_poll(cfg, io, &gr[i], t0)) {
 				gr[i].done = true;
-				gr[i].t_end = now_s();
+				gr[i].t_end = mono_s();
 				left--;
 			}
 		}
@@ -1041,7 +1033,7 @@ static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *
 			     struct err *e)
 {
 	char name[64];
-	double t0 = now_s();
+	double t0 = mono_s();
 	struct err ce = ERR_INIT;
 
 	if (virt_alive(*v))
@@ -1053,7 +1045,7 @@ static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *
 		err_clear(&ce);
 		if (virt_open(cfg->uri, v, &ce) == 0)
 			break;
-		if (now_s() - t0 > 60)
+		if (mono_s() - t0 > 60)
 			return err_set(e, ce.code, "libvirtd went away and did not come back within 60 s: %s", ce.msg);
 		usleep(500 * 1000);
 	}
@@ -1070,7 +1062,7 @@ static int reconnect_if_lost(const struct run_config *cfg, const struct run_io *
 		}
 	}
 	progress(io, "warning: reconnected to libvirtd after %.1f s; the lost guest's cells are marked failed",
-		 now_s() - t0);
+		 mono_s() - t0);
 	return 0;
 }
 
@@ -1465,14 +1457,15 @@ static int hugetlbfs_mounted(const struct run_config *cfg, struct err *e)
 }
 
 /*
- * Reserve the 2M pages one guest's RAM needs on top of what is in use; the
+ * Reserve the 2M pages the guests' RAM needs on top of what is in use; the
  * journal records the pool size first, so a crash restores it too. orig gets
  * the size to go back to ("" when nothing was changed).
  */
 static int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
 			struct err *e)
 {
-	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20) * (cfg->guests ? cfg->guests : 1), want, got;
+	unsigned guests = cfg->guests ? cfg->guests : 1;
+	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20) * guests, want, got;
 	char val[32];
 	int r;
 
@@ -1487,9 +1480,10 @@ static int pool_reserve(struct host_session *hs, const struct run_config *cfg, c
 	r = host_session_set(hs, POOL_KEY, val, e);
 	if (r && pool_read(cfg, "nr_hugepages", &got, NULL) == 0 && got < want)
 		return err_set(e, -ENOMEM, "--host-backing=hugetlbfs: the host could reserve only %" PRIu64
-			       " of the %" PRIu64 " 2M huge pages a %" PRIu64 " MiB guest needs: free or compact "
-			       "memory (echo 1 > /proc/sys/vm/compact_memory), or use a smaller --memory", got - (nr - freep),
-			       need, cfg->memory >> 20);
+			       " of the %" PRIu64 " 2M huge pages %u guest%s of %" PRIu64 " MiB need%s: free or compact "
+			       "memory (echo 1 > /proc/sys/vm/compact_memory), or use a smaller --memory or --guests",
+			       got - (nr - freep), need, guests, guests == 1 ? "" : "s", cfg->memory >> 20,
+			       guests == 1 ? "s" : "");
 	return r;
 }
 
@@ -1583,7 +1577,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (kc) {
 		/* the kernel source: a read-only disk for guests, its tree for the host */
 		so.cache_dir = cfg->cache_dir;
-		so.progress = image_progress;
+		so.progress = image_line;
 		so.opaque = io_progress_opaque(io);
 		r = srcdisk_ensure(&so, &sd, &built, e);
 		if (r)
@@ -1622,7 +1616,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		io_img.guest_bin = cfg->guest_bin;
 		/* kcompile guests need the toolchain in the root: another image */
 		io_img.extra_packages = kc ? srcdisk_toolchain_packages : NULL;
-		io_img.progress = image_progress;
+		io_img.progress = image_line;
 		io_img.opaque = io_progress_opaque(io);
 		r = image_ensure(&io_img, &img, &built, e);
 		if (r)
@@ -1662,7 +1656,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 				ngroups++;
 			}
 		}
-	t_start = now_s();
+	t_start = mono_s();
 	if (io->bar)
 		progress_init(io->bar, io->progress,
 			      (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0));
@@ -1772,7 +1766,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			save_partial(res, cfg, json_path);
 		}
 		res->settings.rounds = round + 1;
-		if (!more_rounds(cfg, io, res, round + 1, now_s() - t_start))
+		if (!more_rounds(cfg, io, res, round + 1, mono_s() - t_start))
 			break;
 		if (io->bar)	/* another round: the total grows */
 			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0);

@@ -19,6 +19,7 @@
 #include <libxml/xpath.h>
 #include <linux/kvm.h>
 
+#include "lib/clock.h"
 #include "lib/parse.h"
 
 #define POLL_TICK_MS 20			/* longest wait inside one poll round */
@@ -102,14 +103,6 @@ static int lv_code(void)
 	virErrorPtr le = virGetLastError();
 
 	return le ? le->code : VIR_ERR_OK;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void noop_timer(int timer, void *opaque)
@@ -781,7 +774,7 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 {
 	struct poll_ctx pc = { g, fn, opaque, false };
 	struct err cherr = ERR_INIT;
-	long long start = now_ms();
+	long long start = (long long)mono_ms();
 	char *cbuf = NULL;
 	int timer = -1, ret = 0;
 
@@ -830,7 +823,7 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 			*res = GUEST_POLL_INTERRUPTED;
 			break;
 		}
-		now = now_ms();
+		now = (long long)mono_ms();
 		/* ask libvirt every STATE_CHECK_MS, and at once when the channel ends */
 		if (g->gone_at_ms < 0 && ((chan_was_open && g->chan_st != ST_OPEN) ||
 				    now - g->last_state_ms >= STATE_CHECK_MS)) {
@@ -869,7 +862,7 @@ int guest_poll(struct guest *g, int timeout_ms, volatile const int *stop, guest_
 
 int guest_send(struct guest *g, const char *data, size_t len, struct err *e)
 {
-	long long start = now_ms();
+	long long start = (long long)mono_ms();
 	size_t off = 0;
 	int timer = -1, ret = 0;
 
@@ -888,7 +881,7 @@ int guest_send(struct guest *g, const char *data, size_t len, struct err *e)
 			ret = lv_err(e, -EIO, "cannot send to guest '%s': %s", g->name, lv_msg());
 			break;
 		}
-		if (now_ms() - start >= SEND_TIMEOUT_MS) {
+		if ((long long)mono_ms() - start >= SEND_TIMEOUT_MS) {
 			ret = err_set(e, -ETIMEDOUT,
 				      "cannot send to guest '%s': its channel accepted nothing for %d ms",
 				      g->name, SEND_TIMEOUT_MS);

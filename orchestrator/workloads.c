@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "images/spawn.h"
+#include "lib/clock.h"
 
 int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err *e)
 {
@@ -113,14 +114,6 @@ int workloads_select(const char *spec, const struct workload_info *avail, size_t
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 struct line_ctx {
 	local_record_fn fn;
 	void *opaque;
@@ -147,7 +140,7 @@ int workload_run_local(const char *guest_bin, const char *const *args, int timeo
 	struct rec_reader *rd = malloc(sizeof(*rd));
 	struct line_ctx lc = { fn, opaque, 0 };
 	int p[2], status = 0, r = 0, devnull;
-	double deadline = now_ms() + timeout_ms;
+	double deadline = (mono_s() * 1e3) + timeout_ms;
 	size_t n = 0;
 	pid_t pid;
 
@@ -187,7 +180,7 @@ int workload_run_local(const char *guest_bin, const char *const *args, int timeo
 		struct pollfd pfd = { p[0], POLLIN, 0 };
 		char buf[4096];
 		ssize_t got;
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - (mono_s() * 1e3));
 
 		if (stop && *stop) {
 			r = err_set(e, -EINTR, "interrupted");
