@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "prng.h"
+#include "sysinfo.h"
 #include "region.h"
 #include "sysinfo.h"
 
@@ -87,6 +88,17 @@ static const struct wl_metric tlb_metrics[] = {
 	  "summary: the same as a share: median of the paired 4K / 2M ns per load - 1 (steadier "
 	  "than ns where the memory latency of a shared host drifts)" },
 	{ "small_4k_minus_2m_ns", "summary: the same difference at the smallest working set (~0)" },
+	{ "l2_bytes", "summary: the L2 cache size the walk point was chosen by (sysfs; 512K if unknown)" },
+	{ "walk_ws_pages",
+	  "summary: the walk point: the largest working set (a power of 4 times pages_min, or "
+	  "l2_bytes / 64) whose chain lines fit in the L2 cache, added to the sweep if missing" },
+	{ "tlb_walk_extra_ns",
+	  "summary: 4K-backed minus 2M-backed ns per load at walk_ws_pages, paired median: the "
+	  "cost of TLB misses whose page walk and data stay in the core's caches, so it does not "
+	  "move with the memory latency of a shared host (the figure the tlb_cv bench holds to CV "
+	  "<= 5%); absent when huge_valid is 0" },
+	{ "tlb_walk_extra_cycles", "summary: the same in TSC cycles" },
+	{ "tlb_walk_extra_pct", "summary: the same as a share of the 2M-backed time per load" },
 	{ "huge_valid", "summary: 1 if the 2M-backed region got >= 90% huge pages" },
 	{ "split", "summary: 1 if the 4K region's PMDs were split (4K PTEs over huge frames)" },
 	{ "split_4k_huge_pct", "summary: huge coverage of the 4K region before the split" },
@@ -94,6 +106,30 @@ static const struct wl_metric tlb_metrics[] = {
 	{ "note", "summary: why tlb_miss_extra_* is absent" },
 	{ NULL, NULL },
 };
+
+uint64_t tlb_walk_pages(uint64_t l2_bytes, uint64_t pages_min, uint64_t pages_max)
+{
+	uint64_t fit = l2_bytes / 64, p = 1;	/* one 64-byte line per page */
+
+	while (p * 2 <= fit)
+		p *= 2;
+	if (p < pages_min)
+		p = pages_min;
+	return p > pages_max ? pages_max : p;
+}
+
+size_t tlb_points_with(uint64_t pages_min, uint64_t pages_max, uint64_t extra, uint64_t *out)
+{
+	size_t n = tlb_points(pages_min, pages_max, out), i;
+
+	for (i = 0; i < n && out[i] < extra; i++)
+		;
+	if (i < n && out[i] == extra)
+		return n;
+	memmove(out + i + 1, out + i, (n - i) * sizeof(*out));
+	out[i] = extra;
+	return n + 1;
+}
 
 size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out)
 {
@@ -269,6 +305,7 @@ struct tlb_run {
 	int cpu;		/* pinned to, or -1 */
 	uint32_t *scratch;
 	struct tstat base;
+	uint64_t l2_bytes, walk_ws;	/* the walk point and the L2 size it was chosen by */
 };
 
 static int send_point(struct tlb_run *t, const char *backing, uint64_t ws, const struct tstat *st,
@@ -347,7 +384,7 @@ static void measure_point(struct tlb_run *t, uint64_t ws, struct tstat *s4k, str
 }
 
 static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
-		       const struct pair_diff *small, const struct pair_diff *large,
+		       const struct pair_diff *small, const struct pair_diff *walk, const struct pair_diff *large,
 		       const struct tstat *large4k, const struct tstat *large2m)
 {
 	bool cyc = t->tsc != HARNESS_TSC_NONE, valid = t->pct2m >= TLB_HUGE_VALID_PCT;
@@ -371,6 +408,8 @@ static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 		r |= rec_add_f64(res, "large_2m_access_cycles", large2m->cycles);
 		r |= rec_add_f64(res, "tlb_cache_miss_cycles", large4k->cycles - t->base.cycles);
 	}
+	r |= rec_add_u64(res, "l2_bytes", t->l2_bytes);
+	r |= rec_add_u64(res, "walk_ws_pages", t->walk_ws);
 	r |= rec_add_f64(res, "huge_pct", t->pct2m);
 	r |= rec_add_u64(res, "huge_valid", valid);
 	r |= rec_add_u64(res, "split", t->a->split);
@@ -384,6 +423,10 @@ static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 			r |= rec_add_f64(res, "tlb_miss_extra_cycles", large->cycles);
 		r |= rec_add_f64(res, "tlb_miss_extra_pct", large->pct);
 		r |= rec_add_f64(res, "small_4k_minus_2m_ns", small->ns);
+		r |= rec_add_f64(res, "tlb_walk_extra_ns", walk->ns);
+		if (cyc)
+			r |= rec_add_f64(res, "tlb_walk_extra_cycles", walk->cycles);
+		r |= rec_add_f64(res, "tlb_walk_extra_pct", walk->pct);
 	} else {
 		snprintf(note, sizeof(note),
 			 "the 2M-backed region got %.0f%% huge pages (THP never, or none free): "
@@ -397,15 +440,20 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		   struct err *e)
 {
 	struct tlb_run t = { .a = a, .env = env, .cpu = -1 };
-	uint64_t ws[TLB_MAX_POINTS];
-	size_t npoints = tlb_points(a->pages_min, a->pages_max, ws), i;
+	uint64_t ws[TLB_MAX_POINTS + 1], walk_ws, l2 = 512ull << 10;
+	size_t npoints, i;
 	size_t len = (size_t)region_round_huge(a->pages_max * REGION_PAGE);
 	struct tstat s4k, s2m;
-	struct pair_diff d, small = { 0, 0, 0 };
+	struct pair_diff d, small = { 0, 0, 0 }, walk = { 0, 0, 0 };
+	struct cache_geom g;
 	struct chain base = { NULL, { 0 } };
 	struct smaps_vma vma;
 	int ret;
 
+	if (cache_geom_get(env->root, 2, "Unified", &g, NULL) == 0 && g.size_bytes)
+		l2 = g.size_bytes;
+	walk_ws = tlb_walk_pages(l2, a->pages_min, a->pages_max);
+	npoints = tlb_points_with(a->pages_min, a->pages_max, walk_ws, ws);
 	t.tsc = harness_tsc_probe(env->root);
 	if (a->pin)
 		t.cpu = tlb_pin_here();	/* not pinned (-errno) only costs stability */
@@ -447,8 +495,12 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 			goto cleanup;
 		if (i == 0)
 			small = d;
+		if (ws[i] == walk_ws)
+			walk = d;
 	}
-	ret = add_summary(&t, res, npoints, &small, &d, &s4k, &s2m);
+	t.l2_bytes = l2;
+	t.walk_ws = walk_ws;
+	ret = add_summary(&t, res, npoints, &small, &walk, &d, &s4k, &s2m);
 	if (ret)
 		err_set(e, ret, "cannot add the summary to the record");
 cleanup:

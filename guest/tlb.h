@@ -40,6 +40,15 @@ void *tlb_chase(void *p, uint64_t n);
 /* The working sets of the sweep: min, min*4, ... and max; returns how many (<= TLB_MAX_POINTS). */
 size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out);
 /*
+ * The walk point: the largest power of two of pages whose one line per page
+ * fits in l2_bytes, clamped to [pages_min, pages_max]. Beyond the TLB's reach
+ * on current CPUs (L2 TLBs hold 1.5-3K 4K entries; L2 caches take 4-32K lines)
+ * while the chain stays cached: 4K minus 2M there is the page walk alone.
+ */
+uint64_t tlb_walk_pages(uint64_t l2_bytes, uint64_t pages_min, uint64_t pages_max);
+/* tlb_points plus extra in its sorted place (not twice); out holds TLB_MAX_POINTS + 1 */
+size_t tlb_points_with(uint64_t pages_min, uint64_t pages_max, uint64_t extra, uint64_t *out);
+/*
  * Map every 2M block of buf (2M-aligned, len a multiple of 2M) with 4K page
  * table entries without moving its memory: mprotect() one subpage away and
  * back splits the block's PMD (the huge page stays, mapped by 512 PTEs), then

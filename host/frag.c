@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
@@ -21,6 +22,8 @@
 #define FRAG_TIMEOUT_MS (300 * 1000)
 #define HUGE_ORDER 9
 #define FRAG_CHUNK (1ull << 30)
+#define FRAG_SETTLE_TICK_MS 250		/* undo: buddyinfo read this often... */
+#define FRAG_SETTLE_TICKS 8		/* ...until 2 s pass without growth */
 
 uint64_t frag_size_for(uint64_t avail_kb, uint64_t guests_need_bytes)
 {
@@ -320,6 +323,37 @@ int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uin
 	return 0;
 }
 
+/*
+ * Read buddyinfo into out until free memory in 2M blocks reaches want or
+ * stops growing for a while: pages freed by an exiting process sit in the
+ * per-CPU free lists first and reach the buddy allocator (and merge) as the
+ * kernel decays those lists, about once a second.
+ */
+static int settle(const char *proc_root, struct buddyinfo *out, uint64_t want, struct err *e)
+{
+	const struct timespec tick = { 0, FRAG_SETTLE_TICK_MS * 1000000L };
+	uint64_t best, got;
+	unsigned still = 0;
+	int r;
+
+	if ((r = buddyinfo_read(proc_root, out, e)))
+		return r;
+	best = buddy_free_kb(out, HUGE_ORDER);
+	while (best < want && still < FRAG_SETTLE_TICKS) {
+		nanosleep(&tick, NULL);
+		if ((r = buddyinfo_read(proc_root, out, e)))
+			return r;
+		got = buddy_free_kb(out, HUGE_ORDER);
+		if (got > best) {
+			best = got;
+			still = 0;
+		} else {
+			still++;
+		}
+	}
+	return 0;
+}
+
 int frag_stop(struct frag *f, struct err *e)
 {
 	char path[PATH_MAX];
@@ -331,15 +365,16 @@ int frag_stop(struct frag *f, struct err *e)
 	f->pid = 0;
 	if (!pid_file(f->state_dir, path, sizeof(path), NULL))
 		unlink(path);
-	if (buddyinfo_read(f->proc_root, &f->undone, e))
+	want = buddy_free_kb(&f->before, HUGE_ORDER) / 10 * 9;
+	if (settle(f->proc_root, &f->undone, want, e))
 		return e ? e->code : -EIO;
 	f->have_undone = true;
-	want = buddy_free_kb(&f->before, HUGE_ORDER) / 10 * 9;
 	got = buddy_free_kb(&f->undone, HUGE_ORDER);
 	if (got < want) {
+		/* pages migrated into the holes while the guests ran keep their blocks split */
 		f->compacted = true;
 		write_knob(f->proc_root, "sys/vm/compact_memory", "1", NULL);
-		if (buddyinfo_read(f->proc_root, &f->undone, e))
+		if (settle(f->proc_root, &f->undone, want, e))
 			return e ? e->code : -EIO;
 		got = buddy_free_kb(&f->undone, HUGE_ORDER);
 	}

@@ -51,8 +51,10 @@ struct frag {
 int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uint64_t bytes, uint64_t floor_kb,
 	       struct err *e);
 /*
- * Undo: kill and reap the holder, remove the pid file, record buddyinfo
- * (compact_memory once when the 2M blocks are not back). Idempotent.
+ * Undo: kill and reap the holder, remove the pid file, record buddyinfo once
+ * the freed pages have reached the buddy allocator (up to 2 s without
+ * growth), and again after one compact_memory when under 90% of the 2M
+ * blocks of before are back (restored says whether they are). Idempotent.
  */
 int frag_stop(struct frag *f, struct err *e);
 /*

@@ -249,6 +249,10 @@ static void frag_lines(const struct results *r, FILE *out)
 				" %llu MiB once undone\n",
 				f->free2m_undone_kb >> 10, buddy_unusable_pct(f->buddy_undone, f->orders, 9),
 				f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
+		if (f->have_undone && !f->restored)
+			fprintf(out, "    not all 2M blocks came back: the holder is gone and its memory free, but the kernel"
+				" keeps pages freed at once in per-CPU lists (unmerged) and pages compaction moved into"
+				" the holes keep their blocks split; it merges them as huge pages are asked for\n");
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
 			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",

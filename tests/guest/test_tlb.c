@@ -136,6 +136,35 @@ static void test_points(void **state)
 	}
 }
 
+/* the walk point: one line per page fits in L2, clamped to the sweep's range */
+static void test_walk_point(void **state)
+{
+	uint64_t out[TLB_MAX_POINTS + 1];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(tlb_walk_pages(512ull << 10, 16, 16384), 8192);
+	assert_int_equal(tlb_walk_pages(1ull << 20, 16, 16384), 16384);
+	assert_int_equal(tlb_walk_pages(2ull << 20, 16, 16384), 16384);	/* clamped to max */
+	assert_int_equal(tlb_walk_pages(1280ull << 10, 16, 65536), 16384);	/* power of 2 below */
+	assert_int_equal(tlb_walk_pages(256ull << 10, 16, 64), 64);
+	assert_int_equal(tlb_walk_pages(512, 16, 16384), 16);		/* clamped to min */
+	/* inserted in its sorted place */
+	n = tlb_points_with(16, 16384, 8192, out);
+	assert_int_equal(n, 7);
+	assert_int_equal(out[4], 4096);
+	assert_int_equal(out[5], 8192);
+	assert_int_equal(out[6], 16384);
+	/* already a point: not twice */
+	assert_int_equal(tlb_points_with(16, 16384, 4096, out), 6);
+	assert_int_equal(tlb_points_with(16, 16384, 16384, out), 6);
+	/* a full sweep still takes one more */
+	n = tlb_points_with(1, 1ull << 40, 3, out);
+	assert_int_equal(n, TLB_MAX_POINTS + 1);
+	assert_int_equal(out[1], 3);
+	assert_int_equal(out[n - 1], 1ull << 40);
+}
+
 /* ---- parameter checks --------------------------------------------------------- */
 
 struct bad_case {
@@ -329,7 +358,13 @@ static void test_real_run(void **state)
 	assert_int_equal(rec_get_u64(s, "huge_valid", &valid), 0);
 	/* the per-miss figure only when the 2M region was huge; otherwise a note says why */
 	assert_int_equal(rec_get(s, "tlb_miss_extra_ns") != NULL, valid == 1);
+	assert_int_equal(rec_get(s, "tlb_walk_extra_ns") != NULL, valid == 1);
 	assert_int_equal(rec_get(s, "note") != NULL, valid == 0);
+	/* 64 pages of lines fit any L2: the walk point is the largest set, already swept */
+	assert_int_equal(rec_get_u64(s, "walk_ws_pages", &u), 0);
+	assert_int_equal(u, 64);
+	assert_int_equal(rec_get_u64(s, "l2_bytes", &u), 0);
+	assert_true(u >= 4096);
 	assert_int_equal(rec_get_u64(s, "split", &u), 0);
 	assert_int_equal(u, 0);		/* the default: a fresh MADV_NOHUGEPAGE region */
 	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
@@ -374,7 +409,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 6];
+	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 7];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -391,6 +426,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "split: same memory, 4K page tables", test_split_pmds,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "split: error", test_split_error, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "walk point from the L2 size", test_walk_point, NULL, NULL,
+					  NULL };
 	tests[n++] = (struct CMUnitTest){ "pin to the current CPU", test_pin_here, NULL, NULL,
 					  NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run: records parse, fields positive",
