@@ -9,7 +9,7 @@
 # The runs share the host THP settings (and their lock) with any other thpeval
 # run: a run that finds them locked waits for it (up to BENCH_LOCK_WAIT seconds).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=$PWD/bin/thpeval
 OUT=bench/results
 N=${BENCH_GUESTS:-3}

@@ -4,7 +4,7 @@
 # consistent results.json, no domain behind, the host restored, and the rest
 # of the run going on. Last line: "faults: N passed, N failed, N skipped".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage
 WORK=$(mktemp -d /tmp/thpeval-faults.XXXXXX)
@@ -36,8 +36,7 @@ tools/services.sh || { ko "libvirtd could not be started"; finish; }
 ARGS="--guest-thp=always --memory=512M --size=32M --state-dir=$STATE --db=none"
 
 wait_for() {	# file pattern pid seconds
-	local i
-	for i in $(seq 1 $(($4 * 5))); do
+	for _ in $(seq 1 $(($4 * 5))); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.2

@@ -7,7 +7,7 @@
 # Slow under TCG (minutes): THPEVAL_SKIP_KCOMPILE=1 skips it; `make sanitize`
 # does not run it. Prints PASS/FAIL/SKIP lines and a summary line.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 BIN=${THPEVAL_BIN:-$TOP/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage

@@ -3,7 +3,7 @@
 # libguestfs-built image. Each test prints PASS/FAIL/SKIP with a reason; the
 # last line is "integration: N passed, N failed, N skipped".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 BIN=${THPEVAL_BIN:-$TOP/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage

@@ -4,7 +4,7 @@
 # SIGKILLed run ended by 'thpeval host restore'. Real TCG guests, small: a few
 # minutes. Each check prints PASS/FAIL/SKIP; the last line is the tally.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage
 WORK=$(mktemp -d /tmp/thpeval-sizing.XXXXXX)

@@ -3,7 +3,7 @@
 # fixture, what 'thpeval report --format=json' writes from it, and real runs'
 # files when given; a broken copy must be rejected.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 PY=/usr/bin/python3
 pass=0 fail=0
 ok() { echo "PASS: $1"; pass=$((pass + 1)); }

@@ -11,7 +11,7 @@
 # with the report command (THPEVAL=path overrides), jq and chromium
 # (apt-get install chromium); python3 for the pixel check, else a weaker one.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 THPEVAL=${THPEVAL:-${THPEVAL_BIN:-$PWD/bin/thpeval}}
 FIXTURE=tests/orchestrator/fixtures/results-tcg-2x2.json
 W=1200
