@@ -19,6 +19,7 @@
 #include "child.h"
 #include "harness.h"
 #include "sysinfo.h"
+#include "lib/fstree.h"
 
 #define KC_TMPFS_MAGIC 0x01021994	/* linux/magic.h TMPFS_MAGIC */
 #define KC_OUT_KEEP 4096		/* bytes of make's output kept (the end) */
@@ -310,20 +311,6 @@ static int make_status(const struct kc_result *res, const char *what, struct err
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 32, FTW_DEPTH | FTW_PHYS);
-}
-
 /* ---- the prepared tree ------------------------------------------------------ */
 
 /*
@@ -521,7 +508,7 @@ static int kc_run(const struct wl_args *a, const struct wl_env *env, struct reco
 		return err_set(e, -errno, "cannot create a build directory in '%s%s': %s", env->root,
 			       a->build_dir, strerror(errno));
 	ret = build(a, env, odir, jobs, res, e);
-	rm_tree(odir);
+	fstree_remove(odir);
 	return ret;
 }
 

@@ -279,6 +279,12 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
 	return 0;
 }
 
+/* the mapping that holds the buffer: the buffer, 2M of alignment slack and a guard page each side */
+static size_t buffer_map_len(const struct wl_args *a)
+{
+	return a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
+}
+
 /*
  * Map the buffer: 2M-aligned so THP can back all of it, with PROT_NONE slack
  * (at least one page) on either side, so no neighbour merges with its mapping
@@ -286,7 +292,7 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
  */
 static int buffer_map(const struct wl_args *a, char **map_out, char **buf_out, struct err *e)
 {
-	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
+	size_t map_len = buffer_map_len(a);
 	char *map, *buf;
 	int r;
 
@@ -314,7 +320,7 @@ static int buffer_map(const struct wl_args *a, char **map_out, char **buf_out, s
 /* the passes before the last: map, fault phase, unmap; their time summed into loop_ns */
 static int early_passes(const struct wl_args *a, struct memset_times *t, struct err *e)
 {
-	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
+	size_t map_len = buffer_map_len(a);
 	struct memset_times pass;
 	uint64_t i, t0;
 	char *map, *buf;
@@ -338,7 +344,7 @@ static int early_passes(const struct wl_args *a, struct memset_times *t, struct 
 static int memset_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
 		      struct err *e)
 {
-	size_t map_len = a->size + MEMSET_HUGE + 2 * MEMSET_PAGE, npages = a->size / MEMSET_PAGE;
+	size_t map_len = buffer_map_len(a), npages = a->size / MEMSET_PAGE;
 	struct memset_times t;
 	uint32_t *scratch = NULL;
 	char *map = NULL, *buf;

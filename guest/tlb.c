@@ -454,6 +454,8 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		l2 = g.size_bytes;
 	walk_ws = tlb_walk_pages(l2, a->pages_min, a->pages_max);
 	npoints = tlb_points_with(a->pages_min, a->pages_max, walk_ws, ws);
+	t.l2_bytes = l2;
+	t.walk_ws = walk_ws;
 	t.tsc = harness_tsc_probe(env->root);
 	if (a->pin)
 		t.cpu = tlb_pin_here();	/* not pinned (-errno) only costs stability */
@@ -498,8 +500,6 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		if (ws[i] == walk_ws)
 			walk = d;
 	}
-	t.l2_bytes = l2;
-	t.walk_ws = walk_ws;
 	ret = add_summary(&t, res, npoints, &small, &walk, &d, &s4k, &s2m);
 	if (ret)
 		err_set(e, ret, "cannot add the summary to the record");

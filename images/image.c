@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <guestfs.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 #include "images/boot.h"
 #include "images/spawn.h"
 #include "lib/clock.h"
+#include "lib/fstree.h"
 
 /*
  * Bump when the recipe changes (packages, size, layout, boot files, cmdline):
@@ -129,22 +129,6 @@ static bool is_regular(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-/* rm -rf for directories this module created; best effort */
-static void rm_rf(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int mkdir_p(const char *path, mode_t mode, struct err *e)
@@ -699,7 +683,7 @@ static void cleanup_stale(const char *cache_dir)
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
 		if (snprintf(p, sizeof(p), "%s/%s", cache_dir, d->d_name) < (int)sizeof(p))
-			rm_rf(p);
+			fstree_remove(p);
 	}
 	if (dir)
 		closedir(dir);
@@ -929,10 +913,10 @@ static int collect_outputs(const char *tmp, struct err *e)
 	}
 	if (path_join(d, tmp, "appliance.d", e))
 		return e->code;
-	rm_rf(d);
+	fstree_remove(d);
 	if (path_join(d, tmp, "supermin.d", e))
 		return e->code;
-	rm_rf(d);
+	fstree_remove(d);
 	return 0;
 }
 
@@ -1003,7 +987,7 @@ static int publish(const struct image_opts *o, const char *abs,
 			       final, strerror(errno));
 	if (!o->force && image_load(abs, id, &other, &le) == 0) {
 		/* a concurrent build of the same inputs finished first */
-		rm_rf(tmp);
+		fstree_remove(tmp);
 		progress(o, "guest image %s: another build finished first, using it", id);
 		return 0;
 	}
@@ -1028,7 +1012,7 @@ static int publish(const struct image_opts *o, const char *abs,
 		return ret;
 	}
 	/* guests still running on the old root keep their open file */
-	rm_rf(old);
+	fstree_remove(old);
 	return 0;
 }
 
@@ -1133,7 +1117,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 		 mono_s() - t0, final);
 cleanup:
 	if (tmp[0])
-		rm_rf(tmp);
+		fstree_remove(tmp);
 	return ret;
 }
 

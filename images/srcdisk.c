@@ -18,6 +18,7 @@
 #include "images/image.h"
 #include "images/spawn.h"
 #include "lib/clock.h"
+#include "lib/fstree.h"
 
 /* Bump when the recipe changes: it is hashed into the id. */
 #define SRCDISK_BUILDER "thpeval-srcdisk/2 tar-xJ prepared=tinyconfig@/mnt/linux-src mkfs.ext4-d ^has_journal label=thpeval-src"
@@ -130,15 +131,6 @@ static int add_size(const char *path, const struct stat *st, int flag, struct FT
 	(void)flag;
 	(void)ftw;
 	tree_bytes += (unsigned long long)st->st_blocks * 512ull + 4096;
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
 	return 0;
 }
 
@@ -361,7 +353,7 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 		r = e->code;
 		goto fail;
 	}
-	nftw(sd->dir, rm_one, 32, FTW_DEPTH | FTW_PHYS);	/* a --force rebuild replaces it */
+	fstree_remove(sd->dir);	/* a --force rebuild replaces it */
 	if (rename(tmp, sd->dir)) {
 		r = err_set(e, -errno, "cannot rename '%s' to '%s': %s", tmp, sd->dir,
 			    strerror(errno));
@@ -370,7 +362,7 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 	progress(o, "kernel source disk %s ready in %.1f s (%s)", sd->id, mono_s() - t0, sd->dir);
 	return load_at(abs, sd, e);
 fail:
-	nftw(tmp, rm_one, 32, FTW_DEPTH | FTW_PHYS);
+	fstree_remove(tmp);
 	return r;
 }
 

@@ -5,29 +5,9 @@
 # of the run going on. Last line: "faults: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
-THP=/sys/kernel/mm/transparent_hugepage
-WORK=$(mktemp -d /tmp/thpeval-faults.XXXXXX)
-STATE=$WORK/state
-pass=0 fail=0 skip=0
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
-sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
-finish() {
-	echo "faults: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
-snap() { for f in enabled defrag; do cat "$THP/$f"; done; }
+IT_NAME=faults IT_TMP=thpeval-faults
+. tests/integration/lib.sh
 ours() { virsh -c qemu:///system list --all --name 2>/dev/null | grep "^thpeval-$1-" || true; }
-cleanup() {
-	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-'); do
-		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
-	done
-	"$BIN" host restore --state-dir="$STATE" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
 if [ "$(id -u)" -ne 0 ] || [ ! -w "$THP/enabled" ]; then
 	sk "fault tests need root and a writable host THP sysfs"
 	finish
@@ -45,7 +25,7 @@ wait_for() {	# file pattern pid seconds
 }
 
 # ---- 1. a guest that never finishes: the per-guest timeout destroys it ----------------
-before=$(snap)
+before=$(thp_snapshot)
 timeout -k 10 300 "$BIN" run --host-thp=always $ARGS --reps=1 --warmup=0 --accesses=1000000000 --timeout=25s --out="$WORK/hang" \
 	>/dev/null 2>"$WORK/hang.err"
 rc=$?
@@ -55,11 +35,11 @@ reason=$(jq -r '[.cells[].failures[]] | .[0] // ""' "$J" 2>/dev/null)
 	ok "hung guest: cells failed with the reason ($reason)" || ko "hung guest: rc=$rc reason='$reason'"
 [ "$(jq '[.guests[] | select(.status == "timeout")] | length' "$J" 2>/dev/null)" = 2 ] &&
 	ok "hung guest: both guests timed out, the second still ran" || ko "hung guest: guest statuses wrong"
-[ "$(snap)" = "$before" ] && ok "hung guest: host restored" || ko "hung guest: host not restored"
+[ "$(thp_snapshot)" = "$before" ] && ok "hung guest: host restored" || ko "hung guest: host not restored"
 [ -z "$(ours '[0-9]*')" ] && ok "hung guest: no domain left" || ko "hung guest: domains left"
 
 # ---- 2. QEMU killed mid-workload: that guest's cells fail, the next group runs ----------
-before=$(snap)
+before=$(thp_snapshot)
 timeout -k 10 600 "$BIN" run --host-thp=always $ARGS --reps=3 --warmup=0 --accesses=3000000 --out="$WORK/kill" >/dev/null 2>"$WORK/kill.err" &
 pid=$!
 tpid=
@@ -82,11 +62,11 @@ if [ -s "$J" ]; then
 else
 	ko "QEMU killed: no results.json (exit $rc): $(tail -2 "$WORK/kill.err")"
 fi
-[ "$(snap)" = "$before" ] && ok "QEMU killed: host restored" || ko "QEMU killed: host not restored"
+[ "$(thp_snapshot)" = "$before" ] && ok "QEMU killed: host restored" || ko "QEMU killed: host not restored"
 [ -n "$tpid" ] && [ -z "$(ours $tpid)" ] && ok "QEMU killed: no domain left" || ko "QEMU killed: domains left (or pid unknown)"
 
 # ---- 3. libvirtd restarted mid-run: reconnect, clean up the lost guest, continue --------
-before=$(snap)
+before=$(thp_snapshot)
 timeout -k 10 600 "$BIN" run --host-thp=always $ARGS --reps=2 --warmup=0 --accesses=100000 --out="$WORK/lv" >/dev/null 2>"$WORK/lv.err" &
 pid=$!
 tpid=
@@ -109,7 +89,7 @@ elif [ "$rc" -ne 0 ] && [ "$(wc -l <"$WORK/lv.err")" -ge 1 ]; then
 else
 	ko "libvirtd restart: exit $rc without reconnecting: $(tail -2 "$WORK/lv.err")"
 fi
-[ "$(snap)" = "$before" ] && ok "libvirtd restart: host restored" || ko "libvirtd restart: host not restored"
+[ "$(thp_snapshot)" = "$before" ] && ok "libvirtd restart: host restored" || ko "libvirtd restart: host not restored"
 sleep 1
 [ -n "$tpid" ] && [ -z "$(ours $tpid)" ] && ok "libvirtd restart: no domain left" ||
 	ko "libvirtd restart: domains left (or pid unknown): $(ours "$tpid")"

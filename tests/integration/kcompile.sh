@@ -8,38 +8,8 @@
 # does not run it. Prints PASS/FAIL/SKIP lines and a summary line.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-TOP=$PWD
-BIN=${THPEVAL_BIN:-$TOP/bin/thpeval}
-THP=/sys/kernel/mm/transparent_hugepage
-WORK=$(mktemp -d /tmp/thpeval-it-kc.XXXXXX)
-STATE=$WORK/state
-pass=0 fail=0 skip=0
-
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
-sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
-
-thp_snapshot() {
-	for f in enabled defrag use_zero_page shmem_enabled khugepaged/defrag; do
-		[ -r "$THP/$f" ] && printf '%s=%s\n' "$f" "$(cat "$THP/$f")"
-	done
-}
-
-cleanup() {
-	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-' || true); do
-		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
-		virsh -c qemu:///system undefine "$d" >/dev/null 2>&1
-	done
-	"$BIN" host restore --state-dir="$STATE" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-finish() {
-	echo "integration kcompile: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
+IT_NAME="integration kcompile" IT_TMP=thpeval-it-kc
+. tests/integration/lib.sh
 
 if [ "${THPEVAL_SKIP_KCOMPILE:-0}" = 1 ]; then
 	sk "kcompile integration skipped (THPEVAL_SKIP_KCOMPILE=1)"

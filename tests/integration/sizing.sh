@@ -5,41 +5,10 @@
 # minutes. Each check prints PASS/FAIL/SKIP; the last line is the tally.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
-THP=/sys/kernel/mm/transparent_hugepage
-WORK=$(mktemp -d /tmp/thpeval-sizing.XXXXXX)
-STATE=$WORK/state
-pass=0 fail=0 skip=0
-
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
-sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
-
-# every THP knob, per-size ones included
-thp_snapshot() {
-	for f in "$THP"/enabled "$THP"/defrag "$THP"/hugepages-*/enabled; do
-		[ -r "$f" ] && printf '%s=%s\n' "${f#"$THP"/}" "$(cat "$f")"
-	done
-}
-leftover_domains() { virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-' || true; }
+IT_NAME=sizing IT_TMP=thpeval-sizing
+. tests/integration/lib.sh
 holders() { pgrep -x thpeval-frag || true; }
 avail_mib() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo; }
-
-cleanup() {
-	for d in $(leftover_domains); do
-		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
-		virsh -c qemu:///system undefine "$d" >/dev/null 2>&1
-	done
-	"$BIN" host restore --state-dir="$STATE" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-finish() {
-	echo "sizing: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
 
 if [ "$(id -u)" -ne 0 ] || [ ! -w "$THP/enabled" ]; then
 	sk "sizing tests need root and a writable host THP sysfs"
