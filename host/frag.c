@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/procfs.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
 
@@ -354,6 +355,20 @@ static int settle(const char *proc_root, struct buddyinfo *out, uint64_t want, s
 	return 0;
 }
 
+/* pages the migrate scanner looked at during one compact_memory (0 when unknown) */
+static uint64_t compact_run(const char *proc_root)
+{
+	struct vmstat v0, v1;
+	uint64_t a = 0, b = 0;
+	int r0 = vmstat_read(proc_root, &v0, NULL);
+
+	write_knob(proc_root, "sys/vm/compact_memory", "1", NULL);
+	if (r0 || vmstat_read(proc_root, &v1, NULL) || vmstat_get(&v0, "compact_migrate_scanned", &a) ||
+	    vmstat_get(&v1, "compact_migrate_scanned", &b) || b < a)
+		return 0;
+	return b - a;
+}
+
 int frag_stop(struct frag *f, struct err *e)
 {
 	char path[PATH_MAX];
@@ -373,7 +388,7 @@ int frag_stop(struct frag *f, struct err *e)
 	if (got < want) {
 		/* pages migrated into the holes while the guests ran keep their blocks split */
 		f->compacted = true;
-		write_knob(f->proc_root, "sys/vm/compact_memory", "1", NULL);
+		f->compact_scanned = compact_run(f->proc_root);
 		if (settle(f->proc_root, &f->undone, want, e))
 			return e ? e->code : -EIO;
 		got = buddy_free_kb(&f->undone, HUGE_ORDER);

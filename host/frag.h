@@ -36,6 +36,7 @@ struct frag {
 	bool have_undone;
 	bool restored;			/* free 2M blocks back to >= 90% of before */
 	bool compacted;			/* compact_memory was needed for that */
+	uint64_t compact_scanned;	/* pages its compaction scanned (compact_migrate_scanned) */
 	double seconds;			/* to fragment */
 	char stopped[16];		/* why it stopped: "cap" (bytes reached), "floor" (MemAvailable),
 					 * "exhausted" (a chunk got under 1/16 huge pages: no 2M blocks left) */
@@ -54,7 +55,8 @@ int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uin
  * Undo: kill and reap the holder, remove the pid file, record buddyinfo once
  * the freed pages have reached the buddy allocator (up to 2 s without
  * growth), and again after one compact_memory when under 90% of the 2M
- * blocks of before are back (restored says whether they are). Idempotent.
+ * blocks of before are back (restored says whether they are; compact_scanned
+ * is the kernel's evidence that it compacted). Idempotent.
  */
 int frag_stop(struct frag *f, struct err *e);
 /*

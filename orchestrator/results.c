@@ -436,6 +436,7 @@ static json_object *j_frag(const struct frag_log *f)
 	json_object_object_add(o, "buddyinfo_undone", f->have_undone ? j_u64s(f->buddy_undone, f->orders) : NULL);
 	json_object_object_add(o, "restored", json_object_new_boolean(f->restored));
 	json_object_object_add(o, "compact_memory_needed", json_object_new_boolean(f->compacted));
+	json_object_object_add(o, "compact_migrate_scanned_undo", json_object_new_int64((int64_t)f->compact_scanned));
 	json_object_object_add(o, "compact_stall", json_object_new_int64((int64_t)f->compact_stall));
 	json_object_object_add(o, "compact_success", json_object_new_int64((int64_t)f->compact_success));
 	json_object_object_add(o, "compact_fail", json_object_new_int64((int64_t)f->compact_fail));

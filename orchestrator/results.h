@@ -106,6 +106,7 @@ struct frag_log {
 	unsigned orders;
 	unsigned long long buddy_before[16], buddy_after[16], buddy_undone[16];	/* free blocks per order */
 	bool restored, compacted, have_undone;
+	unsigned long long compact_scanned;	/* pages undo's compact_memory scanned (compact_migrate_scanned) */
 	char stopped[16];		/* why the fragmenter stopped: cap, floor, exhausted */
 	double seconds;
 	/* host-wide vmstat deltas while the guests ran on the fragmented host */

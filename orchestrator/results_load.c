@@ -473,6 +473,9 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	{
 		json_object *v;
 
+		if (json_object_object_get_ex(o, "compact_migrate_scanned_undo", &v) && v &&
+		    u64(w, o, at, "compact_migrate_scanned_undo", &f->compact_scanned))
+			return -EINVAL;
 		if (json_object_object_get_ex(o, "mem_available_kb_before", &v) && v &&
 		    u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb))
 			return -EINVAL;

@@ -1296,6 +1296,7 @@ static void frag_undo(const struct run_io *io, struct frag *fr, struct frag_log 
 	fl->have_undone = true;
 	fl->restored = fr->restored;
 	fl->compacted = fr->compacted;
+	fl->compact_scanned = fr->compact_scanned;
 	buddy_copy(fl->buddy_undone, &fr->undone, &fl->orders);
 	fl->free2m_undone_kb = buddy_free_kb(&fr->undone, 9);
 	{

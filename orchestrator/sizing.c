@@ -249,10 +249,14 @@ static void frag_lines(const struct results *r, FILE *out)
 				" %llu MiB once undone\n",
 				f->free2m_undone_kb >> 10, buddy_unusable_pct(f->buddy_undone, f->orders, 9),
 				f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
+		if (f->have_undone && f->compacted)
+			fprintf(out, "    compact_memory ran on undo: its migrate scanner looked at %llu pages\n",
+				f->compact_scanned);
 		if (f->have_undone && !f->restored)
-			fprintf(out, "    not all 2M blocks came back: the holder is gone and its memory free, but the kernel"
-				" keeps pages freed at once in per-CPU lists (unmerged) and pages compaction moved into"
-				" the holes keep their blocks split; it merges them as huge pages are asked for\n");
+			fprintf(out, "    not all 2M blocks came back: the holder is gone and its memory free, but pages"
+				" that landed in the holes while the guests ran (page cache, kernel objects that"
+				" compaction cannot move) keep those blocks split; the kernel merges them as they are"
+				" freed\n");
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
 			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",
@@ -453,8 +457,9 @@ void sizing_html(const struct results *r, FILE *o)
 			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_after_kb >> 10,
 				 buddy_unusable_pct(f->buddy_after, f->orders, 9));
 			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s)", f->free2m_undone_kb >> 10,
-				 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored");
+			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s%s)", f->free2m_undone_kb >> 10,
+				 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored",
+				 f->compacted ? ", compacted" : "");
 			td(o, f->have_undone ? buf : "not recorded");
 			snprintf(buf, sizeof(buf), "stall %llu, success %llu, fail %llu; thp_fault_alloc %llu, fallback %llu",
 				 f->compact_stall, f->compact_success, f->compact_fail, f->thp_fault_alloc, f->thp_fault_fallback);

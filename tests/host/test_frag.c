@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -228,6 +229,55 @@ static void test_restore_ends_holder(void **state)
 	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
 }
 
+/*
+ * Undo on a host whose 2M blocks did not come back (fake /proc: the holder is
+ * a real child, buddyinfo stays fragmented): frag_stop reaps the holder, asks
+ * for one compact_memory, says the blocks are not restored, and records what
+ * the compaction scanned (the fake counters do not move: 0).
+ */
+static void test_frag_stop_compacts(void **state)
+{
+	static const char split[] =
+		"Node 0, zone   Normal   9000   8000   7000   6000   5000   4000   3000   2000   1000      0      0 \n";
+	struct fx *f = *state;
+	struct frag fr;
+	struct err e = ERR_INIT;
+	char buf[16];
+	int pid;
+
+	assert_int_equal(fake_write(f->dir, "proc/buddyinfo", buddy6), 0);
+	memset(&fr, 0, sizeof(fr));
+	assert_int_equal(fake_join(fr.proc_root, sizeof(fr.proc_root), f->dir, "proc"), 0);
+	snprintf(fr.state_dir, sizeof(fr.state_dir), "%s", f->dir);
+	assert_int_equal(buddyinfo_read(fr.proc_root, &fr.before, &e), 0);
+	assert_int_equal(fake_write(f->dir, "proc/buddyinfo", split), 0);
+	assert_int_equal(fake_write(f->dir, "proc/vmstat", "compact_migrate_scanned 100\ncompact_stall 1\n"), 0);
+	assert_int_equal(fake_write(f->dir, "proc/sys/vm/compact_memory", ""), 0);
+	assert_int_equal(fake_write(f->dir, FRAG_PID_FILE, "pid 1\n"), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	fr.pid = pid;
+	assert_int_equal(frag_stop(&fr, &e), 0);
+	assert_int_equal(fr.pid, 0);
+	assert_false(alive(pid));
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+	assert_true(fr.have_undone);
+	assert_true(fr.compacted);
+	assert_false(fr.restored);
+	assert_int_equal(fr.compact_scanned, 0);
+	assert_non_null(fake_read(f->dir, "proc/sys/vm/compact_memory", buf, sizeof(buf)));
+	assert_string_equal(buf, "1");
+	/* nothing left to undo: a second call touches nothing */
+	assert_int_equal(fake_write(f->dir, "proc/sys/vm/compact_memory", ""), 0);
+	assert_int_equal(frag_stop(&fr, &e), 0);
+	assert_non_null(fake_read(f->dir, "proc/sys/vm/compact_memory", buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+}
+
 #define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
 int main(void)
@@ -241,6 +291,7 @@ int main(void)
 	ADD_ONE("meminfo/available", test_meminfo_available);
 	ADD_ONE("frag/size_for", test_size_for);
 	ADD_ONE("frag/real_start_stop", test_frag_real);
+	ADD_ONE("frag/undo_compacts_when_blocks_missing", test_frag_stop_compacts);
 	ADD_ONE("frag/reap_stale_after_crash", test_frag_reap_stale);
 	ADD_ONE("frag/reused_pid_left_alone", test_frag_reused_pid);
 	ADD_ONE("frag/host_restore_ends_holder", test_restore_ends_holder);
