@@ -330,6 +330,12 @@ int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
 					       "bad or repeated AnonHugePages line in smaps: '%.80s'",
 					       line);
 			out->have_anon_huge = true;
+		} else if (!strncmp(line, "ShmemPmdMapped:", 15)) {
+			if (out->have_shmem_pmd || parse_kb(line + 15, &out->shmem_pmd_bytes))
+				return err_set(e, -EINVAL,
+					       "bad or repeated ShmemPmdMapped line in smaps: '%.80s'",
+					       line);
+			out->have_shmem_pmd = true;
 		}
 	}
 	if (r < 0)
@@ -342,6 +348,8 @@ int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
 			       out->start, out->end);
 	if (out->anon_huge_bytes > out->rss_bytes)
 		return err_set(e, -EINVAL, "AnonHugePages larger than Rss in smaps");
+	if (out->shmem_pmd_bytes > out->rss_bytes)
+		return err_set(e, -EINVAL, "ShmemPmdMapped larger than Rss in smaps");
 	return 0;
 }
 

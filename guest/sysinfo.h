@@ -62,6 +62,8 @@ struct smaps_vma {
 	uint64_t rss_bytes;
 	uint64_t anon_huge_bytes;
 	bool have_anon_huge;	/* false on kernels without THP */
+	uint64_t shmem_pmd_bytes;	/* ShmemPmdMapped: shmem mapped by 2M entries */
+	bool have_shmem_pmd;
 };
 
 /* Find the mapping that contains addr in smaps text; -ENOENT if none. */

@@ -12,7 +12,7 @@
 #include "prng.h"
 #include "sysinfo.h"
 #include "region.h"
-#include "sysinfo.h"
+#include "twinmap.h"
 
 #define TLB_MAX_PAGES (1ull << 24)	/* 64G of working set */
 #define TLB_MAX_TRIALS 1001
@@ -47,6 +47,17 @@ static const struct wl_param tlb_params[] = {
 	  "1: the 4K-backed region is faulted huge, then its PMDs are split (same kind of "
 	  "physical memory as the 2M region, only the guest page size differs); 0: a fresh "
 	  "MADV_NOHUGEPAGE region" },
+	/*
+	 * Two fresh regions are two sets of cache lines: at the walk point (the
+	 * L2's worth of lines) each arm's trials evict the other's lines, and the
+	 * difference moves with how slow the shared L3 and memory are that
+	 * minute. One buffer seen through both page sizes keeps one set of
+	 * lines: on this shared VM, runs interleaved in the same minutes had the
+	 * fresh 2M arm at 46-243 ns per load and the shared one at 33-47 ns.
+	 */
+	{ "walk-trials", WL_P_U64, offsetof(struct wl_args, walk_trials), "1001", 0, TLB_MAX_TRIALS,
+	  "timed trials of the same-frame walk point (one memfd buffer through a 2M and a 4K "
+	  "view; needs shmem THP, shmem_enabled advise or always); 0: skip it" },
 	/* unpinned, 5 runs had a CV of 28% (the batch next to it, pinned: 7%) */
 	{ "pin", WL_P_BOOL, offsetof(struct wl_args, pin), "1", 0, 1,
 	  "1: pin to the CPU the workload starts on (caches and TLB stay warm)" },
@@ -99,6 +110,18 @@ static const struct wl_metric tlb_metrics[] = {
 	  "<= 5%); absent when huge_valid is 0" },
 	{ "tlb_walk_extra_cycles", "summary: the same in TSC cycles" },
 	{ "tlb_walk_extra_pct", "summary: the same as a share of the 2M-backed time per load" },
+	{ "walk_frames", "summary: 'shared' when the same-frame walk point ran (else walk_shared_note)" },
+	{ "tlb_walk_shared_extra_ns",
+	  "summary: 4K view minus 2M view ns per load at walk_ws_pages over one shared buffer "
+	  "(same frames, same cache lines; paired median of walk_shared_trials): the page walk "
+	  "alone, the figure the tlb_cv bench holds to CV <= 5%" },
+	{ "tlb_walk_shared_extra_cycles", "summary: the same in TSC cycles" },
+	{ "tlb_walk_shared_extra_pct", "summary: the same as a share of the 2M view's time per load" },
+	{ "walk_shared_4k_access_ns", "summary: median ns per load through the 4K view" },
+	{ "walk_shared_2m_access_ns", "summary: median ns per load through the 2M view" },
+	{ "walk_shared_huge_pct", "summary: ShmemPmdMapped / Rss of the 2M view (>= 90 to count)" },
+	{ "walk_shared_trials", "summary: timed trials of the same-frame walk point" },
+	{ "walk_shared_note", "summary: why the same-frame walk point did not run" },
 	{ "huge_valid", "summary: 1 if the 2M-backed region got >= 90% huge pages" },
 	{ "split", "summary: 1 if the 4K region's PMDs were split (4K PTEs over huge frames)" },
 	{ "split_4k_huge_pct", "summary: huge coverage of the 4K region before the split" },
@@ -235,6 +258,26 @@ void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, 
 	return node_at(buf, npages, seed, 0);
 }
 
+uint64_t tlb_chain_build_off(char *buf, size_t npages, uint64_t seed, uint32_t *scratch)
+{
+	char *start = tlb_chain_build(buf, npages, 1, seed, scratch);
+	size_t i;
+
+	for (i = 0; i < npages; i++) {
+		uintptr_t *node = node_at(buf, npages, seed, i);
+
+		*node -= (uintptr_t)buf;
+	}
+	return (uint64_t)(start - buf);
+}
+
+__attribute__((noinline)) uint64_t tlb_chase_off(const char *base, uint64_t off, uint64_t n)
+{
+	while (n--)
+		off = *(const uint64_t *)(base + off);	/* the same dependency, one add more */
+	return off;
+}
+
 __attribute__((noinline)) void *tlb_chase(void *p, uint64_t n)
 {
 	void **q = p;
@@ -261,7 +304,8 @@ struct pair_diff {
 };
 
 struct chain {
-	void *p;		/* where the chase stands */
+	void *p;		/* where the chase stands: a pointer, or an offset into base */
+	const char *base;	/* NULL: a pointer chain (tlb_chase) */
 	struct series s;
 };
 
@@ -271,7 +315,10 @@ static void trial(struct chain *c, uint64_t loads, enum harness_tsc tsc)
 
 	t0 = harness_now_ns();
 	c0 = harness_cycles(tsc);
-	c->p = tlb_chase(c->p, loads);
+	if (c->base)
+		c->p = (void *)(uintptr_t)tlb_chase_off(c->base, (uint64_t)(uintptr_t)c->p, loads);
+	else
+		c->p = tlb_chase(c->p, loads);
 	c1 = harness_cycles(tsc);
 	t1 = harness_now_ns();
 	__asm__ volatile("" : : "r"(c->p) : "memory");	/* the chase cannot be dropped */
@@ -347,45 +394,123 @@ static int send_point(struct tlb_run *t, const char *backing, uint64_t ws, const
 
 static void warm(struct chain *c, uint64_t nodes)
 {
-	c->p = tlb_chase(c->p, nodes < 4096 ? 8192 : 2 * nodes);
+	uint64_t n = nodes < 4096 ? 8192 : 2 * nodes;
+
+	if (c->base)
+		c->p = (void *)(uintptr_t)tlb_chase_off(c->base, (uint64_t)(uintptr_t)c->p, n);
+	else
+		c->p = tlb_chase(c->p, n);
 }
 
-/* One working set on both backings, trials interleaved (order alternating). */
+/* Both chains, trials interleaved (order alternating), then the paired differences. */
+static void measure_chains(struct chain *c4k, struct chain *c2m, uint64_t nodes, uint64_t trials,
+			   uint64_t loads, enum harness_tsc tsc, struct tstat *s4k, struct tstat *s2m,
+			   struct pair_diff *d)
+{
+	double dns[TLB_MAX_TRIALS], dcyc[TLB_MAX_TRIALS], dpct[TLB_MAX_TRIALS];
+	uint64_t i;
+
+	warm(c4k, nodes);
+	warm(c2m, nodes);
+	for (i = 0; i < trials; i++) {
+		if (i % 2 == 0) {
+			trial(c4k, loads, tsc);
+			trial(c2m, loads, tsc);
+		} else {
+			trial(c2m, loads, tsc);
+			trial(c4k, loads, tsc);
+		}
+	}
+	for (i = 0; i < trials; i++) {
+		dns[i] = c4k->s.ns[i] - c2m->s.ns[i];
+		dcyc[i] = c4k->s.cycles[i] - c2m->s.cycles[i];
+		dpct[i] = c2m->s.ns[i] > 0 ? 100.0 * (c4k->s.ns[i] / c2m->s.ns[i] - 1.0) : 0.0;
+	}
+	d->ns = harness_median(dns, c4k->s.n);
+	d->cycles = harness_median(dcyc, c4k->s.n);
+	d->pct = harness_median(dpct, c4k->s.n);
+	*s4k = summarize(&c4k->s);	/* sorts the series: after the pairs */
+	*s2m = summarize(&c2m->s);
+}
+
+/* One working set on both backings. */
 static void measure_point(struct tlb_run *t, uint64_t ws, struct tstat *s4k, struct tstat *s2m,
 			  struct pair_diff *d)
 {
-	double dns[TLB_MAX_TRIALS], dcyc[TLB_MAX_TRIALS], dpct[TLB_MAX_TRIALS];
-	struct chain c4k = { NULL, { 0 } }, c2m = { NULL, { 0 } };
-	uint64_t i;
+	struct chain c4k = { NULL, NULL, { 0 } }, c2m = { NULL, NULL, { 0 } };
 
 	c4k.p = tlb_chain_build(t->r4k.buf, ws, 1, t->a->seed, t->scratch);
 	c2m.p = tlb_chain_build(t->r2m.buf, ws, 1, t->a->seed, t->scratch);
-	warm(&c4k, ws);
-	warm(&c2m, ws);
-	for (i = 0; i < t->a->trials; i++) {
-		if (i % 2 == 0) {
-			trial(&c4k, t->a->loads, t->tsc);
-			trial(&c2m, t->a->loads, t->tsc);
-		} else {
-			trial(&c2m, t->a->loads, t->tsc);
-			trial(&c4k, t->a->loads, t->tsc);
-		}
+	measure_chains(&c4k, &c2m, ws, t->a->trials, t->a->loads, t->tsc, s4k, s2m, d);
+}
+
+/* the walk point on one buffer through both page sizes */
+struct shared_walk {
+	bool done;
+	struct tstat s4k, s2m;
+	struct pair_diff d;
+	double huge_pct;
+	char note[REC_VAL_MAX];
+};
+
+static void measure_shared(struct tlb_run *t, uint64_t ws, struct shared_walk *w)
+{
+	struct chain c4k = { NULL, NULL, { 0 } }, c2m = { NULL, NULL, { 0 } };
+	char knob[THP_VALUE_MAX];
+	struct err e = ERR_INIT;
+	struct twinmap tm;
+	double small_pct = 0;
+	uint64_t start;
+
+	if (!t->a->walk_trials) {
+		snprintf(w->note, sizeof(w->note), "--walk-trials=0");
+		return;
 	}
-	for (i = 0; i < t->a->trials; i++) {
-		dns[i] = c4k.s.ns[i] - c2m.s.ns[i];
-		dcyc[i] = c4k.s.cycles[i] - c2m.s.cycles[i];
-		dpct[i] = c2m.s.ns[i] > 0 ? 100.0 * (c4k.s.ns[i] / c2m.s.ns[i] - 1.0) : 0.0;
+	if (twinmap_open(&tm, (size_t)region_round_huge(ws * REGION_PAGE), &e) ||
+	    twinmap_coverage(t->env->root, &tm, &w->huge_pct, &small_pct, &e)) {
+		snprintf(w->note, sizeof(w->note), "no shared buffer: %.120s", e.msg);
+		twinmap_close(&tm);
+		return;
 	}
-	d->ns = harness_median(dns, c4k.s.n);
-	d->cycles = harness_median(dcyc, c4k.s.n);
-	d->pct = harness_median(dpct, c4k.s.n);
-	*s4k = summarize(&c4k.s);	/* sorts the series: after the pairs */
-	*s2m = summarize(&c2m.s);
+	if (w->huge_pct < TLB_HUGE_VALID_PCT || small_pct > 0) {
+		thp_knob_get(t->env->root, "shmem_enabled", knob, sizeof(knob), NULL);
+		snprintf(w->note, sizeof(w->note),
+			 "shared buffer: 2M view %.0f%% PMD-mapped, 4K view %.0f%% (shmem_enabled '%s'; "
+			 "advise or always needed)",
+			 w->huge_pct, small_pct, knob);
+		twinmap_close(&tm);
+		return;
+	}
+	start = tlb_chain_build_off(tm.huge, ws, t->a->seed, t->scratch);
+	c4k.base = tm.small;
+	c2m.base = tm.huge;
+	c4k.p = c2m.p = (void *)(uintptr_t)start;
+	measure_chains(&c4k, &c2m, ws, t->a->walk_trials, t->a->loads, t->tsc, &w->s4k, &w->s2m, &w->d);
+	w->done = true;
+	twinmap_close(&tm);
+}
+
+static int add_shared(struct tlb_run *t, struct record *res, const struct shared_walk *w)
+{
+	int r = 0;
+
+	if (!w->done)
+		return rec_add_str(res, "walk_shared_note", w->note);
+	r |= rec_add_str(res, "walk_frames", "shared");
+	r |= rec_add_f64(res, "tlb_walk_shared_extra_ns", w->d.ns);
+	if (t->tsc != HARNESS_TSC_NONE)
+		r |= rec_add_f64(res, "tlb_walk_shared_extra_cycles", w->d.cycles);
+	r |= rec_add_f64(res, "tlb_walk_shared_extra_pct", w->d.pct);
+	r |= rec_add_f64(res, "walk_shared_4k_access_ns", w->s4k.ns);
+	r |= rec_add_f64(res, "walk_shared_2m_access_ns", w->s2m.ns);
+	r |= rec_add_f64(res, "walk_shared_huge_pct", w->huge_pct);
+	r |= rec_add_u64(res, "walk_shared_trials", t->a->walk_trials);
+	return r;
 }
 
 static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 		       const struct pair_diff *small, const struct pair_diff *walk, const struct pair_diff *large,
-		       const struct tstat *large4k, const struct tstat *large2m)
+		       const struct tstat *large4k, const struct tstat *large2m, const struct shared_walk *sw)
 {
 	bool cyc = t->tsc != HARNESS_TSC_NONE, valid = t->pct2m >= TLB_HUGE_VALID_PCT;
 	char note[REC_VAL_MAX];
@@ -433,6 +558,7 @@ static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 			 "no tlb_miss_extra", t->pct2m);
 		r |= rec_add_str(res, "note", note);
 	}
+	r |= add_shared(t, res, sw);
 	return r ? -EINVAL : 0;
 }
 
@@ -446,7 +572,8 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 	struct tstat s4k, s2m;
 	struct pair_diff d, small = { 0, 0, 0 }, walk = { 0, 0, 0 };
 	struct cache_geom g;
-	struct chain base = { NULL, { 0 } };
+	struct chain base = { NULL, NULL, { 0 } };
+	struct shared_walk sw = { .done = false };
 	struct smaps_vma vma;
 	int ret;
 
@@ -500,7 +627,11 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		if (ws[i] == walk_ws)
 			walk = d;
 	}
-	ret = add_summary(&t, res, npoints, &small, &walk, &d, &s4k, &s2m);
+	/* the sweep's regions go first: the shared buffer takes their place */
+	region_release(&t.r4k);
+	region_release(&t.r2m);
+	measure_shared(&t, walk_ws, &sw);
+	ret = add_summary(&t, res, npoints, &small, &walk, &d, &s4k, &s2m, &sw);
 	if (ret)
 		err_set(e, ret, "cannot add the summary to the record");
 cleanup:

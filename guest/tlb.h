@@ -8,7 +8,9 @@
  * 4K-backed region is MADV_NOHUGEPAGE, or (--split=1) faulted huge and then
  * its PMDs split, so both arms sit on the same kind of physical memory and
  * only the page size differs. The workload pins itself to the CPU it starts
- * on (--pin=1).
+ * on (--pin=1). Last, the walk point once more on one shared buffer seen
+ * through a 2M-mapped and a 4K-mapped view (twinmap.h): the same frames and
+ * cache lines behind both arms, so the difference is the translation alone.
  * Sends one result record per point and a summary through the harness.
  * Entry point: wl_tlb. Never prints.
  */
@@ -37,6 +39,14 @@ extern const struct workload wl_tlb;
 void *tlb_chain_build(char *buf, size_t npages, size_t per_page, uint64_t seed, uint32_t *scratch);
 /* Follow n links from p; returns where it stopped. */
 void *tlb_chase(void *p, uint64_t n);
+/*
+ * The same chain with offsets from buf in place of pointers (so it can be
+ * chased through another mapping of the same memory); returns the first
+ * node's offset.
+ */
+uint64_t tlb_chain_build_off(char *buf, size_t npages, uint64_t seed, uint32_t *scratch);
+/* Follow n offset links from off inside base; returns where it stopped. */
+uint64_t tlb_chase_off(const char *base, uint64_t off, uint64_t n);
 /* The working sets of the sweep: min, min*4, ... and max; returns how many (<= TLB_MAX_POINTS). */
 size_t tlb_points(uint64_t pages_min, uint64_t pages_max, uint64_t *out);
 /*

@@ -44,29 +44,42 @@ struct smaps_case {
 	int ret;
 	uint64_t start, rss_kb, huge_kb;
 	int have_huge;
+	uint64_t shmem_pmd_kb;
+	int have_shmem_pmd;
 };
 
 static struct smaps_case smaps_cases[] = {
 	{ "buffer mapping: coverage from AnonHugePages / Rss", NULL, 0x7f2a00000000ull + 4096, 0,
-	  0x7f2a00000000ull, 262144, 204800, 1 },
+	  0x7f2a00000000ull, 262144, 204800, 1, 0, 1 },
 	{ "last byte of the mapping", NULL, 0x7f2a10000000ull - 1, 0, 0x7f2a00000000ull, 262144,
-	  204800, 1 },
+	  204800, 1, 0, 1 },
+	{ "memfd mapping: ShmemPmdMapped",
+	  "7f0000000000-7f0000400000 rw-s 0 00:01 7 /memfd:thpeval-tlb (deleted)\nRss: 4096 kB\n"
+	  "AnonHugePages: 0 kB\nShmemPmdMapped: 4096 kB\n",
+	  0x7f0000000000ull, 0, 0x7f0000000000ull, 4096, 0, 1, 4096, 1 },
+	{ "ShmemPmdMapped above Rss",
+	  "7f0000000000-7f0000400000 rw-s 0 00:01 7 /memfd:x\nRss: 4 kB\nShmemPmdMapped: 2048 kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
+	{ "repeated ShmemPmdMapped",
+	  "7f0000000000-7f0000400000 rw-s 0 00:01 7 /memfd:x\nRss: 4 kB\nShmemPmdMapped: 0 kB\n"
+	  "ShmemPmdMapped: 0 kB\n",
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
 	{ "file mapping without AnonHugePages", NULL, 0x55d0c0a00010ull, 0, 0x55d0c0a00000ull,
-	  120, 0, 0 },
-	{ "last mapping at end of text", NULL, 0x7ffd1c000000ull, 0, 0x7ffd1c000000ull, 16, 0, 1 },
-	{ "address in no mapping", NULL, 0x7f2a10000000ull, -ENOENT, 0, 0, 0, 0 },
+	  120, 0, 0, 0, 0 },
+	{ "last mapping at end of text", NULL, 0x7ffd1c000000ull, 0, 0x7ffd1c000000ull, 16, 0, 1, 0, 0 },
+	{ "address in no mapping", NULL, 0x7f2a10000000ull, -ENOENT, 0, 0, 0, 0, 0, 0 },
 	{ "bad Rss value", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss:  12x kB\n",
-	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
 	{ "Rss without unit", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss:  12\n",
-	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
 	{ "repeated Rss", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss: 4 kB\nRss: 4 kB\n",
-	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
 	{ "no Rss line", "7f0000000000-7f0000200000 rw-p 0 00:00 0\nAnonHugePages: 0 kB\n",
-	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
 	{ "AnonHugePages above Rss",
 	  "7f0000000000-7f0000200000 rw-p 0 00:00 0\nRss: 4 kB\nAnonHugePages: 2048 kB\n",
-	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0 },
-	{ "overlong line", NULL /* built in main */, 0x7f0000000000ull, -E2BIG, 0, 0, 0, 0 },
+	  0x7f0000000000ull, -EINVAL, 0, 0, 0, 0, 0, 0 },
+	{ "overlong line", NULL /* built in main */, 0x7f0000000000ull, -E2BIG, 0, 0, 0, 0, 0, 0 },
 };
 
 static char overlong[SYSINFO_LINE_MAX + 200];
@@ -94,6 +107,8 @@ static void test_smaps(void **state)
 	assert_int_equal(v.rss_bytes, c->rss_kb * 1024);
 	assert_int_equal(v.anon_huge_bytes, c->huge_kb * 1024);
 	assert_int_equal(v.have_anon_huge, c->have_huge);
+	assert_int_equal(v.shmem_pmd_bytes, c->shmem_pmd_kb * 1024);
+	assert_int_equal(v.have_shmem_pmd, c->have_shmem_pmd);
 }
 
 struct knob_case {

@@ -190,6 +190,8 @@ static struct bad_case bad_cases[] = {
 	  "bad value '2' for --split: expected 0 or 1" },
 	{ "pin not 0 or 1", { "tlb", "--pin=yes" }, HARNESS_USAGE,
 	  "bad value 'yes' for --pin: expected 0 or 1" },
+	{ "too many walk trials", { "tlb", "--walk-trials=1002" }, HARNESS_USAGE,
+	  "--walk-trials=1002 is out of range (0 to 1001)" },
 };
 
 static void test_bad(void **state)
@@ -321,6 +323,37 @@ static void check_point(const struct record *r, const char *backing, uint64_t ws
 	}
 }
 
+/*
+ * The same-frame walk point: its figures when the shared buffer's 2M view got
+ * 2M mappings, else a note that names shmem_enabled; never both. With shmem
+ * THP off here the note is certain.
+ */
+static void check_shared(const struct record *s)
+{
+	static const char *const pos[] = { "walk_shared_4k_access_ns", "walk_shared_2m_access_ns",
+					   "walk_shared_trials", NULL };
+	char knob[THP_VALUE_MAX] = "";
+	const char *note = rec_get(s, "walk_shared_note");
+	double pct;
+
+	if (thp_knob_get("", "shmem_enabled", knob, sizeof(knob), NULL))
+		knob[0] = '\0';
+	if (note) {
+		assert_null(rec_get(s, "walk_frames"));
+		assert_null(rec_get(s, "tlb_walk_shared_extra_ns"));
+		if (!strcmp(knob, "never") || !strcmp(knob, "deny"))
+			assert_non_null(strstr(note, "shmem_enabled '"));
+		return;
+	}
+	assert_true(strcmp(knob, "never") && strcmp(knob, "deny"));
+	assert_string_equal(rec_get(s, "walk_frames"), "shared");
+	assert_non_null(rec_get(s, "tlb_walk_shared_extra_ns"));
+	assert_non_null(rec_get(s, "tlb_walk_shared_extra_pct"));
+	wlt_positive(s, pos);
+	assert_int_equal(rec_get_f64(s, "walk_shared_huge_pct", &pct), 0);
+	assert_true(pct >= TLB_HUGE_VALID_PCT && pct <= 100);
+}
+
 static void test_real_run(void **state)
 {
 	const char *argv[] = { "tlb", "--pages-min=4", "--pages-max=64", "--loads=2000",
@@ -368,6 +401,26 @@ static void test_real_run(void **state)
 	assert_int_equal(rec_get_u64(s, "split", &u), 0);
 	assert_int_equal(u, 0);		/* the default: a fresh MADV_NOHUGEPAGE region */
 	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
+	check_shared(s);
+	wlt_free(&o);
+}
+
+/* --walk-trials=0: no same-frame walk point, the note says so */
+static void test_real_run_no_shared(void **state)
+{
+	const char *argv[] = { "tlb", "--pages-min=16", "--pages-max=16", "--loads=2000",
+			       "--trials=3", "--walk-trials=0", "--label=guest_thp=test" };
+	const struct record *s;
+	struct wlt_out o;
+
+	(void)state;
+	wlt_run("", argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	s = wlt_variant(&o, "summary");
+	assert_string_equal(rec_get(s, "walk_shared_note"), "--walk-trials=0");
+	assert_null(rec_get(s, "walk_frames"));
+	assert_null(rec_get(s, "tlb_walk_shared_extra_ns"));
 	wlt_free(&o);
 }
 
@@ -409,7 +462,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 7];
+	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 8];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -434,5 +487,7 @@ int main(void)
 					  test_real_run, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run, 4K arm split", test_real_run_split,
 					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "short real run, no same-frame walk point",
+					  test_real_run_no_shared, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("tlb", tests, n, setup, teardown);
 }
