@@ -16,6 +16,7 @@
 
 #define TLB_MAX_PAGES (1ull << 24)	/* 64G of working set */
 #define TLB_MAX_TRIALS 1001
+#define TLB_BLOCKS 10	/* drift within a run: medians of this many blocks of trials */
 
 static const struct wl_param tlb_params[] = {
 	{ "pages-min", WL_P_U64, offsetof(struct wl_args, pages_min), "16", 1, TLB_MAX_PAGES,
@@ -121,6 +122,10 @@ static const struct wl_metric tlb_metrics[] = {
 	{ "walk_shared_2m_access_ns", "summary: median ns per load through the 2M view" },
 	{ "walk_shared_huge_pct", "summary: ShmemPmdMapped / Rss of the 2M view (>= 90 to count)" },
 	{ "walk_shared_trials", "summary: timed trials of the same-frame walk point" },
+	{ "walk_shared_block_min_ns",
+	  "summary: the lowest median of 10 consecutive blocks of those trials (with >= 100 "
+	  "trials): with walk_shared_block_max_ns, how far the host drifted within the run" },
+	{ "walk_shared_block_max_ns", "summary: the highest such block median" },
 	{ "walk_shared_note", "summary: why the same-frame walk point did not run" },
 	{ "huge_valid", "summary: 1 if the 2M-backed region got >= 90% huge pages" },
 	{ "split", "summary: 1 if the 4K region's PMDs were split (4K PTEs over huge frames)" },
@@ -301,6 +306,8 @@ struct tstat {
 struct pair_diff {
 	double ns, cycles;	/* medians of the paired differences */
 	double pct;		/* median of the paired 4K / 2M - 1, in percent */
+	double block_min, block_max;	/* ns: the lowest and highest median of TLB_BLOCKS
+					 * consecutive blocks of trials (0 with fewer trials) */
 };
 
 struct chain {
@@ -426,6 +433,23 @@ static void measure_chains(struct chain *c4k, struct chain *c2m, uint64_t nodes,
 		dcyc[i] = c4k->s.cycles[i] - c2m->s.cycles[i];
 		dpct[i] = c2m->s.ns[i] > 0 ? 100.0 * (c4k->s.ns[i] / c2m->s.ns[i] - 1.0) : 0.0;
 	}
+	d->block_min = d->block_max = 0;
+	if (trials >= 10 * TLB_BLOCKS) {
+		/* in trial order, before the medians sort: how far the host drifted within the run */
+		uint64_t per = trials / TLB_BLOCKS, b;
+		double blk[TLB_MAX_TRIALS];
+
+		for (b = 0; b < TLB_BLOCKS; b++) {
+			double m;
+
+			memcpy(blk, dns + b * per, per * sizeof(*blk));
+			m = harness_median(blk, per);
+			if (b == 0 || m < d->block_min)
+				d->block_min = m;
+			if (b == 0 || m > d->block_max)
+				d->block_max = m;
+		}
+	}
 	d->ns = harness_median(dns, c4k->s.n);
 	d->cycles = harness_median(dcyc, c4k->s.n);
 	d->pct = harness_median(dpct, c4k->s.n);
@@ -504,6 +528,10 @@ static int add_shared(struct tlb_run *t, struct record *res, const struct shared
 	r |= rec_add_f64(res, "walk_shared_4k_access_ns", w->s4k.ns);
 	r |= rec_add_f64(res, "walk_shared_2m_access_ns", w->s2m.ns);
 	r |= rec_add_f64(res, "walk_shared_huge_pct", w->huge_pct);
+	if (w->d.block_max > 0 || w->d.block_min < 0) {
+		r |= rec_add_f64(res, "walk_shared_block_min_ns", w->d.block_min);
+		r |= rec_add_f64(res, "walk_shared_block_max_ns", w->d.block_max);
+	}
 	r |= rec_add_u64(res, "walk_shared_trials", t->a->walk_trials);
 	return r;
 }
@@ -570,7 +598,7 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 	size_t npoints, i;
 	size_t len = (size_t)region_round_huge(a->pages_max * REGION_PAGE);
 	struct tstat s4k, s2m;
-	struct pair_diff d, small = { 0, 0, 0 }, walk = { 0, 0, 0 };
+	struct pair_diff d, small = { 0, 0, 0, 0, 0 }, walk = { 0, 0, 0, 0, 0 };
 	struct cache_geom g;
 	struct chain base = { NULL, NULL, { 0 } };
 	struct shared_walk sw = { .done = false };

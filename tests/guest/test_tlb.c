@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,16 @@ static void check_shared(const struct record *s)
 	wlt_positive(s, pos);
 	assert_int_equal(rec_get_f64(s, "walk_shared_huge_pct", &pct), 0);
 	assert_true(pct >= TLB_HUGE_VALID_PCT && pct <= 100);
+	/* 1001 trials by default: the drift within the run, lowest block <= highest */
+	{
+		double lo, hi, mid;
+
+		assert_int_equal(rec_get_f64(s, "walk_shared_block_min_ns", &lo), 0);
+		assert_int_equal(rec_get_f64(s, "walk_shared_block_max_ns", &hi), 0);
+		assert_int_equal(rec_get_f64(s, "tlb_walk_shared_extra_ns", &mid), 0);
+		assert_true(lo <= hi);
+		assert_true(isfinite(mid));
+	}
 }
 
 static void test_real_run(void **state)
