@@ -299,8 +299,19 @@ int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
 {
 	char line[SYSINFO_LINE_MAX];
 	bool in = false, have_rss = false;
+	/* the "Key:   N kB" lines read, each at most once per mapping */
+	const struct {
+		const char *key;
+		bool *have;
+		uint64_t *bytes;
+	} field[] = {
+		{ "Rss:", &have_rss, &out->rss_bytes },
+		{ "AnonHugePages:", &out->have_anon_huge, &out->anon_huge_bytes },
+		{ "ShmemPmdMapped:", &out->have_shmem_pmd, &out->shmem_pmd_bytes },
+	};
 	unsigned nlines = 0;
 	uint64_t s, en;
+	size_t k;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -319,23 +330,16 @@ int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
 		}
 		if (!in)
 			continue;
-		if (!strncmp(line, "Rss:", 4)) {
-			if (have_rss || parse_kb(line + 4, &out->rss_bytes))
-				return err_set(e, -EINVAL, "bad or repeated Rss line in smaps: '%.80s'",
-					       line);
-			have_rss = true;
-		} else if (!strncmp(line, "AnonHugePages:", 14)) {
-			if (out->have_anon_huge || parse_kb(line + 14, &out->anon_huge_bytes))
-				return err_set(e, -EINVAL,
-					       "bad or repeated AnonHugePages line in smaps: '%.80s'",
-					       line);
-			out->have_anon_huge = true;
-		} else if (!strncmp(line, "ShmemPmdMapped:", 15)) {
-			if (out->have_shmem_pmd || parse_kb(line + 15, &out->shmem_pmd_bytes))
-				return err_set(e, -EINVAL,
-					       "bad or repeated ShmemPmdMapped line in smaps: '%.80s'",
-					       line);
-			out->have_shmem_pmd = true;
+		for (k = 0; k < sizeof(field) / sizeof(field[0]); k++) {
+			size_t n = strlen(field[k].key);
+
+			if (strncmp(line, field[k].key, n))
+				continue;
+			if (*field[k].have || parse_kb(line + n, field[k].bytes))
+				return err_set(e, -EINVAL, "bad or repeated %.*s line in smaps: '%.80s'",
+					       (int)n - 1, field[k].key, line);
+			*field[k].have = true;
+			break;
 		}
 	}
 	if (r < 0)

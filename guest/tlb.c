@@ -306,8 +306,9 @@ struct tstat {
 struct pair_diff {
 	double ns, cycles;	/* medians of the paired differences */
 	double pct;		/* median of the paired 4K / 2M - 1, in percent */
+	bool blocks;		/* enough trials for block_min/max */
 	double block_min, block_max;	/* ns: the lowest and highest median of TLB_BLOCKS
-					 * consecutive blocks of trials (0 with fewer trials) */
+					 * consecutive blocks of trials */
 };
 
 struct chain {
@@ -316,16 +317,22 @@ struct chain {
 	struct series s;
 };
 
+/* follow n links of either kind of chain */
+static void advance(struct chain *c, uint64_t n)
+{
+	if (c->base)
+		c->p = (void *)(uintptr_t)tlb_chase_off(c->base, (uint64_t)(uintptr_t)c->p, n);
+	else
+		c->p = tlb_chase(c->p, n);
+}
+
 static void trial(struct chain *c, uint64_t loads, enum harness_tsc tsc)
 {
 	uint64_t t0, t1, c0, c1;
 
 	t0 = harness_now_ns();
 	c0 = harness_cycles(tsc);
-	if (c->base)
-		c->p = (void *)(uintptr_t)tlb_chase_off(c->base, (uint64_t)(uintptr_t)c->p, loads);
-	else
-		c->p = tlb_chase(c->p, loads);
+	advance(c, loads);
 	c1 = harness_cycles(tsc);
 	t1 = harness_now_ns();
 	__asm__ volatile("" : : "r"(c->p) : "memory");	/* the chase cannot be dropped */
@@ -401,12 +408,7 @@ static int send_point(struct tlb_run *t, const char *backing, uint64_t ws, const
 
 static void warm(struct chain *c, uint64_t nodes)
 {
-	uint64_t n = nodes < 4096 ? 8192 : 2 * nodes;
-
-	if (c->base)
-		c->p = (void *)(uintptr_t)tlb_chase_off(c->base, (uint64_t)(uintptr_t)c->p, n);
-	else
-		c->p = tlb_chase(c->p, n);
+	advance(c, nodes < 4096 ? 8192 : 2 * nodes);
 }
 
 /* Both chains, trials interleaved (order alternating), then the paired differences. */
@@ -433,8 +435,8 @@ static void measure_chains(struct chain *c4k, struct chain *c2m, uint64_t nodes,
 		dcyc[i] = c4k->s.cycles[i] - c2m->s.cycles[i];
 		dpct[i] = c2m->s.ns[i] > 0 ? 100.0 * (c4k->s.ns[i] / c2m->s.ns[i] - 1.0) : 0.0;
 	}
-	d->block_min = d->block_max = 0;
-	if (trials >= 10 * TLB_BLOCKS) {
+	d->blocks = trials >= 10 * TLB_BLOCKS;
+	if (d->blocks) {
 		/* in trial order, before the medians sort: how far the host drifted within the run */
 		uint64_t per = trials / TLB_BLOCKS, b;
 		double blk[TLB_MAX_TRIALS];
@@ -528,7 +530,7 @@ static int add_shared(struct tlb_run *t, struct record *res, const struct shared
 	r |= rec_add_f64(res, "walk_shared_4k_access_ns", w->s4k.ns);
 	r |= rec_add_f64(res, "walk_shared_2m_access_ns", w->s2m.ns);
 	r |= rec_add_f64(res, "walk_shared_huge_pct", w->huge_pct);
-	if (w->d.block_max > 0 || w->d.block_min < 0) {
+	if (w->d.blocks) {
 		r |= rec_add_f64(res, "walk_shared_block_min_ns", w->d.block_min);
 		r |= rec_add_f64(res, "walk_shared_block_max_ns", w->d.block_max);
 	}
@@ -598,7 +600,7 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 	size_t npoints, i;
 	size_t len = (size_t)region_round_huge(a->pages_max * REGION_PAGE);
 	struct tstat s4k, s2m;
-	struct pair_diff d, small = { 0, 0, 0, 0, 0 }, walk = { 0, 0, 0, 0, 0 };
+	struct pair_diff d, small = { 0 }, walk = { 0 };
 	struct cache_geom g;
 	struct chain base = { NULL, NULL, { 0 } };
 	struct shared_walk sw = { .done = false };
