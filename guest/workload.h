@@ -49,6 +49,7 @@ struct wl_args {
 	bool split;		/* tlb: 4K arm = the PMDs of a huge-faulted region split */
 	bool pin;		/* tlb: pin to the CPU it starts on */
 	uint64_t walk_trials;	/* tlb: trials at the same-frame walk point (0: none) */
+	uint64_t walk_loads;	/* tlb: dependent loads per trial there */
 	uint64_t half;		/* hzp: bytes in each half of the buffer */
 	uint64_t passes;	/* hzp: memcmp passes; clearorder: passes over the buffer */
 	uint64_t stride_passes;	/* hzp: 4K-stride read passes */

@@ -193,6 +193,10 @@ static struct bad_case bad_cases[] = {
 	  "bad value 'yes' for --pin: expected 0 or 1" },
 	{ "too many walk trials", { "tlb", "--walk-trials=1002" }, HARNESS_USAGE,
 	  "--walk-trials=1002 is out of range (0 to 1001)" },
+	{ "too few walk loads", { "tlb", "--walk-loads=999" }, HARNESS_USAGE,
+	  "--walk-loads=999 is out of range (1000 to 1000000000000)" },
+	{ "walk loads not a number", { "tlb", "--walk-loads=1e6" }, HARNESS_USAGE,
+	  "bad value '1e6' for --walk-loads" },
 };
 
 static void test_bad(void **state)
@@ -329,7 +333,7 @@ static void check_point(const struct record *r, const char *backing, uint64_t ws
  * 2M mappings, else a note that names shmem_enabled; never both. With shmem
  * THP off here the note is certain.
  */
-static void check_shared(const struct record *s)
+static void check_shared(const struct record *s, uint64_t loads)
 {
 	static const char *const pos[] = { "walk_shared_4k_access_ns", "walk_shared_2m_access_ns",
 					   "walk_shared_trials", NULL };
@@ -351,6 +355,12 @@ static void check_shared(const struct record *s)
 	assert_non_null(rec_get(s, "tlb_walk_shared_extra_ns"));
 	assert_non_null(rec_get(s, "tlb_walk_shared_extra_pct"));
 	wlt_positive(s, pos);
+	{
+		uint64_t u;
+
+		assert_int_equal(rec_get_u64(s, "walk_shared_loads", &u), 0);
+		assert_int_equal(u, loads);
+	}
 	assert_int_equal(rec_get_f64(s, "walk_shared_huge_pct", &pct), 0);
 	assert_true(pct >= TLB_HUGE_VALID_PCT && pct <= 100);
 	/* 1001 trials by default: the drift within the run, lowest block <= highest */
@@ -368,7 +378,7 @@ static void check_shared(const struct record *s)
 static void test_real_run(void **state)
 {
 	const char *argv[] = { "tlb", "--pages-min=4", "--pages-max=64", "--loads=2000",
-			       "--trials=3", "--label=guest_thp=test" };
+			       "--trials=3", "--walk-loads=3000", "--label=guest_thp=test" };
 	static const char *const sum_pos[] = { "base_access_ns", "large_4k_access_ns",
 					       "large_2m_access_ns", "points", NULL };
 	static const uint64_t ws[] = { 4, 16, 64 };
@@ -412,7 +422,7 @@ static void test_real_run(void **state)
 	assert_int_equal(rec_get_u64(s, "split", &u), 0);
 	assert_int_equal(u, 0);		/* the default: a fresh MADV_NOHUGEPAGE region */
 	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
-	check_shared(s);
+	check_shared(s, 3000);
 	wlt_free(&o);
 }
 
