@@ -116,6 +116,7 @@ integration: all
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/run.sh
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/faults.sh
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/sizing.sh
+	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/workloads.sh
 ifneq ($(KCOMPILE_IT),0)
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/kcompile.sh
 endif

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Integration test of the workload suite: `thpeval run --target=both` with
+# every workload but kcompile (tests/integration/kcompile.sh has that one) in
+# real TCG guests and on the bare host, from the command line to results.json:
+# one cell per workload x target x THP setting (per variant where a workload
+# has them), each with its repetition and its workload's headline figures
+# positive; the host THP knobs put back and no domain left.
+# One repetition, no warm-up, no host-cold reps: this checks the records, not
+# the default sizes (`make bench` times those: bench/results/workloads.json).
+# Prints PASS/FAIL/SKIP lines and a summary line.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+IT_NAME="integration workloads" IT_TMP=thpeval-it-wl
+. tests/integration/lib.sh
+
+if [ "$(id -u)" -ne 0 ]; then
+	sk "workloads integration needs root (libvirtd qemu:///system, host THP writes)"
+	finish
+fi
+if ! tools/services.sh; then
+	ko "libvirtd could not be started"
+	finish
+fi
+
+WL=$("$BIN" workloads | grep -v '^[[:space:]]' | grep -vx kcompile | paste -sd, -)
+[ "$(tr ',' '\n' <<<"$WL" | wc -l)" -ge 6 ] && ok "thpeval workloads lists the six besides kcompile: $WL" ||
+	ko "thpeval workloads: [$WL]"
+
+before=$(thp_snapshot)
+t0=$(date +%s)
+timeout -k 10 900 "$BIN" run --target=both --workloads="$WL" --host-thp=always --guest-thp=always \
+	--reps=1 --warmup=0 --cold-reps=0 --state-dir="$STATE" --db=none --out="$WORK/r1" \
+	>"$WORK/r1.out" 2>"$WORK/r1.err"
+rc=$?
+t1=$(date +%s)
+J=$WORK/r1/results.json
+if [ $rc -eq 0 ] && [ -s "$J" ]; then ok "run --target=both --workloads=$WL exits 0 ($((t1 - t0)) s)"; else
+	ko "run exit $rc; stderr: $(tail -3 "$WORK/r1.err")"
+	finish
+fi
+[ "$before" = "$(thp_snapshot)" ] && ok "host THP settings identical before and after" ||
+	ko "host THP changed: before [$before] after [$(thp_snapshot)]"
+[ -z "$(leftover_domains)" ] && ok "no domain left" || ko "domains left: $(leftover_domains)"
+[ "$(jq -r .status "$J")" = complete ] && ok "status complete" || ko "status $(jq -r .status "$J")"
+
+# ---- one cell per workload x target x setting ------------------------------------
+# guest: host never/always x guest never/always; host: the bare host at never/always
+for w in ${WL//,/ }; do
+	g=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "guest")
+		| "\(.host_thp)/\(.guest_thp)"] | unique | join(" ")' "$J")
+	h=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "host")
+		| "\(.host_thp)/\(.guest_thp)"] | unique | join(" ")' "$J")
+	[ "$g" = "always/always always/never never/always never/never" ] && [ "$h" = "always/none never/none" ] &&
+		ok "$w: guest cells for all four settings, host cells for never and always" ||
+		ko "$w: guest settings [$g], host settings [$h]"
+	# every variant a guest reports, the host reports too (hzp: the guest's use_zero_page
+	# 0 arm is a guest knob; the host keeps its own)
+	gv=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "guest") | .variant // "-"]
+		| unique | join(" ")' "$J")
+	hv=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "host") | .variant // "-"]
+		| unique | join(" ")' "$J")
+	if [ "$w" = hzp ]; then
+		[ "$gv" = "zp0 zp1" ] && [ "$hv" = "zp1" ] && ok "hzp: guest use_zero_page 1 and 0, host as it is (1)" ||
+			ko "hzp variants: guest [$gv] host [$hv]"
+	else
+		[ -n "$gv" ] && [ "$gv" = "$hv" ] && ok "$w: the same $(wc -w <<<"$gv") variant(s) from guest and host" ||
+			ko "$w variants: guest [$gv] host [$hv]"
+	fi
+done
+bad=$(jq -c '[.cells[] | select(.reps_ok != 1 or .reps_failed != 0 or (.valid | not))
+	| {workload, target, host_thp, guest_thp, variant, reps_ok, reps_failed, invalid_reason}]' "$J")
+n=$(jq '.cells | length' "$J")
+[ "$bad" = "[]" ] && ok "all $n cells: one repetition each, none failed, all valid" || ko "cells: $bad"
+
+# ---- each workload's headline figures, positive in every cell --------------------
+#  workload; the cells (a jq condition); the metrics
+while IFS=';' read -r w sel metrics; do
+	bad=$(jq -c --arg w "$w" --arg m "$metrics" "[.cells[] | select(.workload == \$w) | select($sel)
+		| . as \$c | (\$m | split(\",\"))[] as \$k
+		| select((\$c.metrics[\$k].samples[0] // 0) <= 0)
+		| \"\(\$c.target) \(\$c.host_thp)/\(\$c.guest_thp) \(\$c.variant // \"-\") \(\$k)\"]" "$J")
+	cnt=$(jq --arg w "$w" "[.cells[] | select(.workload == \$w) | select($sel)] | length" "$J")
+	[ "$bad" = "[]" ] && [ "$cnt" -gt 0 ] && ok "$w: $metrics > 0 in all $cnt cells" ||
+		ko "$w: $metrics missing or not positive ($cnt cells): $bad"
+done <<'EOF'
+memset;.variant == null;fault_ns_per_4k,fault_mib_s,access_ns
+dd;true;mib_s,bytes,elapsed_ns
+tlb;.variant | tostring | test("^ws[0-9]+_(4k|2m)$");access_ns,ws_pages
+tlb;.variant == "summary";base_access_ns,large_4k_access_ns,large_2m_access_ns
+hzp;true;memcmp_ns,stride_ns,half_bytes
+clearorder;true;mib_s,ns_per_4k
+color;true;l1d_nways_ns,l1d_nways1_ns,l1d_ways
+EOF
+# the block-size sweep and the clear orders the issue names
+dv=$(jq -r '[.cells[] | select(.workload == "dd" and .target == "host") | .variant] | unique | join(" ")' "$J")
+miss=""
+for v in null-4k null-64k null-1m null-2m tmpfs-4k tmpfs-2m; do
+	grep -qw -- "$v" <<<"$dv" || miss="$miss $v"
+done
+[ -z "$miss" ] && ok "dd: /dev/null and tmpfs, block sizes 4K to 2M ($dv)" || ko "dd variants missing:$miss (have: $dv)"
+cv=$(jq -r '[.cells[] | select(.workload == "clearorder") | .variant] | unique | join(" ")' "$J")
+[ "$cv" = "rev-rev rev-seq seq-rev seq-seq" ] && ok "clearorder: all four page x in-page orders" ||
+	ko "clearorder variants: [$cv]"
+# the guest rows come from guests (QEMU's telemetry beside them), the host rows do not
+gt=$(jq '[.cells[] | select(.target == "guest") | .metrics.host_qemu_minflt != null] | all' "$J")
+ht=$(jq '[.cells[] | select(.target == "host") | .metrics.host_qemu_minflt == null] | all' "$J")
+[ "$gt" = true ] && [ "$ht" = true ] && ok "guest cells carry QEMU's telemetry, bare-host cells do not" ||
+	ko "telemetry: guest cells all have it: $gt, host cells none: $ht"
+echo "  guests: $(jq -r '[.guests[] | "\(.host_thp) \(.total_s * 10 | round / 10) s"] | join(", ")' "$J")" \
+	"(boot to power-off, one repetition of each workload per guest THP setting)"
+
+finish
