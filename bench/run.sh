@@ -6,6 +6,8 @@
 #  fidelity:      memset fault throughput on the bare host against stress-ng at the
 #                 same size and host THP setting (target: within 10%; bench/fidelity.sh).
 #  tlb_cv:        the TLB miss cost over 5 bare-host runs (target: CV <= 5%; bench/tlb_cv.sh).
+#  workloads:     every workload but kcompile at its defaults in one guest, boot to
+#                 power-off (target under TCG here: <= 3 minutes).
 # The runs share the host THP settings (and their lock) with any other thpeval
 # run: a run that finds them locked waits for it (up to BENCH_LOCK_WAIT seconds).
 set -u
@@ -73,6 +75,21 @@ jq --arg load "$load" '
 	| .reps_for_target = ([.cells[].reps_for_target | select(. != null)] | max)
 ' "$WORK/mde/results.json" >"$OUT/mde.json"
 jq -r '"mde (\(.accel)): memset access_ns, default reps: " + ([.cells[] | "\(.host_thp)/\(.guest_thp) n=\(.n) cv=\(.cv_pct*10|round/10)% mde=\(.mde_pct*10|round/10)%"] | join(", ")) + "; worst \(.worst_mde_pct*10|round/10)% (target <= \(.target_pct)%); at this noise \(.reps_for_target) repetitions per cell would reach it; load \(.loadavg)"' "$OUT/mde.json"
+
+# ---- every workload but kcompile at its defaults in one guest ----------------------
+#  One guest (host never; guest THP never and always in it, as in every run), the default
+#  repetitions, warm-up and host-cold repetitions; the guest's total_s runs from domain
+#  create to power-off. Target under TCG here: 180 s.
+wl=$("$BIN" workloads | grep -v '^[[:space:]]' | grep -vx kcompile | paste -sd, -)
+"$BIN" run --workloads="$wl" --host-thp=never --db=none --out="$WORK/wl" --quiet \
+	>/dev/null 2>"$WORK/wl.err" || { echo "bench: workloads run failed: $(tail -1 "$WORK/wl.err")" >&2; exit 1; }
+jq --arg wl "$wl" '{ benchmark: "workloads", accel, target_s: 180, workloads: ($wl | split(",")),
+	  guests: [.guests[] | { name, total_s, create_to_first_record_s }],
+	  cells: [.cells[] | select(.target == "guest") | { workload, variant, reps_ok, reps_failed, warmups, valid }] }
+	| .total_s = ([.guests[].total_s] | max)
+	| .all_ok = ([.cells[] | .reps_ok > 0 and .reps_failed == 0] | all)
+	| .met = (.total_s != null and .total_s <= .target_s and .all_ok)' "$WORK/wl/results.json" >"$OUT/workloads.json"
+jq -r '"workloads (\(.accel), one guest, guest THP never and always, defaults): \(.workloads | join(",")) in \(.total_s*10|round/10) s boot to power-off, \(.cells | length) cells\(if .all_ok then "" else " (some repetitions failed)" end) (target <= \(.target_s) s: \(if .met then "met" else "NOT met" end))"' "$OUT/workloads.json"
 
 # ---- measurement fidelity on the bare host ------------------------------------------
 #  Both run the static guest program directly on the host (no guest): the memset fault
