@@ -61,9 +61,10 @@ static const struct wl_param tlb_params[] = {
 	  "view; needs shmem THP, shmem_enabled advise or always); 0: skip it" },
 	/*
 	 * Longer trials average more of a shared host's drift into each run: on
-	 * this development VM 5 runs at 200000 (about 15 s of walk trials each)
-	 * had a CV of 6-16%, at 20000 (1.6 s) 12-24%. 20000 keeps the guest run
-	 * short under TCG; bench/tlb_cv.sh uses 200000.
+	 * this development VM sets of 5 runs at 200000 (about 15 s of walk trials
+	 * each) had a CV of 5-16%, at 20000 (1.6 s) 13-23%, at 500000 (37 s) 8%
+	 * (the drift is minute-scale too). 20000 keeps the guest run short under
+	 * TCG; bench/tlb_cv.sh uses 200000.
 	 */
 	{ "walk-loads", WL_P_U64, offsetof(struct wl_args, walk_loads), "20000", 1000, 1000000000000ull,
 	  "dependent loads per timed trial of the same-frame walk point" },
