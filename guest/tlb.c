@@ -496,7 +496,6 @@ static void measure_shared(struct tlb_run *t, uint64_t ws, struct shared_walk *w
 	struct err e = ERR_INIT;
 	struct twinmap tm;
 	double small_pct = 0;
-	uint64_t start;
 
 	if (!t->a->walk_trials) {
 		snprintf(w->note, sizeof(w->note), "--walk-trials=0");
@@ -505,25 +504,21 @@ static void measure_shared(struct tlb_run *t, uint64_t ws, struct shared_walk *w
 	if (twinmap_open(&tm, (size_t)region_round_huge(ws * REGION_PAGE), &e) ||
 	    twinmap_coverage(t->env->root, &tm, &w->huge_pct, &small_pct, &e)) {
 		snprintf(w->note, sizeof(w->note), "no shared buffer: %.120s", e.msg);
-		twinmap_close(&tm);
-		return;
-	}
-	if (w->huge_pct < TLB_HUGE_VALID_PCT || small_pct > 0) {
+	} else if (w->huge_pct < TLB_HUGE_VALID_PCT || small_pct > 0) {
 		thp_knob_get(t->env->root, "shmem_enabled", knob, sizeof(knob), NULL);
 		snprintf(w->note, sizeof(w->note),
 			 "shared buffer: 2M view %.0f%% PMD-mapped, 4K view %.0f%% (shmem_enabled '%s'; "
 			 "advise or always needed)",
 			 w->huge_pct, small_pct, knob);
-		twinmap_close(&tm);
-		return;
+	} else {
+		c4k.base = tm.small;
+		c2m.base = tm.huge;
+		c4k.p = c2m.p = (void *)(uintptr_t)tlb_chain_build_off(tm.huge, ws, t->a->seed, t->scratch);
+		measure_chains(&c4k, &c2m, ws, t->a->walk_trials, t->a->walk_loads, t->tsc, &w->s4k,
+			       &w->s2m, &w->d);
+		w->done = true;
 	}
-	start = tlb_chain_build_off(tm.huge, ws, t->a->seed, t->scratch);
-	c4k.base = tm.small;
-	c2m.base = tm.huge;
-	c4k.p = c2m.p = (void *)(uintptr_t)start;
-	measure_chains(&c4k, &c2m, ws, t->a->walk_trials, t->a->walk_loads, t->tsc, &w->s4k, &w->s2m, &w->d);
-	w->done = true;
-	twinmap_close(&tm);
+	twinmap_close(&tm);	/* fine after a failed open too */
 }
 
 static int add_shared(struct tlb_run *t, struct record *res, const struct shared_walk *w)

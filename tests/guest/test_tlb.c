@@ -339,7 +339,8 @@ static void check_shared(const struct record *s, uint64_t loads)
 					   "walk_shared_trials", NULL };
 	char knob[THP_VALUE_MAX] = "";
 	const char *note = rec_get(s, "walk_shared_note");
-	double pct;
+	double pct, lo, hi, mid;
+	uint64_t u;
 
 	if (thp_knob_get("", "shmem_enabled", knob, sizeof(knob), NULL))
 		knob[0] = '\0';
@@ -352,27 +353,18 @@ static void check_shared(const struct record *s, uint64_t loads)
 	}
 	assert_true(strcmp(knob, "never") && strcmp(knob, "deny"));
 	assert_string_equal(rec_get(s, "walk_frames"), "shared");
-	assert_non_null(rec_get(s, "tlb_walk_shared_extra_ns"));
 	assert_non_null(rec_get(s, "tlb_walk_shared_extra_pct"));
 	wlt_positive(s, pos);
-	{
-		uint64_t u;
-
-		assert_int_equal(rec_get_u64(s, "walk_shared_loads", &u), 0);
-		assert_int_equal(u, loads);
-	}
+	assert_int_equal(rec_get_u64(s, "walk_shared_loads", &u), 0);
+	assert_int_equal(u, loads);
 	assert_int_equal(rec_get_f64(s, "walk_shared_huge_pct", &pct), 0);
 	assert_true(pct >= TLB_HUGE_VALID_PCT && pct <= 100);
 	/* 1001 trials by default: the drift within the run, lowest block <= highest */
-	{
-		double lo, hi, mid;
-
-		assert_int_equal(rec_get_f64(s, "walk_shared_block_min_ns", &lo), 0);
-		assert_int_equal(rec_get_f64(s, "walk_shared_block_max_ns", &hi), 0);
-		assert_int_equal(rec_get_f64(s, "tlb_walk_shared_extra_ns", &mid), 0);
-		assert_true(lo <= hi);
-		assert_true(isfinite(mid));
-	}
+	assert_int_equal(rec_get_f64(s, "walk_shared_block_min_ns", &lo), 0);
+	assert_int_equal(rec_get_f64(s, "walk_shared_block_max_ns", &hi), 0);
+	assert_int_equal(rec_get_f64(s, "tlb_walk_shared_extra_ns", &mid), 0);
+	assert_true(lo <= hi);
+	assert_true(isfinite(mid));
 }
 
 static void test_real_run(void **state)
