@@ -65,6 +65,21 @@ static const struct key_def size_def = { NULL, THP_KIND_CHOICE, 0, 0, RANGE_FIXE
 #define HUGETLB_DIR "/sys/kernel/mm/hugepages"
 static const struct key_def pool_def = { NULL, THP_KIND_U64, 0, UINT_MAX, RANGE_FIXED };
 
+/*
+ * The sysctls thpeval changes, journaled like a knob: "sysctl/vm/X" is
+ * /proc/sys/vm/X. The fragmented-host arm sets compaction_proactiveness
+ * (Linux 5.9+, 0..100) to 0 so that kcompactd does not compact the
+ * fragmentation away, and its undo raises percpu_pagelist_high_fraction (0 or
+ * 8..INT_MAX: the kernel refuses 1..7) for a few seconds to empty the per-CPU
+ * free lists into the buddy allocator.
+ */
+#define SYSCTL_PFX "sysctl/"
+#define SYSCTL_DIR "/proc/sys"
+static const struct key_def sysctl_keys[] = {
+	{ "sysctl/vm/compaction_proactiveness", THP_KIND_U64, 0, 100, RANGE_FIXED },
+	{ "sysctl/vm/percpu_pagelist_high_fraction", THP_KIND_U64, 0, INT_MAX, RANGE_FIXED },
+};
+
 /* "hugepages-<N>kB" with N a power of two >= 8, no leading zero; rest points past "kB" */
 static bool parse_size_dir(const char *s, unsigned *kb, const char **rest)
 {
@@ -102,6 +117,9 @@ static const struct key_def *key_lookup(const char *key)
 	for (i = 0; i < ARRAY_SIZE(fixed_keys); i++)
 		if (!strcmp(key, fixed_keys[i].key))
 			return &fixed_keys[i];
+	for (i = 0; i < ARRAY_SIZE(sysctl_keys); i++)
+		if (!strcmp(key, sysctl_keys[i].key))
+			return &sysctl_keys[i];
 	if (!strncmp(key, HUGETLB_PFX, sizeof(HUGETLB_PFX) - 1))
 		return parse_size_dir(key + sizeof(HUGETLB_PFX) - 1, &kb, &rest) &&
 			       !strcmp(rest, "/nr_hugepages") ? &pool_def : NULL;
@@ -154,6 +172,8 @@ static int thp_path(const char *root, const char *rel, char *buf, size_t len, st
 		rl = 0;
 	if (!strncmp(rel, HUGETLB_PFX, sizeof(HUGETLB_PFX) - 1))
 		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, HUGETLB_DIR, rel + sizeof(HUGETLB_PFX) - 1);
+	else if (!strncmp(rel, SYSCTL_PFX, sizeof(SYSCTL_PFX) - 1))
+		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, SYSCTL_DIR, rel + sizeof(SYSCTL_PFX) - 1);
 	else
 		n = snprintf(buf, len, "%.*s%s%s%s", (int)rl, root, THP_DIR, *rel ? "/" : "", rel);
 	if (n < 0 || (size_t)n >= len)

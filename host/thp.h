@@ -50,7 +50,11 @@ int thp_settings_put(struct thp_settings *s, const char *key, const char *value,
  * Fixed keys (enabled, defrag, use_zero_page, shmem_enabled, shrink_underused,
  * khugepaged/{defrag,pages_to_scan,scan_sleep_millisecs,alloc_sleep_millisecs,
  * max_ptes_none,max_ptes_swap,max_ptes_shared}) and hugepages-<N>kB/enabled,
- * hugepages-<N>kB/shmem_enabled with N a power of two >= 8.
+ * hugepages-<N>kB/shmem_enabled with N a power of two >= 8; also the knobs
+ * thpeval's arms set outside THP_DIR, journaled the same way:
+ * hugetlb/hugepages-<N>kB/nr_hugepages (/sys/kernel/mm/hugepages) and
+ * sysctl/vm/{compaction_proactiveness,percpu_pagelist_high_fraction}
+ * (/proc/sys/vm).
  */
 bool thp_key_known(const char *key);
 /* 0, or -EINVAL for an unknown key */

@@ -480,6 +480,70 @@ static void test_corrupt(void **state)
 	free(after);
 }
 
+/*
+ * The fragmented arm's sysctls (/proc/sys/vm): journaled like a THP knob, the
+ * kernel's ranges enforced before anything is written, put back by a normal
+ * end and, after a crash, by host_restore_journal.
+ */
+static void test_sysctl_keys(void **state)
+{
+	static const char *const rel[] = { "proc/sys/vm/compaction_proactiveness",
+					   "proc/sys/vm/percpu_pagelist_high_fraction" };
+	struct fx *f = *state;
+	struct host_session s;
+	struct err e = ERR_INIT;
+	struct paths p;
+	char buf[64], info[128];
+	char *before, *after;
+	bool stale = true, restored = false;
+	pid_t pid;
+	int st;
+
+	make_paths(f, &p);
+	assert_int_equal(fake_write(p.root, rel[0], "20\n"), 0);
+	assert_int_equal(fake_write(p.root, rel[1], "0\n"), 0);
+	before = fake_snapshot(p.root, "proc");
+	assert_int_equal(host_session_begin(&s, p.root, p.state, &stale, &e), 0);
+	assert_int_equal(host_session_set(&s, "sysctl/vm/compaction_proactiveness", "0", &e), 0);
+	assert_int_equal(host_session_set(&s, "sysctl/vm/percpu_pagelist_high_fraction", "1000000", &e), 0);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "0\n");
+	assert_string_equal(fake_read(p.root, rel[1], buf, sizeof(buf)), "1000000\n");
+	/* out of the kernel's range, or not a sysctl thpeval knows: refused, nothing written */
+	assert_int_not_equal(host_session_set(&s, "sysctl/vm/compaction_proactiveness", "101", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "sysctl/vm/percpu_pagelist_high_fraction", "-1", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "sysctl/vm/swappiness", "0", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "sysctl/../../etc/passwd", "0", &e), 0);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "0\n");
+	assert_int_equal(host_session_end(&s, &e), 0);
+	after = fake_snapshot(p.root, "proc");
+	assert_string_equal(before, after);
+	free(after);
+
+	/* a run killed with both changed: the journal puts them back */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct host_session c;
+		struct err ce = ERR_INIT;
+
+		alarm(20);
+		if (host_session_begin(&c, p.root, p.state, NULL, &ce) ||
+		    host_session_set(&c, "sysctl/vm/compaction_proactiveness", "0", &ce) ||
+		    host_session_set(&c, "sysctl/vm/percpu_pagelist_high_fraction", "1000000", &ce))
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "0\n");
+	assert_int_equal(host_restore_journal(p.root, p.state, &restored, info, sizeof(info), &e), 0);
+	assert_true(restored);
+	after = fake_snapshot(p.root, "proc");
+	assert_string_equal(before, after);
+	free(after);
+	free(before);
+}
+
 #define ADD_TABLE(table, fn)                                                              \
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
 		tests[n++] = (struct CMUnitTest){ table[i].name, fn, fx_setup, fx_teardown, \
@@ -526,6 +590,7 @@ int main(void)
 	ADD_ONE("session/invalid_value_not_journaled", test_invalid_not_journaled);
 	ADD_ONE("session/first_original_wins", test_first_original_wins);
 	ADD_ONE("session/hugetlb_pool", test_hugetlb_pool);
+	ADD_ONE("session/sysctl_keys", test_sysctl_keys);
 	ADD_ONE("session/end_twice_and_after_failed_begin", test_end_safe);
 	ADD_ONE("session/partial_restore_failure_keeps_journal", test_partial_restore_failure);
 	ADD_ONE("crash/host_restore_journal", test_crash_restore_journal);

@@ -23,10 +23,17 @@ finish() {
 
 # every host THP knob thpeval may touch, per-size ones included, as name=value lines
 thp_snapshot() {
+	local f
 	for f in "$THP"/enabled "$THP"/defrag "$THP"/use_zero_page "$THP"/shmem_enabled \
 		"$THP"/khugepaged/defrag "$THP"/hugepages-*/enabled; do
 		[ -r "$f" ] && printf '%s=%s\n' "${f#"$THP"/}" "$(cat "$f")"
 	done
+	# the fragmented-host arm turns proactive compaction off for a while, its undo
+	# lowers the per-CPU free lists' high marks for a few seconds
+	for f in /proc/sys/vm/compaction_proactiveness /proc/sys/vm/percpu_pagelist_high_fraction; do
+		[ -r "$f" ] && printf "%s=%s\n" "${f##*/}" "$(cat "$f")"
+	done
+	return 0
 }
 
 leftover_domains() { virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-' || true; }
