@@ -25,6 +25,7 @@
 #define FRAG_CHUNK (1ull << 30)
 #define FRAG_SETTLE_TICK_MS 250		/* undo: buddyinfo read this often... */
 #define FRAG_SETTLE_TICKS 8		/* ...until 2 s pass without growth */
+#define FRAG_SETTLE_MAX_TICKS 240	/* ...and for 60 s at most */
 
 uint64_t frag_size_for(uint64_t avail_kb, uint64_t guests_need_bytes)
 {
@@ -159,6 +160,17 @@ static void __attribute__((noreturn)) child_main(int wfd, const char *proc_root,
 
 /* ---- the parent side -------------------------------------------------------- */
 
+/* pages all compaction has scanned since boot; -1 when /proc/vmstat lacks it */
+static int migrate_scanned(const char *proc_root, uint64_t *n)
+{
+	struct vmstat v;
+
+	*n = 0;
+	if (vmstat_read(proc_root, &v, NULL) || vmstat_get(&v, "compact_migrate_scanned", n))
+		return -1;
+	return 0;
+}
+
 static int pid_file(const char *state_dir, char *buf, size_t len, struct err *e)
 {
 	if ((size_t)snprintf(buf, len, "%s/%s", state_dir, FRAG_PID_FILE) >= len)
@@ -278,6 +290,8 @@ int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uin
 	pid_t parent = getpid(), pid;
 	int fds[2], r;
 	double t0 = mono_s();
+	uint64_t scanned0, scanned1;
+	bool have_scanned;
 
 	memset(f, 0, sizeof(*f));
 	if (!bytes || bytes % BLOCK)
@@ -291,6 +305,7 @@ int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uin
 	if (r)
 		return r;
 	avail_kb(proc_root, &f->memfree_before_kb);
+	have_scanned = migrate_scanned(proc_root, &scanned0) == 0;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return err_set(e, -errno, "cannot create a pipe for the fragmenter: %s", strerror(errno));
 	pid = fork();
@@ -320,6 +335,8 @@ int frag_start(struct frag *f, const char *proc_root, const char *state_dir, uin
 		return r;
 	}
 	avail_kb(proc_root, &f->memfree_after_kb);
+	if (have_scanned && !migrate_scanned(proc_root, &scanned1) && scanned1 > scanned0)
+		f->frag_compact_scanned = scanned1 - scanned0;
 	f->seconds = mono_s() - t0;
 	return 0;
 }
@@ -334,13 +351,13 @@ static int settle(const char *proc_root, struct buddyinfo *out, uint64_t want, s
 {
 	const struct timespec tick = { 0, FRAG_SETTLE_TICK_MS * 1000000L };
 	uint64_t best, got;
-	unsigned still = 0;
+	unsigned still = 0, ticks;
 	int r;
 
 	if ((r = buddyinfo_read(proc_root, out, e)))
 		return r;
 	best = buddy_free_kb(out, HUGE_ORDER);
-	while (best < want && still < FRAG_SETTLE_TICKS) {
+	for (ticks = 0; best < want && still < FRAG_SETTLE_TICKS && ticks < FRAG_SETTLE_MAX_TICKS; ticks++) {
 		nanosleep(&tick, NULL);
 		if ((r = buddyinfo_read(proc_root, out, e)))
 			return r;
@@ -358,13 +375,11 @@ static int settle(const char *proc_root, struct buddyinfo *out, uint64_t want, s
 /* pages the migrate scanner looked at during one compact_memory (0 when unknown) */
 static uint64_t compact_run(const char *proc_root)
 {
-	struct vmstat v0, v1;
-	uint64_t a = 0, b = 0;
-	int r0 = vmstat_read(proc_root, &v0, NULL);
+	uint64_t a, b;
+	int r = migrate_scanned(proc_root, &a);
 
 	write_knob(proc_root, "sys/vm/compact_memory", "1", NULL);
-	if (r0 || vmstat_read(proc_root, &v1, NULL) || vmstat_get(&v0, "compact_migrate_scanned", &a) ||
-	    vmstat_get(&v1, "compact_migrate_scanned", &b) || b < a)
+	if (r || migrate_scanned(proc_root, &b) || b < a)
 		return 0;
 	return b - a;
 }
@@ -373,6 +388,7 @@ int frag_stop(struct frag *f, struct err *e)
 {
 	char path[PATH_MAX];
 	uint64_t want, got;
+	int r = 0;
 
 	if (!f->pid)
 		return 0;
@@ -385,14 +401,24 @@ int frag_stop(struct frag *f, struct err *e)
 		return e ? e->code : -EIO;
 	f->have_undone = true;
 	got = buddy_free_kb(&f->undone, HUGE_ORDER);
-	if (got < want) {
+	/* the lists' decay empties them over seconds: settle sees the blocks grow;
+	 * compaction frees the pages it migrates from to those lists too */
+	if (got < want && f->pcp && !f->pcp(f->pcp_ctx, true, NULL)) {
+		f->pcp_drained = true;
+		r = settle(f->proc_root, &f->undone, want, e);
+		got = buddy_free_kb(&f->undone, HUGE_ORDER);
+	}
+	if (!r && got < want) {
 		/* pages migrated into the holes while the guests ran keep their blocks split */
 		f->compacted = true;
 		f->compact_scanned = compact_run(f->proc_root);
-		if (settle(f->proc_root, &f->undone, want, e))
-			return e ? e->code : -EIO;
+		r = settle(f->proc_root, &f->undone, want, e);
 		got = buddy_free_kb(&f->undone, HUGE_ORDER);
 	}
+	if (f->pcp_drained)
+		f->pcp(f->pcp_ctx, false, NULL);	/* else the journal puts it back */
+	if (r)
+		return r;
 	f->restored = got >= want;
 	return 0;
 }

@@ -331,7 +331,8 @@ static bool vmstat_wanted(const char *name)
 {
 	return !strncmp(name, "thp_", 4) || !strncmp(name, "compact_", 8) ||
 	       !strcmp(name, "pgfault") || !strcmp(name, "pgmajfault") ||
-	       !strcmp(name, "nr_anon_transparent_hugepages");
+	       !strcmp(name, "nr_anon_transparent_hugepages") || !strcmp(name, "pgmigrate_success") ||
+	       !strcmp(name, "pgsteal_direct");
 }
 
 int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e)

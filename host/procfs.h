@@ -45,7 +45,8 @@ struct vmstat {
 	} e[VMSTAT_MAX];
 };
 
-/* only thp_*, compact_*, pgfault, pgmajfault, nr_anon_transparent_hugepages */
+/* only thp_*, compact_*, pgfault, pgmajfault, nr_anon_transparent_hugepages, pgmigrate_success,
+ * pgsteal_direct */
 int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e);
 /* 0, or -ENOENT when the counter is not there */
 int vmstat_get(const struct vmstat *v, const char *name, uint64_t *out);

@@ -436,12 +436,21 @@ static json_object *j_frag(const struct frag_log *f)
 	json_object_object_add(o, "buddyinfo_undone", f->have_undone ? j_u64s(f->buddy_undone, f->orders) : NULL);
 	json_object_object_add(o, "restored", json_object_new_boolean(f->restored));
 	json_object_object_add(o, "compact_memory_needed", json_object_new_boolean(f->compacted));
+	json_object_object_add(o, "pcp_low_fragmenting", json_object_new_boolean(f->pcp_low));
+	json_object_object_add(o, "pcp_drained", json_object_new_boolean(f->pcp_drained));
 	json_object_object_add(o, "compact_migrate_scanned_undo", json_object_new_int64((int64_t)f->compact_scanned));
+	json_object_object_add(o, "compaction_proactiveness_before",
+			       f->proactiveness[0] ? json_object_new_int64(strtoll(f->proactiveness, NULL, 10)) : NULL);
+	json_object_object_add(o, "compact_migrate_scanned_fragmenting",
+			       json_object_new_int64((int64_t)f->frag_compact_scanned));
 	json_object_object_add(o, "compact_stall", json_object_new_int64((int64_t)f->compact_stall));
 	json_object_object_add(o, "compact_success", json_object_new_int64((int64_t)f->compact_success));
 	json_object_object_add(o, "compact_fail", json_object_new_int64((int64_t)f->compact_fail));
 	json_object_object_add(o, "thp_fault_alloc", json_object_new_int64((int64_t)f->thp_fault_alloc));
 	json_object_object_add(o, "thp_fault_fallback", json_object_new_int64((int64_t)f->thp_fault_fallback));
+	json_object_object_add(o, "compact_migrate_scanned", json_object_new_int64((int64_t)f->compact_scanned_guests));
+	json_object_object_add(o, "pgmigrate_success", json_object_new_int64((int64_t)f->pgmigrate_success));
+	json_object_object_add(o, "pgsteal_direct", json_object_new_int64((int64_t)f->pgsteal_direct));
 	json_object_object_add(o, "error", f->error[0] ? jstr(f->error) : NULL);
 	return o;
 }

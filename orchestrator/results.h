@@ -106,11 +106,17 @@ struct frag_log {
 	unsigned orders;
 	unsigned long long buddy_before[16], buddy_after[16], buddy_undone[16];	/* free blocks per order */
 	bool restored, compacted, have_undone;
+	bool pcp_low;			/* the per-CPU free lists were kept short while fragmenting */
+	bool pcp_drained;		/* undo emptied the per-CPU free lists (percpu_pagelist_high_fraction) */
 	unsigned long long compact_scanned;	/* pages undo's compact_memory scanned (compact_migrate_scanned) */
 	char stopped[16];		/* why the fragmenter stopped: cap, floor, exhausted */
+	char proactiveness[8];		/* vm.compaction_proactiveness before the arm set it to 0; "" when the
+					 * kernel has none */
+	unsigned long long frag_compact_scanned;	/* pages compaction scanned while fragmenting */
 	double seconds;
 	/* host-wide vmstat deltas while the guests ran on the fragmented host */
 	unsigned long long compact_stall, compact_success, compact_fail, thp_fault_alloc, thp_fault_fallback;
+	unsigned long long compact_scanned_guests, pgmigrate_success, pgsteal_direct;
 	char error[ERR_MSG_MAX];
 };
 

@@ -476,6 +476,33 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 		if (json_object_object_get_ex(o, "compact_migrate_scanned_undo", &v) && v &&
 		    u64(w, o, at, "compact_migrate_scanned_undo", &f->compact_scanned))
 			return -EINVAL;
+		if (json_object_object_get_ex(o, "pcp_drained", &v) && v && jbool(w, o, at, "pcp_drained", &f->pcp_drained))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "compact_migrate_scanned", &v) && v &&
+		    u64(w, o, at, "compact_migrate_scanned", &f->compact_scanned_guests))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "pgmigrate_success", &v) && v &&
+		    u64(w, o, at, "pgmigrate_success", &f->pgmigrate_success))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "pgsteal_direct", &v) && v &&
+		    u64(w, o, at, "pgsteal_direct", &f->pgsteal_direct))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "pcp_low_fragmenting", &v) && v &&
+		    jbool(w, o, at, "pcp_low_fragmenting", &f->pcp_low))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "compact_migrate_scanned_fragmenting", &v) && v &&
+		    u64(w, o, at, "compact_migrate_scanned_fragmenting", &f->frag_compact_scanned))
+			return -EINVAL;
+		if (json_object_object_get_ex(o, "compaction_proactiveness_before", &v) && v) {
+			unsigned long long pv;
+
+			if (u64(w, o, at, "compaction_proactiveness_before", &pv))
+				return -EINVAL;
+			if (pv > 100)
+				return err_set(w->e, -ERANGE, "'%s': %s.compaction_proactiveness_before %llu is over 100",
+					       w->name, at, pv);
+			snprintf(f->proactiveness, sizeof(f->proactiveness), "%llu", pv);
+		}
 		if (json_object_object_get_ex(o, "mem_available_kb_before", &v) && v &&
 		    u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb))
 			return -EINVAL;

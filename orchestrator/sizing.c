@@ -243,12 +243,23 @@ static void frag_lines(const struct results *r, FILE *out)
 		fprintf(out, "    unusable free space index for 2M (share of free memory in smaller blocks): %.1f%% before,"
 			" %.1f%% after fragmenting\n",
 			buddy_unusable_pct(f->buddy_before, f->orders, 9), buddy_unusable_pct(f->buddy_after, f->orders, 9));
+		if (f->proactiveness[0])
+			fprintf(out, "    proactive compaction off for the arm (vm.compaction_proactiveness %s -> 0, put back"
+				" after the undo); compaction scanned %llu pages while fragmenting%s\n",
+				f->proactiveness, f->frag_compact_scanned,
+				f->pcp_low ? "; per-CPU free lists kept short while fragmenting" : "");
+		else
+			fprintf(out, "    compaction scanned %llu pages while fragmenting (no vm.compaction_proactiveness"
+				" on this kernel)\n", f->frag_compact_scanned);
 		if (f->have_undone)
 			fprintf(out,
 				"    undone: %llu MiB in >= 2M blocks, unusable index %.1f%%; MemAvailable %llu MiB before,"
 				" %llu MiB once undone\n",
 				f->free2m_undone_kb >> 10, buddy_unusable_pct(f->buddy_undone, f->orders, 9),
 				f->avail_before_kb >> 10, f->avail_undone_kb >> 10);
+		if (f->have_undone && f->pcp_drained)
+			fprintf(out, "    the per-CPU free lists were emptied on undo (vm.percpu_pagelist_high_fraction raised,"
+				" then put back): freed pages wait there before they merge into 2M blocks\n");
 		if (f->have_undone && f->compacted)
 			fprintf(out, "    compact_memory ran on undo: its migrate scanner looked at %llu pages\n",
 				f->compact_scanned);
@@ -259,15 +270,17 @@ static void frag_lines(const struct results *r, FILE *out)
 				" freed\n");
 		fprintf(out,
 			"    while the guests ran: compact_stall %llu, compact_success %llu, compact_fail %llu,"
-			" thp_fault_alloc %llu, thp_fault_fallback %llu (host-wide)\n",
-			f->compact_stall, f->compact_success, f->compact_fail, f->thp_fault_alloc, f->thp_fault_fallback);
+			" compact_migrate_scanned %llu, pgmigrate_success %llu, pgsteal_direct %llu, thp_fault_alloc %llu,"
+			" thp_fault_fallback %llu (host-wide)\n",
+			f->compact_stall, f->compact_success, f->compact_fail, f->compact_scanned_guests, f->pgmigrate_success,
+			f->pgsteal_direct, f->thp_fault_alloc, f->thp_fault_fallback);
 	}
 }
 
 /* why the fragmented host may back as much guest memory with huge pages as the fresh one */
 static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 {
-	unsigned long long succ = 0, stall = 0, after = 0;
+	unsigned long long succ = 0, stall = 0, after = 0, migrated = 0, reclaimed = 0;
 	size_t i, k;
 	bool less = false, same = false, cap = false;
 
@@ -275,6 +288,8 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 		cap |= !strcmp(r->frags[i].stopped, "cap");
 		succ += r->frags[i].compact_success;
 		stall += r->frags[i].compact_stall;
+		migrated += r->frags[i].pgmigrate_success;
+		reclaimed += r->frags[i].pgsteal_direct;
 		if (r->frags[i].free2m_after_kb > after)
 			after = r->frags[i].free2m_after_kb;
 	}
@@ -295,10 +310,12 @@ static void frag_why(const struct results *r, const struct sizing *s, FILE *out)
 		fprintf(out, "  the fragmented host backs less guest RAM with huge pages than the fresh one\n");
 	if (same)
 		fprintf(out,
-			"  where the fragmented host backed as much guest RAM with huge pages: direct compaction succeeded %llu"
-			" times (%llu stalls) while the guests ran, and up to %llu MiB of free memory was still in 2M blocks"
-			" after fragmenting (memory the fragmenter left for the guests and the host, and zones it did not reach)\n",
-			succ, stall, after >> 10);
+			"  where the fragmented host backed as much guest RAM with huge pages: up to %llu MiB of free memory was"
+			" still in 2M blocks after fragmenting; the kernel rebuilt more on demand: while the guests ran (all"
+			" fragmented arms, host-wide) the guests' huge-page faults stalled %llu times in direct compaction"
+			" (%llu succeeded), %llu pages were migrated and direct reclaim freed %llu; a fault that reclaims also"
+			" empties the per-CPU free lists, where freed pages wait before they merge into 2M blocks\n",
+			after >> 10, stall, succ, migrated, reclaimed);
 	if (same && cap)
 		fprintf(out,
 			"  the fragmenter reached its cap (MemTotal) while chunks still got huge pages: this host kept bringing"
@@ -449,7 +466,9 @@ void sizing_html(const struct results *r, FILE *o)
 				fputs("<td></td><td></td><td></td><td></td></tr>\n", o);
 				continue;
 			}
-			snprintf(buf, sizeof(buf), "%llu MiB in %.1f s", f->bytes >> 20, f->seconds);
+			snprintf(buf, sizeof(buf), "%llu MiB in %.1f s%s%s%s", f->bytes >> 20, f->seconds,
+				 f->proactiveness[0] ? " (proactive compaction " : "", f->proactiveness[0] ? f->proactiveness : "",
+				 f->proactiveness[0] ? " -> 0)" : "");
 			td(o, buf);
 			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_before_kb >> 10,
 				 buddy_unusable_pct(f->buddy_before, f->orders, 9));
@@ -457,12 +476,15 @@ void sizing_html(const struct results *r, FILE *o)
 			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_after_kb >> 10,
 				 buddy_unusable_pct(f->buddy_after, f->orders, 9));
 			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s%s)", f->free2m_undone_kb >> 10,
+			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s%s%s)", f->free2m_undone_kb >> 10,
 				 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored",
-				 f->compacted ? ", compacted" : "");
+				 f->pcp_drained ? ", per-CPU lists emptied" : "", f->compacted ? ", compacted" : "");
 			td(o, f->have_undone ? buf : "not recorded");
-			snprintf(buf, sizeof(buf), "stall %llu, success %llu, fail %llu; thp_fault_alloc %llu, fallback %llu",
-				 f->compact_stall, f->compact_success, f->compact_fail, f->thp_fault_alloc, f->thp_fault_fallback);
+			snprintf(buf, sizeof(buf),
+				 "stall %llu, success %llu, fail %llu; migrated %llu, direct reclaim %llu; thp_fault_alloc %llu,"
+				 " fallback %llu",
+				 f->compact_stall, f->compact_success, f->compact_fail, f->pgmigrate_success, f->pgsteal_direct,
+				 f->thp_fault_alloc, f->thp_fault_fallback);
 			td(o, buf);
 			fputs("</tr>\n", o);
 		}

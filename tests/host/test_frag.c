@@ -230,28 +230,23 @@ static void test_restore_ends_holder(void **state)
 }
 
 /*
- * Undo on a host whose 2M blocks did not come back (fake /proc: the holder is
- * a real child, buddyinfo stays fragmented): frag_stop reaps the holder, asks
- * for one compact_memory, says the blocks are not restored, and records what
- * the compaction scanned (the fake counters do not move: 0).
+ * A fragmented host to undo, on a fake /proc: buddyinfo before (buddy6),
+ * then split (no free 2M block), compact_memory and the pid file ready, a
+ * real child as the holder. Returns the holder's pid.
  */
-static void test_frag_stop_compacts(void **state)
+static int undo_fixture(const struct fx *f, struct frag *fr)
 {
 	static const char split[] =
 		"Node 0, zone   Normal   9000   8000   7000   6000   5000   4000   3000   2000   1000      0      0 \n";
-	struct fx *f = *state;
-	struct frag fr;
 	struct err e = ERR_INIT;
-	char buf[16];
 	int pid;
 
 	assert_int_equal(fake_write(f->dir, "proc/buddyinfo", buddy6), 0);
-	memset(&fr, 0, sizeof(fr));
-	assert_int_equal(fake_join(fr.proc_root, sizeof(fr.proc_root), f->dir, "proc"), 0);
-	snprintf(fr.state_dir, sizeof(fr.state_dir), "%s", f->dir);
-	assert_int_equal(buddyinfo_read(fr.proc_root, &fr.before, &e), 0);
+	memset(fr, 0, sizeof(*fr));
+	assert_int_equal(fake_join(fr->proc_root, sizeof(fr->proc_root), f->dir, "proc"), 0);
+	snprintf(fr->state_dir, sizeof(fr->state_dir), "%s", f->dir);
+	assert_int_equal(buddyinfo_read(fr->proc_root, &fr->before, &e), 0);
 	assert_int_equal(fake_write(f->dir, "proc/buddyinfo", split), 0);
-	assert_int_equal(fake_write(f->dir, "proc/vmstat", "compact_migrate_scanned 100\ncompact_stall 1\n"), 0);
 	assert_int_equal(fake_write(f->dir, "proc/sys/vm/compact_memory", ""), 0);
 	assert_int_equal(fake_write(f->dir, FRAG_PID_FILE, "pid 1\n"), 0);
 	pid = fork();
@@ -260,7 +255,25 @@ static void test_frag_stop_compacts(void **state)
 		pause();
 		_exit(0);
 	}
-	fr.pid = pid;
+	fr->pid = pid;
+	return pid;
+}
+
+/*
+ * Undo on a host whose 2M blocks did not come back (fake /proc: the holder is
+ * a real child, buddyinfo stays fragmented): frag_stop reaps the holder, asks
+ * for one compact_memory, says the blocks are not restored, and records what
+ * the compaction scanned (the fake counters do not move: 0).
+ */
+static void test_frag_stop_compacts(void **state)
+{
+	struct fx *f = *state;
+	struct frag fr;
+	struct err e = ERR_INIT;
+	char buf[16];
+	int pid = undo_fixture(f, &fr);
+
+	assert_int_equal(fake_write(f->dir, "proc/vmstat", "compact_migrate_scanned 100\ncompact_stall 1\n"), 0);
 	assert_int_equal(frag_stop(&fr, &e), 0);
 	assert_int_equal(fr.pid, 0);
 	assert_false(alive(pid));
@@ -278,6 +291,53 @@ static void test_frag_stop_compacts(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* frag_pcp_fn for the test: lowering "merges" the fake buddyinfo, as emptying the lists does */
+struct pcp_calls {
+	const char *dir;
+	unsigned low, back;
+};
+
+static int fake_pcp(void *ctx, bool low, struct err *e)
+{
+	struct pcp_calls *c = ctx;
+
+	(void)e;
+	if (low) {
+		c->low++;
+		return fake_write(c->dir, "proc/buddyinfo", buddy6);
+	}
+	c->back++;
+	return 0;
+}
+
+/*
+ * Undo whose freed pages wait on the per-CPU lists (fake /proc, real child as
+ * the holder): frag_stop lowers the lists' high marks once, sees the blocks
+ * back, puts the marks back and does not compact.
+ */
+static void test_frag_stop_drains_pcp(void **state)
+{
+	struct fx *f = *state;
+	struct pcp_calls calls = { f->dir, 0, 0 };
+	struct frag fr;
+	struct err e = ERR_INIT;
+	char buf[16];
+	int pid = undo_fixture(f, &fr);
+
+	fr.pcp = fake_pcp;
+	fr.pcp_ctx = &calls;
+	assert_int_equal(frag_stop(&fr, &e), 0);
+	assert_false(alive(pid));
+	assert_int_equal(calls.low, 1);
+	assert_int_equal(calls.back, 1);
+	assert_true(fr.pcp_drained);
+	assert_true(fr.restored);
+	assert_false(fr.compacted);
+	assert_non_null(fake_read(f->dir, "proc/sys/vm/compact_memory", buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	assert_int_equal(buddy_free_kb(&fr.undone, 9), buddy_free_kb(&fr.before, 9));
+}
+
 #define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
 int main(void)
@@ -292,6 +352,7 @@ int main(void)
 	ADD_ONE("frag/size_for", test_size_for);
 	ADD_ONE("frag/real_start_stop", test_frag_real);
 	ADD_ONE("frag/undo_compacts_when_blocks_missing", test_frag_stop_compacts);
+	ADD_ONE("frag/undo_drains_per_cpu_lists", test_frag_stop_drains_pcp);
 	ADD_ONE("frag/reap_stale_after_crash", test_frag_reap_stale);
 	ADD_ONE("frag/reused_pid_left_alone", test_frag_reused_pid);
 	ADD_ONE("frag/host_restore_ends_holder", test_restore_ends_holder);

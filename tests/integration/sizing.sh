@@ -32,7 +32,7 @@ after=$(thp_snapshot)
 J=$WORK/g2/results.json
 if [ $rc -eq 0 ] && [ -s "$J" ]; then ok "--guests=2 --host-state=fresh,fragmented exits 0 ($((t1 - t0)) s)"; else
 	ko "run exit $rc: $(tail -3 "$WORK/g2.err")"; fi
-[ "$before" = "$after" ] && ok "host THP settings (per-size ones too) identical before and after" ||
+[ "$before" = "$after" ] && ok "host THP settings (per-size ones too) and the two vm sysctls identical before and after" ||
 	ko "host THP changed: before [$before] after [$after]"
 [ -z "$(leftover_domains)" ] && ok "no domain left" || ko "domains left: $(leftover_domains)"
 [ -z "$(holders)" ] && ok "no fragmenter left running" || ko "fragmenter left: $(holders)"
@@ -62,6 +62,13 @@ if [ -s "$J" ]; then
 	rose=$(jq '[.fragmentation[] | select(.unusable_2m_pct_after >= .unusable_2m_pct_before and .unusable_2m_pct_after >= 50)] | length' "$J")
 	[ "$rose" = "$nf" ] && ok "fragmenting left most free memory in blocks under 2M (unusable index $(jq -r '[.fragmentation[] | "\(.unusable_2m_pct_before | floor)% -> \(.unusable_2m_pct_after | floor)%"] | join(", ")' "$J"); free in 2M blocks $(jq -r '[.fragmentation[] | "\(.free_2m_kb_before / 1024 | floor) -> \(.free_2m_kb_after / 1024 | floor) MiB"] | join(", ")' "$J"))" ||
 		ko "fragmenting did not raise the unusable free space index for 2M to 50%: $(jq -c '[.fragmentation[] | [.unusable_2m_pct_before, .unusable_2m_pct_after]]' "$J")"
+	# proactive compaction (kcompactd) compacts the fragmentation away as it is made: thpeval
+	# turns it off for the arm (the snapshot above checks it came back)
+	if [ -r /proc/sys/vm/compaction_proactiveness ]; then
+		pa=$(jq '[.fragmentation[] | select(.compaction_proactiveness_before != null)] | length' "$J")
+		[ "$pa" = "$nf" ] && ok "proactive compaction off while fragmenting (was $(jq -r '[.fragmentation[].compaction_proactiveness_before] | unique | join(",")' "$J"); compaction scanned $(jq -r '[.fragmentation[].compact_migrate_scanned_fragmenting] | join(", ")' "$J") pages while fragmenting)" ||
+			ko "compaction_proactiveness_before missing in $((nf - pa)) fragmentation records"
+	fi
 	# thpeval guarantees the holder is gone and the memory is back (checked above), and that
 	# undoing compacts when under 90% of the 2M blocks of before came back (the kernel's
 	# compact_migrate_scanned is the evidence that it ran). Whether blocks come back is the
@@ -124,7 +131,7 @@ else
 	for d in $(leftover_domains); do virsh -c qemu:///system destroy "$d" >/dev/null 2>&1; done
 	"$BIN" host restore --state-dir="$STATE" >"$WORK/restore.out" 2>&1
 	after=$(thp_snapshot)
-	[ "$before" = "$after" ] && ok "SIGKILL: 'thpeval host restore' put the THP knobs back" || ko "after restore: $after"
+	[ "$before" = "$after" ] && ok "SIGKILL: 'thpeval host restore' put the THP knobs and sysctls back" || ko "after restore: $after"
 	[ ! -e "$STATE/host-fragmenter" ] && ok "SIGKILL: fragmenter record removed by 'host restore'" ||
 		ko "fragmenter record still there"
 fi
