@@ -388,7 +388,7 @@ int frag_stop(struct frag *f, struct err *e)
 {
 	char path[PATH_MAX];
 	uint64_t want, got;
-	int r = 0;
+	int r;
 
 	if (!f->pid)
 		return 0;
@@ -397,8 +397,9 @@ int frag_stop(struct frag *f, struct err *e)
 	if (!pid_file(f->state_dir, path, sizeof(path), NULL))
 		unlink(path);
 	want = buddy_free_kb(&f->before, HUGE_ORDER) / 10 * 9;
-	if (settle(f->proc_root, &f->undone, want, e))
-		return e ? e->code : -EIO;
+	r = settle(f->proc_root, &f->undone, want, e);
+	if (r)
+		return r;
 	f->have_undone = true;
 	got = buddy_free_kb(&f->undone, HUGE_ORDER);
 	/* the lists' decay empties them over seconds: settle sees the blocks grow;

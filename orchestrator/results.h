@@ -96,6 +96,8 @@ struct guest_log {
 };
 
 /* the fragmented-host arm of one host group */
+#define RES_BUDDY_ORDERS 16		/* orders a buddyinfo record keeps */
+
 struct frag_log {
 	char host_thp[RES_NAME_MAX];
 	char prefault[RES_NAME_MAX];
@@ -104,7 +106,8 @@ struct frag_log {
 	unsigned long long free2m_before_kb, free2m_after_kb, free2m_undone_kb;	/* free in >= 2M blocks */
 	unsigned long long avail_before_kb, avail_undone_kb;	/* MemAvailable before fragmenting and once undone */
 	unsigned orders;
-	unsigned long long buddy_before[16], buddy_after[16], buddy_undone[16];	/* free blocks per order */
+	unsigned long long buddy_before[RES_BUDDY_ORDERS], buddy_after[RES_BUDDY_ORDERS],
+		buddy_undone[RES_BUDDY_ORDERS];	/* free blocks per order */
 	bool restored, compacted, have_undone;
 	bool pcp_low;			/* the per-CPU free lists were kept short while fragmenting */
 	bool pcp_drained;		/* undo emptied the per-CPU free lists (percpu_pagelist_high_fraction) */

@@ -222,6 +222,41 @@ static int u64(const struct jwhere *w, json_object *obj, const char *at, const c
 	return 0;
 }
 
+/* an optional key (added after schema 1 was first written) that is there and not null */
+static bool present(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(obj, key, &v) && v;
+}
+
+/* an optional per-order count of free blocks (buddyinfo_*): max orders at most */
+static int buddy_array(const struct jwhere *w, json_object *obj, const char *at, const char *key,
+		       unsigned long long *dst, size_t max, unsigned *orders)
+{
+	char k[KEY_MAX];
+	json_object *arr, *x;
+	size_t i, len;
+
+	if (!present(obj, key))
+		return 0;
+	if (jarr(w, obj, at, key, &arr))
+		return -EINVAL;
+	keypath(k, sizeof(k), at, key);
+	len = json_object_array_length(arr);
+	if (len > max)
+		return err_set(w->e, -E2BIG, "'%s': '%s' has %zu orders, more than %zu", w->name, k, len, max);
+	for (i = 0; i < len; i++) {
+		x = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 0)
+			return err_set(w->e, -EINVAL, "'%s': '%s[%zu]' must be a non-negative integer", w->name, k, i);
+		dst[i] = (unsigned long long)json_object_get_int64(x);
+	}
+	if (len > *orders)
+		*orders = (unsigned)len;
+	return 0;
+}
+
 /* ---- pieces ------------------------------------------------------------------- */
 
 /* {"samples":[...],"n":N,"mean":...}: samples kept, statistics recomputed */
@@ -470,50 +505,35 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	    jstr(w, o, at, "error", true, f->error, sizeof(f->error)) ||
 	    jstr_opt(w, o, at, "stopped", "", f->stopped, sizeof(f->stopped)))
 		return -EINVAL;
-	{
-		json_object *v;
+	/* keys added later: absent or null leaves the field as it is */
+	if ((present(o, "compact_migrate_scanned_undo") &&
+	     u64(w, o, at, "compact_migrate_scanned_undo", &f->compact_scanned)) ||
+	    (present(o, "pcp_low_fragmenting") && jbool(w, o, at, "pcp_low_fragmenting", &f->pcp_low)) ||
+	    (present(o, "pcp_drained") && jbool(w, o, at, "pcp_drained", &f->pcp_drained)) ||
+	    (present(o, "compact_migrate_scanned_fragmenting") &&
+	     u64(w, o, at, "compact_migrate_scanned_fragmenting", &f->frag_compact_scanned)) ||
+	    (present(o, "compact_migrate_scanned") &&
+	     u64(w, o, at, "compact_migrate_scanned", &f->compact_scanned_guests)) ||
+	    (present(o, "pgmigrate_success") && u64(w, o, at, "pgmigrate_success", &f->pgmigrate_success)) ||
+	    (present(o, "pgsteal_direct") && u64(w, o, at, "pgsteal_direct", &f->pgsteal_direct)) ||
+	    (present(o, "mem_available_kb_before") && u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb)) ||
+	    (present(o, "mem_available_kb_undone") && u64(w, o, at, "mem_available_kb_undone", &f->avail_undone_kb)))
+		return -EINVAL;
+	if (buddy_array(w, o, at, "buddyinfo_before", f->buddy_before, RES_BUDDY_ORDERS, &f->orders) ||
+	    buddy_array(w, o, at, "buddyinfo_after", f->buddy_after, RES_BUDDY_ORDERS, &f->orders) ||
+	    buddy_array(w, o, at, "buddyinfo_undone", f->buddy_undone, RES_BUDDY_ORDERS, &f->orders))
+		return -EINVAL;
+	if (present(o, "compaction_proactiveness_before")) {
+		int64_t pv;
 
-		if (json_object_object_get_ex(o, "compact_migrate_scanned_undo", &v) && v &&
-		    u64(w, o, at, "compact_migrate_scanned_undo", &f->compact_scanned))
+		if (jint(w, o, at, "compaction_proactiveness_before", false, 0, 100, &pv))
 			return -EINVAL;
-		if (json_object_object_get_ex(o, "pcp_drained", &v) && v && jbool(w, o, at, "pcp_drained", &f->pcp_drained))
+		snprintf(f->proactiveness, sizeof(f->proactiveness), "%lld", (long long)pv);
+	}
+	if (present(o, "free_2m_kb_undone")) {
+		if (u64(w, o, at, "free_2m_kb_undone", &f->free2m_undone_kb))
 			return -EINVAL;
-		if (json_object_object_get_ex(o, "compact_migrate_scanned", &v) && v &&
-		    u64(w, o, at, "compact_migrate_scanned", &f->compact_scanned_guests))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "pgmigrate_success", &v) && v &&
-		    u64(w, o, at, "pgmigrate_success", &f->pgmigrate_success))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "pgsteal_direct", &v) && v &&
-		    u64(w, o, at, "pgsteal_direct", &f->pgsteal_direct))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "pcp_low_fragmenting", &v) && v &&
-		    jbool(w, o, at, "pcp_low_fragmenting", &f->pcp_low))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "compact_migrate_scanned_fragmenting", &v) && v &&
-		    u64(w, o, at, "compact_migrate_scanned_fragmenting", &f->frag_compact_scanned))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "compaction_proactiveness_before", &v) && v) {
-			unsigned long long pv;
-
-			if (u64(w, o, at, "compaction_proactiveness_before", &pv))
-				return -EINVAL;
-			if (pv > 100)
-				return err_set(w->e, -ERANGE, "'%s': %s.compaction_proactiveness_before %llu is over 100",
-					       w->name, at, pv);
-			snprintf(f->proactiveness, sizeof(f->proactiveness), "%llu", pv);
-		}
-		if (json_object_object_get_ex(o, "mem_available_kb_before", &v) && v &&
-		    u64(w, o, at, "mem_available_kb_before", &f->avail_before_kb))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "mem_available_kb_undone", &v) && v &&
-		    u64(w, o, at, "mem_available_kb_undone", &f->avail_undone_kb))
-			return -EINVAL;
-		if (json_object_object_get_ex(o, "free_2m_kb_undone", &v) && v) {
-			if (u64(w, o, at, "free_2m_kb_undone", &f->free2m_undone_kb))
-				return -EINVAL;
-			f->have_undone = true;
-		}
+		f->have_undone = true;
 	}
 	return 0;
 }

@@ -1212,7 +1212,7 @@ static void buddy_copy(unsigned long long *dst, const struct buddyinfo *b, unsig
 {
 	unsigned o;
 
-	for (o = 0; o < b->orders && o < 16; o++)
+	for (o = 0; o < b->orders && o < RES_BUDDY_ORDERS; o++)
 		dst[o] = b->free[o];
 	if (b->orders > *orders)
 		*orders = b->orders;
@@ -1266,11 +1266,9 @@ static int fragment_host(const struct run_config *cfg, const struct run_io *io, 
 	 * auto-tuned size (tens of thousands of pages here) such blocks surface only
 	 * as the lists decay, after fragmenting: 0.5-1.5 GiB of them under the
 	 * guests, measured */
-	if (!r && !pcp_set(&pk, true, NULL))
-		fl->pcp_low = true;
-	if (!r)
-		r = frag_start(fr, "/proc", cfg->state_dir, (hi.mem_total_kb * 1024) & ~((2ull << 20) - 1),
-			       frag_floor_kb(avail_kb, need), e);
+	fl->pcp_low = !pcp_set(&pk, true, NULL);
+	r = frag_start(fr, "/proc", cfg->state_dir, (hi.mem_total_kb * 1024) & ~((2ull << 20) - 1),
+		       frag_floor_kb(avail_kb, need), e);
 	if (fl->pcp_low) {
 		struct err pe = ERR_INIT;
 

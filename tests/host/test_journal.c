@@ -181,7 +181,8 @@ static void test_end_safe(void **state)
 }
 
 /* a run that changes settings and is killed before it can restore */
-static pid_t crashed_run(const struct paths *p)
+/* a child sets key[i] = val[i] in a session and exits without restoring */
+static pid_t crashed_run_with(const struct paths *p, const char *const *key, const char *const *val, size_t n)
 {
 	int status;
 	pid_t pid = fork();
@@ -190,19 +191,28 @@ static pid_t crashed_run(const struct paths *p)
 	if (pid == 0) {
 		struct host_session s;
 		struct err e = ERR_INIT;
+		size_t i;
 
 		alarm(20);
-		if (host_session_begin(&s, p->root, p->state, NULL, &e) ||
-		    host_session_set(&s, "enabled", "always", &e) ||
-		    host_session_set(&s, "hugepages-2048kB/enabled", "never", &e) ||
-		    host_session_set(&s, "khugepaged/scan_sleep_millisecs", "100", &e))
+		if (host_session_begin(&s, p->root, p->state, NULL, &e))
 			_exit(1);
+		for (i = 0; i < n; i++)
+			if (host_session_set(&s, key[i], val[i], &e))
+				_exit(1);
 		_exit(0);	/* no restore, no release: as SIGKILL leaves it */
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	return pid;
+}
+
+static pid_t crashed_run(const struct paths *p)
+{
+	static const char *const key[] = { "enabled", "hugepages-2048kB/enabled", "khugepaged/scan_sleep_millisecs" };
+	static const char *const val[] = { "always", "never", "100" };
+
+	return crashed_run_with(p, key, val, 3);
 }
 
 static void test_crash_restore_journal(void **state)
@@ -489,6 +499,9 @@ static void test_sysctl_keys(void **state)
 {
 	static const char *const rel[] = { "proc/sys/vm/compaction_proactiveness",
 					   "proc/sys/vm/percpu_pagelist_high_fraction" };
+	static const char *const key[] = { "sysctl/vm/compaction_proactiveness",
+					   "sysctl/vm/percpu_pagelist_high_fraction" };
+	static const char *const val[] = { "0", "1000000" };
 	struct fx *f = *state;
 	struct host_session s;
 	struct err e = ERR_INIT;
@@ -496,16 +509,14 @@ static void test_sysctl_keys(void **state)
 	char buf[64], info[128];
 	char *before, *after;
 	bool stale = true, restored = false;
-	pid_t pid;
-	int st;
 
 	make_paths(f, &p);
 	assert_int_equal(fake_write(p.root, rel[0], "20\n"), 0);
 	assert_int_equal(fake_write(p.root, rel[1], "0\n"), 0);
 	before = fake_snapshot(p.root, "proc");
 	assert_int_equal(host_session_begin(&s, p.root, p.state, &stale, &e), 0);
-	assert_int_equal(host_session_set(&s, "sysctl/vm/compaction_proactiveness", "0", &e), 0);
-	assert_int_equal(host_session_set(&s, "sysctl/vm/percpu_pagelist_high_fraction", "1000000", &e), 0);
+	assert_int_equal(host_session_set(&s, key[0], val[0], &e), 0);
+	assert_int_equal(host_session_set(&s, key[1], val[1], &e), 0);
 	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "0\n");
 	assert_string_equal(fake_read(p.root, rel[1], buf, sizeof(buf)), "1000000\n");
 	/* out of the kernel's range, or not a sysctl thpeval knows: refused, nothing written */
@@ -520,21 +531,7 @@ static void test_sysctl_keys(void **state)
 	free(after);
 
 	/* a run killed with both changed: the journal puts them back */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct host_session c;
-		struct err ce = ERR_INIT;
-
-		alarm(20);
-		if (host_session_begin(&c, p.root, p.state, NULL, &ce) ||
-		    host_session_set(&c, "sysctl/vm/compaction_proactiveness", "0", &ce) ||
-		    host_session_set(&c, "sysctl/vm/percpu_pagelist_high_fraction", "1000000", &ce))
-			_exit(1);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	crashed_run_with(&p, key, val, 2);
 	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "0\n");
 	assert_int_equal(host_restore_journal(p.root, p.state, &restored, info, sizeof(info), &e), 0);
 	assert_true(restored);

@@ -16,6 +16,7 @@
 #include "orchestrator/effects.h"
 #include "orchestrator/results.h"
 #include "orchestrator/results_load.h"
+#include "host/procfs.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 
@@ -306,6 +307,94 @@ static void test_bad_files(void **state)
 	free(dir);
 }
 
+/*
+ * A fragmented arm's record survives write -> load -> write, the fields the
+ * arm added later (proactive compaction, per-CPU lists, migration and reclaim
+ * while the guests ran) included; a proactiveness over 100 is refused, and a
+ * null one (a kernel without the sysctl) loads as "none".
+ */
+static void test_frag_round_trip(void **state)
+{
+	char *dir = tmpdir(), src[4096], a[4200], b[4200];
+	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
+	struct err e = ERR_INIT;
+	struct frag_log *f;
+	struct bad_case c = { "proactiveness", E_REPLACE, "\"compaction_proactiveness_before\":20", NULL, { NULL } };
+	char *ta, *tb, *edited;
+	size_t la, lb, len;
+
+	(void)state;
+	fixture_path(src, sizeof(src));
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	if (results_load(src, r1, &e))
+		fail_msg("%s", e.msg);
+	f = results_frag_add(r1, &e);
+	assert_non_null(f);
+	snprintf(f->host_thp, sizeof(f->host_thp), "always");
+	snprintf(f->prefault, sizeof(f->prefault), "ondemand");
+	snprintf(f->stopped, sizeof(f->stopped), "exhausted");
+	snprintf(f->proactiveness, sizeof(f->proactiveness), "20");
+	f->bytes = 21504ull << 20;
+	f->orders = 11;
+	f->buddy_before[10] = 4000;
+	f->buddy_after[8] = 10000;
+	f->buddy_undone[10] = 3900;
+	f->free2m_before_kb = 4000ull * 4096;
+	f->free2m_after_kb = 0;
+	f->free2m_undone_kb = 3900ull * 4096;
+	f->have_undone = f->restored = f->pcp_low = f->pcp_drained = true;
+	f->frag_compact_scanned = 7;
+	f->compact_stall = 64;
+	f->compact_fail = 64;
+	f->compact_scanned_guests = 680;
+	f->pgmigrate_success = 3;
+	f->pgsteal_direct = 824;
+	if (results_write_json(r1, a, &e) || results_load(a, r2, &e) || results_write_json(r2, b, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(r2->nfrags, 1);
+	f = &r2->frags[0];
+	assert_string_equal(f->proactiveness, "20");
+	assert_true(f->pcp_low && f->pcp_drained && f->restored && f->have_undone);
+	assert_int_equal(f->frag_compact_scanned, 7);
+	assert_int_equal(f->compact_scanned_guests, 680);
+	assert_int_equal(f->pgmigrate_success, 3);
+	assert_int_equal(f->pgsteal_direct, 824);
+	assert_int_equal(f->free2m_undone_kb, 3900ull * 4096);
+	/* buddyinfo comes back, so the report's unusable index is the one written */
+	assert_int_equal(f->orders, 11);
+	assert_int_equal(f->buddy_after[8], 10000);
+	assert_true(buddy_unusable_pct(f->buddy_after, f->orders, 9) == 100.0);
+	ta = slurp(a, &la);
+	tb = slurp(b, &lb);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+
+	results_release(r2);
+	c.to = "\"compaction_proactiveness_before\":101";
+	edited = apply_edit(&c, ta, la, &len);
+	assert_int_not_equal(results_load_text(edited, len, "frag.json", r2, &e), 0);
+	assert_non_null(strstr(e.msg, "compaction_proactiveness_before' is out of range (0 to 100)"));
+	free(edited);
+	err_clear(&e);
+	c.to = "\"compaction_proactiveness_before\":null";
+	edited = apply_edit(&c, ta, la, &len);
+	if (results_load_text(edited, len, "frag.json", r2, &e))
+		fail_msg("%s", e.msg);
+	assert_string_equal(r2->frags[0].proactiveness, "");
+	free(edited);
+	free(ta);
+	free(tb);
+	results_release(r1);
+	results_release(r2);
+	free(r1);
+	free(r2);
+	rm_rf(dir);
+	free(dir);
+}
+
 static void test_missing_file(void **state)
 {
 	struct results *r = malloc(sizeof(*r));
@@ -324,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_fixture),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_frag_round_trip),
 		cmocka_unit_test(test_load_directory),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
