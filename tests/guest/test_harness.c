@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -261,6 +262,27 @@ static void test_real_run(void **state)
 	assert_int_equal(u, 4);
 }
 
+/*
+ * The minor faults this kernel counts for a populate read of len bytes of 4K
+ * pages followed by one store per page: the reference for the memset record.
+ */
+static uint64_t populate_store_minflt(size_t len)
+{
+	struct rusage u0, u1;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(madvise(p, len, MADV_NOHUGEPAGE), 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &u0), 0);
+	assert_int_equal(madvise(p, len, MADV_POPULATE_READ), 0);
+	for (i = 0; i < len; i += 4096)
+		((volatile char *)p)[i] = 1;
+	assert_int_equal(getrusage(RUSAGE_SELF, &u1), 0);
+	munmap(p, len);
+	return (uint64_t)(u1.ru_minflt - u0.ru_minflt);
+}
+
 /* the other fault phases: no probe, and stress-ng's loop */
 static void test_real_run_modes(void **state)
 {
@@ -285,10 +307,21 @@ static void test_real_run_modes(void **state)
 	assert_int_equal(rec_get_u64(&o.rec[0], "populate_ns", &pop), 0);
 	assert_int_equal(rec_get_u64(&o.rec[0], "fault_elapsed_ns", &fault), 0);
 	assert_true(pop > 0 && pop < fault);	/* the populate is part of the phase */
-	/* 4K pages: mapped to the zero page by the populate, copied on write by the stores */
+	/*
+	 * 4K pages: the phase's minor faults are those of a populate read and
+	 * the stores after it. How the kernel counts them (the populate's faults
+	 * count as the task's on some builds, not on others) is the kernel's
+	 * business: the expectation is the same sequence done here, now.
+	 */
 	assert_int_equal(rec_get_u64(&o.rec[0], "fault_minflt", &minflt), 0);
-	if (!strcmp(rec_get(&o.rec[0], "guest_huge_pct"), "0"))
-		assert_true(minflt >= 2 * (4u << 20) / 4096);
+	if (!strcmp(rec_get(&o.rec[0], "guest_huge_pct"), "0")) {
+		uint64_t ref = populate_store_minflt(4u << 20);
+
+		print_message("fault_minflt %" PRIu64 ", the same sequence here %" PRIu64 "\n",
+			      minflt, ref);
+		assert_true(ref > 0);
+		assert_in_range(minflt, ref - ref / 4, ref + ref / 4 + 16);
+	}
 }
 
 /* --passes: the fault cycle repeated in one process, loop_mib_s over all of them */
