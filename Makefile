@@ -106,27 +106,31 @@ $(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
 # ---- tests --------------------------------------------------------------------
 SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh)
 
+# each stage ends with "STAGE: N passed, N failed, N skipped" (tests/run-stage.sh);
+# STAGE_PREFIX names the sanitizer pass's stages apart
+STAGE_PREFIX ?=
 unit: all $(TEST_BIN) $(GTEST_BIN)
 	@tools/services.sh
-	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" tests/run-unit.sh $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
+	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" \
+		tests/run-stage.sh $(STAGE_PREFIX)unit $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
 KCOMPILE_IT ?= 1
-integration: all
-	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/run.sh
-	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/faults.sh
-	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/sizing.sh
-	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/workloads.sh
+IT_SCRIPTS := tests/integration/run.sh tests/integration/faults.sh \
+	tests/integration/sizing.sh tests/integration/workloads.sh
 ifneq ($(KCOMPILE_IT),0)
-	@THPEVAL_BIN=$(abspath $(BIN)) tests/integration/kcompile.sh
+IT_SCRIPTS += tests/integration/kcompile.sh
 endif
+integration: all
+	@THPEVAL_BIN=$(abspath $(BIN)) tests/run-stage.sh $(STAGE_PREFIX)integration $(IT_SCRIPTS)
 
 # the unit and integration tests again with AddressSanitizer + UBSan (LeakSanitizer
 # included), in a build of their own so bin/ stays a normal build; not the kernel
 # build of tests/integration/kcompile.sh (its time is make and gcc, not thpeval)
 SAN_DIR := build-san
 sanitize:
-	@$(MAKE) --no-print-directory O=$(SAN_DIR) BINDIR=$(SAN_DIR)/bin SANITIZE=address,undefined KCOMPILE_IT=0 unit integration
+	@$(MAKE) --no-print-directory O=$(SAN_DIR) BINDIR=$(SAN_DIR)/bin SANITIZE=address,undefined \
+		KCOMPILE_IT=0 STAGE_PREFIX=asan- unit integration
 
 check: deps
 	@$(MAKE) --no-print-directory unit

@@ -45,6 +45,6 @@ if mount --bind -o ro "$MNT/run" "$WORK/ro" 2>/dev/null || { mount --bind "$MNT/
 	sum2=$(cd "$MNT/run" && sha256sum results.json results.csv)
 	[ "$sum0" = "$sum2" ] && ok "read-only: earlier result files intact" || not_ok "read-only: files changed"
 else
-	echo "SKIP: read-only bind mount not possible here"
+	skipped "read-only bind mount not possible here"
 fi
 cli_summary

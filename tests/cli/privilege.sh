@@ -28,7 +28,7 @@ asuser=
 if [ "$(id -u)" -ne 0 ]; then
 	asuser=$(id -un)
 elif ! id nobody >/dev/null 2>&1; then
-	echo "SKIP: no user 'nobody' to drop root to: non-root checks skipped"
+	skipped "no user 'nobody' to drop root to: non-root checks skipped"
 elif command -v setpriv >/dev/null 2>&1; then
 	AS="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
 	asuser=nobody
@@ -36,10 +36,10 @@ elif command -v runuser >/dev/null 2>&1; then
 	AS="runuser -u nobody --"
 	asuser=nobody
 else
-	echo "SKIP: neither setpriv nor runuser: non-root checks skipped"
+	skipped "neither setpriv nor runuser: non-root checks skipped"
 fi
 if [ -n "$asuser" ] && ! $AS "$THPEVAL" version >/dev/null 2>&1; then
-	echo "SKIP: $asuser cannot run $THPEVAL (directory permissions?): non-root checks skipped"
+	skipped "$asuser cannot run $THPEVAL (directory permissions?): non-root checks skipped"
 	asuser=
 fi
 
@@ -168,7 +168,7 @@ if cli_build_helper; then
 	check "journal temporary is a link: target untouched" grep -qx precious "$WORK/victim-tmp"
 	check "journal temporary is a link: nothing applied" grep -q '\[never\]' "$FAKE/$THP_REL/enabled"
 else
-	echo "SKIP: $HELPER_WHY: journal, state directory and results.json modes not checked"
+	skipped "$HELPER_WHY: journal, state directory and results.json modes not checked"
 fi
 
 # ---- refusals -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
 if ! $PY -c 'import jsonschema' 2>/dev/null; then
 	echo "SKIP: python3-jsonschema is not installed (tools/deps.sh installs it)"
 	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
+	exit 77
 fi
 WORK=$(mktemp -d /tmp/thpeval-schema.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

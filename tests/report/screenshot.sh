@@ -7,7 +7,8 @@
 #
 #   tests/report/screenshot.sh [OUTDIR]     (default: a temporary directory)
 #
-# Prints PASS/FAIL/SKIP with a reason; exits 1 only on FAIL. Needs bin/thpeval
+# Prints PASS/FAIL/SKIP with a reason and a tally line; exits 1 on FAIL, 77 when
+# skipped whole. Needs bin/thpeval
 # with the report command (THPEVAL=path overrides), jq and chromium
 # (apt-get install chromium); python3 for the pixel check, else a weaker one.
 set -u
@@ -17,8 +18,8 @@ FIXTURE=tests/orchestrator/fixtures/results-tcg-2x2.json
 W=1200
 H=1600
 
-skip() { echo "SKIP: screenshot: $1"; exit 0; }
-fail() { echo "FAIL: screenshot: $1"; exit 1; }
+skip() { echo "SKIP: screenshot: $1"; echo "screenshot: 0 passed, 0 failed, 1 skipped"; exit 77; }
+fail() { echo "FAIL: screenshot: $1"; echo "screenshot: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$CHROMIUM" ] || skip "chromium is not installed (apt-get install chromium)"
@@ -59,7 +60,9 @@ dims=$(od -An -j16 -N8 -tu1 "$PNG" | awk '{ print $1*16777216 + $2*65536 + $3*25
 [ "$dims" = "${W}x${H}" ] || fail "screenshot is $dims, not ${W}x${H}"
 
 if ! command -v python3 >/dev/null; then
-	echo "PASS: screenshot: $PNG ($size bytes, ${dims}; pixel check skipped: no python3)"
+	echo "PASS: screenshot: $PNG ($size bytes, ${dims})"
+	echo "SKIP: screenshot: pixel check: no python3"
+	echo "screenshot: 1 passed, 0 failed, 1 skipped"
 	exit 0
 fi
 # decode the PNG (zlib + scanline filters) and count colours and chart-bar pixels
@@ -114,3 +117,4 @@ if sum(n >= 1000 for n in treatments) < 3 or seen["host huge %"] < 1000 or seen[
     sys.exit("chart bars missing: " + ", ".join("%s %d" % kv for kv in seen.items()))
 EOF
 echo "PASS: screenshot: $PNG ($size bytes, $dims, charts visible)"
+echo "screenshot: 1 passed, 0 failed, 0 skipped"
