@@ -267,7 +267,8 @@ static const char *const vmstat_keys[] = {
 
 static void host_snap_take(struct guest_ctx *gc, struct host_snap *s)
 {
-	s->have = false;
+	/* every flag false until its counters are read: a TCG guest has no KVM stats */
+	memset(s, 0, sizeof(*s));
 	if (gc->qemu_pid <= 0)
 		gc->qemu_pid = guest_qemu_pid(gc->g);
 	if (gc->qemu_pid <= 0 || proc_minflt(gc->proc_root, gc->qemu_pid, &s->qemu_minflt, NULL) ||

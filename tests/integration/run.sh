@@ -50,10 +50,17 @@ if [ -s "$J" ]; then
 	coldf=$(jq '[.cells[] | select(.variant == "cold" and .host_thp == "never") | (.metrics.host_qemu_minflt.mean / (.metrics.rss_bytes.mean / 4096))] | min' "$J")
 	jq -e "$coldf > 0.8" >/dev/null <<<'null' && ok "host-cold repetitions were host-cold (QEMU faults / pages >= $coldf)" ||
 		ko "host-cold repetitions not host-cold: QEMU faults / pages $coldf"
-	hpf=$(jq -r '[.effects[] | select(.side == "host" and .component == "prefault") | .available] | all' "$J")
+	hpf=$(jq -r '[.effects[] | select(.side == "host" and .component == "prefault") | .available] | length > 0 and all' "$J")
 	[ "$hpf" = true ] && ok "host prefault effect computed from the host-cold cells" || ko "no host prefault effect"
 	pos=$(jq '[.cells[] | select(.variant == null) | .metrics.access_ns.samples[], .metrics.fault_ns_per_4k.samples[] | select(. > 0 and . < 1e7)] | length' "$J")
 	[ "$pos" = 16 ] && ok "all 16 samples are positive and plausible" || ko "plausible samples: $pos of 16"
+	# a field that was not measured does not exist: no KVM or PMU counter from a TCG guest
+	if [ "$(jq -r .accel "$J")" = tcg ]; then
+		kv=$(jq -r '[.cells[].metrics | keys[] | select(startswith("host_kvm_") or startswith("host_guest_"))] | unique | join(" ")' "$J")
+		[ -z "$kv" ] && ok "TCG run: no KVM or PMU counter in any cell" || ko "TCG run carries KVM/PMU fields: $kv"
+	else
+		sk "KVM guests: the TCG no-KVM-field check does not apply (bench/kvm_accept.sh checks KVM fields)"
+	fi
 	keys=$(jq -r '[has("schema_version","thpeval_version","accel","host","cells")] | all' "$J")
 	[ "$keys" = true ] && ok "results.json has the top-level keys" || ko "top-level keys missing"
 	hk=$(jq -r '.host | [has("kernel","cpu_model","thp_before")] | all' "$J")
