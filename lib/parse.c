@@ -166,3 +166,12 @@ int parse_duration_ms(const char *s, uint64_t *ms)
 	}
 	return -EINVAL;
 }
+
+int parse_list_check(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
+		return -EINVAL;
+	return 0;
+}

@@ -18,5 +18,7 @@ int parse_double(const char *s, double *out);
 int parse_size(const char *s, uint64_t *bytes);
 /* seconds with optional suffix ms, s, m, h; result in milliseconds */
 int parse_duration_ms(const char *s, uint64_t *ms);
+/* a comma-separated list with no empty item (no leading, trailing or double comma) */
+int parse_list_check(const char *s);
 
 #endif

@@ -289,6 +289,9 @@ int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n
 	*n = 0;
 	if (strlen(s) >= sizeof(buf))
 		return err_set(e, -EINVAL, "%s list too long", what);
+	if (parse_list_check(s))
+		return err_set(e, -EINVAL, "empty item in %s list '%s': separate settings with "
+			       "single commas (e.g. always,never)", what, s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		bool ok = false, dup = false;
@@ -333,8 +336,9 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 	if (strlen(arg) >= sizeof(buf) || !*arg)
 		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
 			       "optionally with hugetlbfs (e.g. anonymous,hugetlbfs)", arg);
-	if (strstr(arg, ",,") || arg[0] == ',' || arg[strlen(arg) - 1] == ',')
-		return err_set(e, -EINVAL, "empty item in '%.64s'", arg);
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
+			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
 	strcpy(buf, arg);
 	c->memfd = false;
 	c->hugetlbfs = false;
@@ -524,6 +528,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 
 		if (strlen(arg) >= sizeof(buf))
 			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
+				       "use ondemand, immediate or ondemand,immediate", arg);
 		strcpy(buf, arg);
 		c->n_prefault = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -586,6 +593,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 
 		if (strlen(arg) >= sizeof(buf))
 			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host state list '%s': "
+				       "use fresh, fragmented or fresh,fragmented", arg);
 		strcpy(buf, arg);
 		c->n_host_state = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

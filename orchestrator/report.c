@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/parse.h"
 #include "orchestrator/effects.h"
 #include "orchestrator/results_load.h"
 
@@ -50,6 +51,9 @@ int report_formats_parse(const char *list, unsigned *mask, struct err *e)
 	const char *p = list;
 
 	*mask = 0;
+	if (parse_list_check(list))
+		return err_set(e, -EINVAL, "empty item in format list '%s': use %s", list,
+			       REPORT_FORMATS_HELP);
 	while (*p) {
 		size_t n = strcspn(p, ","), i;
 		bool found = false;

@@ -13,6 +13,7 @@
 
 #include "images/spawn.h"
 #include "lib/clock.h"
+#include "lib/parse.h"
 
 int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err *e)
 {
@@ -93,6 +94,9 @@ int workloads_select(const char *spec, const struct workload_info *avail, size_t
 	}
 	if (strlen(spec) >= sizeof(buf))
 		return err_set(e, -EINVAL, "workload list too long");
+	if (parse_list_check(spec))
+		return err_set(e, -EINVAL, "empty item in workload list '%s': separate workloads "
+			       "with single commas (e.g. memset,tlb)", spec);
 	strcpy(buf, spec);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		bool found = false, dup = false;

@@ -176,6 +176,13 @@ r 2 "ambiguous abbreviation" --s=1
 r 2 "missing value at the end" --reps
 r 2 "host-thp: empty" --host-thp=
 r 2 "host-thp: comma only" --host-thp=,
+r 2 "host-thp: empty item" --host-thp=always,,never
+r 2 "host-thp: trailing comma" --host-thp=always,
+r 2 "guest-thp: leading comma" --guest-thp=,always
+r 2 "workloads: empty item" --workloads=memset,,tlb
+r 2 "host-prefault: empty item" --host-prefault=ondemand,,immediate
+r 2 "host-state: trailing comma" --host-state=fresh,
+r 2 "format: trailing comma" --format=text,
 r 2 "host-thp: unknown" --host-thp=sometimes
 r 2 "host-thp: upper case" --host-thp=ALWAYS
 r 2 "host-thp: metacharacters" --host-thp="$META1"

@@ -78,12 +78,28 @@ static void test_duration(void **state)
 	}
 }
 
+static void test_list_check(void **state)
+{
+	static const struct { const char *in; int rc; } cases[] = {
+		{ "always", 0 }, { "always,never", 0 }, { "a,b,c", 0 }, { "", -EINVAL },
+		{ ",", -EINVAL }, { "always,,never", -EINVAL }, { ",always", -EINVAL },
+		{ "always,", -EINVAL }, { "a,b,,", -EINVAL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (parse_list_check(cases[i].in) != cases[i].rc)
+			fail_msg("parse_list_check('%s') = %d, want %d", cases[i].in,
+				 parse_list_check(cases[i].in), cases[i].rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_list_check),
 	};
 
 	return cmocka_run_group_tests_name("lib/parse", tests, NULL, NULL);
