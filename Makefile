@@ -43,7 +43,7 @@ endif
 LIB_SRC := $(wildcard lib/*.c)
 HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
-ORCH_SRC := $(filter-out orchestrator/main.c,$(wildcard orchestrator/*.c))
+ORCH_SRC := $(filter-out orchestrator/main.c,$(wildcard orchestrator/*.c orchestrator/analysis/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
 GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c
 

@@ -138,6 +138,7 @@ enum run_opt {
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
+	RO_BOOTS,
 };
 
 static const struct opt run_opts[] = {
@@ -149,7 +150,8 @@ static const struct opt run_opts[] = {
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
 	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
-	{ "reps", "N", "3", "measured repetitions per cell (1-100)", RO_REPS },
+	{ "boots", "N", "4", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more", RO_BOOTS },
+	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
 	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
@@ -157,9 +159,9 @@ static const struct opt run_opts[] = {
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
 	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
-	{ "target-ci", "PCT", NULL, "keep adding rounds of repetitions until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
-	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most", RO_MAX_REPS },
-	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds after this much time", RO_BUDGET },
+	{ "target-ci", "PCT", NULL, "after --boots, keep adding rounds (one more boot per host setting each) until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
+	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds when another would end past this much time", RO_BUDGET },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
 	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
@@ -204,6 +206,7 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->workloads, "memset");
 	c->target_guest = true;
 	c->reps = 3;
+	c->boots = 4;
 	c->warmup = 1;
 	c->cold_reps = 3;
 	c->vcpus = 1;
@@ -442,6 +445,12 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		else
 			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
 		return 0;
+	case RO_BOOTS:
+		r = parse_u64_range(arg, 1, 50, &v);
+		if (r)
+			return bad_value(e, r, arg, "a boot count from 1 to 50");
+		c->boots = (unsigned)v;
+		return 0;
 	case RO_REPS:
 		r = parse_u64_range(arg, 1, 100, &v);
 		if (r)
@@ -642,8 +651,9 @@ int run_config_check(struct run_config *c, struct err *e)
 			       (unsigned long long)((c->size + margin) >> 20));
 	if ((c->budget_ms || c->max_reps != 30) && c->target_ci == 0)
 		return err_set(e, -EINVAL, "--budget and --max-reps only apply with --target-ci");
-	if (c->target_ci > 0 && c->max_reps < c->reps)
-		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u", c->max_reps, c->reps);
+	if (c->target_ci > 0 && c->max_reps < c->reps * c->boots)
+		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
+			       "or lower --boots", c->max_reps, c->reps, c->boots);
 	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
 		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
 			       c->kernel);

@@ -54,6 +54,7 @@ struct run_config {
 	size_t n_wl_info;
 	bool target_guest, target_host;
 	unsigned reps, warmup, vcpus;
+	unsigned boots;			/* guest boots per host setting: the samples of a host effect */
 	unsigned cold_reps;		/* memset host-cold series per guest THP setting */
 	uint64_t memory, size, accesses, seed;
 	uint64_t timeout_ms;

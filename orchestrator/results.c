@@ -160,14 +160,20 @@ struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp
 	return cs;
 }
 
-int metric_add(struct metric *m, double v)
+int metric_add_boot(struct metric *m, double v, unsigned boot)
 {
-	if (!isfinite(v))
+	if (!isfinite(v) || boot > UINT16_MAX)
 		return -EINVAL;
 	if (m->n >= RES_MAX_SAMPLES)
 		return -E2BIG;
+	m->boot[m->n] = (uint16_t)boot;
 	m->samples[m->n++] = v;
 	return 0;
+}
+
+int metric_add(struct metric *m, double v)
+{
+	return metric_add_boot(m, v, 0);
 }
 
 const struct metric *cell_metric_find(const struct cell *c, const char *name)
@@ -297,9 +303,14 @@ static json_object *j_metric(const struct metric *m)
 	json_object *arr = json_object_new_array();
 	size_t i;
 
-	for (i = 0; i < m->n; i++)
+	json_object *boots = json_object_new_array();
+
+	for (i = 0; i < m->n; i++) {
 		json_object_array_add(arr, jnum(m->samples[i]));
+		json_object_array_add(boots, json_object_new_int(m->boot[i]));
+	}
 	json_object_object_add(o, "samples", arr);
+	json_object_object_add(o, "boot", boots);
 	json_object_object_add(o, "n", json_object_new_int64((int64_t)m->s.n));
 	json_object_object_add(o, "mean", jnum(m->s.mean));
 	json_object_object_add(o, "sd", jnum(m->s.sd));
@@ -473,8 +484,26 @@ static json_object *j_effect(const struct effect *e)
 	json_object_object_add(o, "significant", json_object_new_boolean(e->available && e->significant));
 	json_object_object_add(o, "share_of_total_pct", jnum(e->share_pct));
 	json_object_object_add(o, "df", jnum(e->df));
-	json_object_object_add(o, "method", jstr("welch"));
+	json_object_object_add(o, "method", jstr(e->method));
+	json_object_object_add(o, "at_guest", e->at_guest[0] ? jstr(e->at_guest) : NULL);
+	json_object_object_add(o, "log_estimate", jnum(e->log_est));
+	json_object_object_add(o, "log_se", jnum(e->log_se));
+	json_object_object_add(o, "boots_min", json_object_new_int((int)e->boots_min));
 	json_object_object_add(o, "note", e->note[0] ? jstr(e->note) : NULL);
+	return o;
+}
+
+static json_object *j_variance(const struct effect_var *v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "workload", jstr(v->workload));
+	json_object_object_add(o, "cell", jstr(v->label));
+	json_object_object_add(o, "metric", jstr(v->metric));
+	json_object_object_add(o, "boots", json_object_new_int64((int64_t)v->vc.boots));
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)v->vc.samples));
+	json_object_object_add(o, "within_boot_cv_pct", jnum(v->vc.within_cv_pct));
+	json_object_object_add(o, "between_boot_cv_pct", jnum(v->vc.between_cv_pct));
 	return o;
 }
 
@@ -532,6 +561,7 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "host_backing", jstr(s->backing[0] ? s->backing : "anonymous"));
 	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
 	json_object_object_add(set, "rounds", json_object_new_int64(s->rounds));
+	json_object_object_add(set, "boots", json_object_new_int64(s->boots));
 	json_object_object_add(set, "group_order", jstr(s->group_order));
 	json_object_object_add(set, "target_ci_pct", s->target_ci > 0 ? jnum(s->target_ci) : NULL);
 	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
@@ -566,6 +596,10 @@ static json_object *j_results(const struct results *r)
 		for (i = 0; r->effects && i < r->effects->n; i++)
 			json_object_array_add(fx, j_effect(&r->effects->e[i]));
 		json_object_object_add(o, "effects", fx);
+		fx = json_object_new_array();
+		for (i = 0; r->effects && i < r->effects->nvar; i++)
+			json_object_array_add(fx, j_variance(&r->effects->var[i]));
+		json_object_object_add(o, "variance", fx);
 	}
 	return o;
 }

@@ -8,6 +8,7 @@
 #define THPEVAL_ORCH_RESULTS_H
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -29,6 +30,9 @@ struct metric {
 	char name[REC_KEY_MAX];
 	size_t n;
 	double samples[RES_MAX_SAMPLES];
+	/* the guest boot each sample came from (an index into results.guests), or
+	 * for bare-host cells the round (the host setting is applied anew each round) */
+	uint16_t boot[RES_MAX_SAMPLES];
 	struct summary s;
 };
 
@@ -125,6 +129,7 @@ struct frag_log {
 
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
+	unsigned boots;			/* asked for per host setting; rounds = what ran */
 	unsigned cold_reps;
 	char prefault_list[64];
 	char backing[32];
@@ -182,7 +187,9 @@ struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
+/* a sample of boot 0 (tests, one-boot data) */
 int metric_add(struct metric *m, double v);
+int metric_add_boot(struct metric *m, double v, unsigned boot);
 struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
 const struct metric *cell_metric_find(const struct cell *c, const char *name);
 void cell_add_failure(struct cell *c, const char *reason);

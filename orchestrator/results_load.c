@@ -259,6 +259,33 @@ static int buddy_array(const struct jwhere *w, json_object *obj, const char *at,
 
 /* ---- pieces ------------------------------------------------------------------- */
 
+/* "boot": the boot id of each sample, as many as samples; absent in older files */
+static int load_boots(const struct jwhere *w, json_object *o, const char *at, struct metric *m)
+{
+	char k[KEY_MAX];
+	json_object *arr;
+	size_t i;
+
+	if (!json_object_object_get_ex(o, "boot", &arr))
+		return 0;
+	keypath(k, sizeof(k), at, "boot");
+	if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) != m->n)
+		return err_set(w->e, -EINVAL, "'%s': '%s' must be an array of %zu boot ids, one per sample",
+			       w->name, k, m->n);
+	for (i = 0; i < m->n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+		int64_t x;
+
+		errno = 0;
+		x = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+		if (errno || x < 0 || x > UINT16_MAX)
+			return err_set(w->e, -EINVAL, "'%s': '%s[%zu]' is not a boot id (0 to %d)", w->name, k,
+				       i, UINT16_MAX);
+		m->boot[i] = (uint16_t)x;
+	}
+	return 0;
+}
+
 /* {"samples":[...],"n":N,"mean":...}: samples kept, statistics recomputed */
 static int load_metric(const struct jwhere *w, json_object *o, const char *at, struct metric *m)
 {
@@ -292,10 +319,11 @@ static int load_metric(const struct jwhere *w, json_object *o, const char *at, s
 		snprintf(here, sizeof(here), "samples[%zu]", i);
 		if (num_value(w, json_object_array_get_idx(arr, i), at, here, false, &d))
 			return -EINVAL;
+		m->boot[m->n] = 0;	/* files before boot ids: one boot */
 		m->samples[m->n++] = d;
 	}
 	summarize(m->samples, m->n, &m->s);
-	return 0;
+	return load_boots(w, o, at, m);
 }
 
 static int load_thp(const struct jwhere *w, json_object *o, const char *at, struct thp_settings *s)
@@ -556,6 +584,12 @@ static int load_settings(const struct jwhere *w, json_object *o, struct run_sett
 		return -EINVAL;
 	s->guests = 1;
 	if (json_object_object_get_ex(o, "guests", NULL) && u32(w, o, at, "guests", &s->guests))
+		return -EINVAL;
+	/* added later: absent in older files */
+	if (json_object_object_get_ex(o, "rounds", NULL) && u32(w, o, at, "rounds", &s->rounds))
+		return -EINVAL;
+	s->boots = 1;
+	if (json_object_object_get_ex(o, "boots", NULL) && u32(w, o, at, "boots", &s->boots))
 		return -EINVAL;
 	if (json_object_object_get_ex(o, "mthp_sweep", NULL) && jbool(w, o, at, "mthp_sweep", &s->mthp_sweep))
 		return -EINVAL;

@@ -126,6 +126,7 @@ struct guest_ctx {
 	const struct run_io *io;
 	struct results *res;
 	struct guest_log *log;
+	unsigned boot;			/* this boot's index in results.guests: every sample carries it */
 	struct guest *g;
 	const char *host_thp;
 	const char *prefault;
@@ -249,12 +250,12 @@ static void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 			/* host-wide: QEMU's other memory and other processes count too, so the
 			 * raw ratio can pass 100; kept uncapped beside the capped coverage */
 			if (raw)
-				metric_add(raw, pct);
-			metric_add(&c->host_cov, pct > 100 ? 100 : pct);
+				metric_add_boot(raw, pct, gc->boot);
+			metric_add_boot(&c->host_cov, pct > 100 ? 100 : pct, gc->boot);
 		}
 		return;
 	}
-	metric_add(&c->host_cov, smaps_huge_pct(&cov));
+	metric_add_boot(&c->host_cov, smaps_huge_pct(&cov), gc->boot);
 }
 
 /* host telemetry deltas since the previous record (one repetition), recorded as
@@ -310,13 +311,13 @@ static void kvm_telemetry(struct guest_ctx *gc, struct cell *c, const struct hos
 					continue;
 				m = cell_metric(c, name, NULL);
 				if (m)
-					metric_add(m, (double)(now->kvm.v[i] - gc->snap.kvm.v[i]));
+					metric_add_boot(m, (double)(now->kvm.v[i] - gc->snap.kvm.v[i]), gc->boot);
 			} else if ((m = cell_metric(c, name, NULL))) {
-				metric_add(m, (double)now->kvm.v[i]);
+				metric_add_boot(m, (double)now->kvm.v[i], gc->boot);
 			}
 		}
 		if (pct == pct && (m = cell_metric(c, "host_kvm_huge_pct", NULL)))
-			metric_add(m, pct);
+			metric_add_boot(m, pct, gc->boot);
 	}
 	if (now->have_pmu && gc->snap.have_pmu)
 		for (i = 0; i < GPMU__COUNT; i++) {
@@ -324,7 +325,7 @@ static void kvm_telemetry(struct guest_ctx *gc, struct cell *c, const struct hos
 
 			snprintf(name, sizeof(name), "host_guest_%s", guest_pmu_event_name((enum guest_pmu_event)i));
 			if ((m = cell_metric(c, name, NULL)))
-				metric_add(m, (double)(now->pmu[i] - gc->snap.pmu[i]));
+				metric_add_boot(m, (double)(now->pmu[i] - gc->snap.pmu[i]), gc->boot);
 		}
 }
 
@@ -342,17 +343,17 @@ static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
 		if (keep && ms.have && gc->msnap.have) {
 			m = cell_metric(c, "host_mthp_fault_alloc", NULL);
 			if (m)
-				metric_add(m, (double)(ms.alloc - gc->msnap.alloc));
+				metric_add_boot(m, (double)(ms.alloc - gc->msnap.alloc), gc->boot);
 			m = cell_metric(c, "host_mthp_fault_fallback", NULL);
 			if (m)
-				metric_add(m, (double)(ms.fallback - gc->msnap.fallback));
+				metric_add_boot(m, (double)(ms.fallback - gc->msnap.fallback), gc->boot);
 		}
 		gc->msnap = ms;
 	}
 	if (keep && now.have && gc->snap.have) {
 		m = cell_metric(c, "host_qemu_minflt", NULL);
 		if (m)
-			metric_add(m, (double)(now.qemu_minflt - gc->snap.qemu_minflt));
+			metric_add_boot(m, (double)(now.qemu_minflt - gc->snap.qemu_minflt), gc->boot);
 		for (i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++) {
 			uint64_t a, b;
 			char name[REC_KEY_MAX];
@@ -362,7 +363,7 @@ static void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep)
 			snprintf(name, sizeof(name), "host_%s", vmstat_keys[i]);
 			m = cell_metric(c, name, NULL);
 			if (m)
-				metric_add(m, (double)(b - a));
+				metric_add_boot(m, (double)(b - a), gc->boot);
 		}
 		kvm_telemetry(gc, c, &now);
 	}
@@ -424,15 +425,15 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 		m = cell_metric(c, f->key, &gc->err);
 		if (!m)
 			return 1;
-		metric_add(m, v);
+		metric_add_boot(m, v, gc->boot);
 	}
 	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add(&c->guest_cov, v);
+		metric_add_boot(&c->guest_cov, v, gc->boot);
 	else if (!strcmp(c->workload, "tlb") && !strcmp(c->variant, "summary") &&
 		 rec_get_f64(rec, "huge_pct", &v) == 0 && v >= 0 && v <= 100)
 		/* the region the split's tlb metric is measured on: huge where the guest
 		 * setting gives huge pages, so it is the cell's guest evidence */
-		metric_add(&c->guest_cov, v);
+		metric_add_boot(&c->guest_cov, v, gc->boot);
 	{
 		size_t before = c->host_cov.n;
 		struct guest_cellstat *cs = c->variant[0] ? NULL : guest_cellstat(gc->log, c->guest_thp, c->workload);
@@ -695,6 +696,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	gr->gc.io = io;
 	gr->gc.res = res;
 	gr->gc.log = log;
+	gr->gc.boot = (unsigned)(log - res->guests);
 	gr->gc.host_thp = hg->host_thp;
 	gr->gc.prefault = prefault_name(hg->prefault);
 	gr->gc.host_state = hg->host_state;
@@ -872,6 +874,7 @@ struct local_ctx {
 	bool warmup;
 	unsigned results;
 	char fail[256];
+	unsigned round;			/* the samples' boot id: the host setting is applied anew each round */
 };
 
 static int on_local_record(void *opaque, const struct record *rec, const char *rejected)
@@ -912,11 +915,11 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 			continue;
 		m = cell_metric(c, rec->f[i].key, NULL);
 		if (m)
-			metric_add(m, v);
+			metric_add_boot(m, v, lc->round);
 	}
 	/* on the bare host the workload's own buffer coverage is the host evidence */
 	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add(&c->host_cov, v);
+		metric_add_boot(&c->host_cov, v, lc->round);
 	c->reps_ok++;
 	lc->results++;
 	return 0;
@@ -983,7 +986,7 @@ static int run_host_target(const struct run_config *cfg, const struct run_io *io
 		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
 			char a[12][PATH_MAX + 16];
 			const char *args[14];
-			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "" };
+			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "", round };
 			struct err le = ERR_INIT;
 			size_t n = 0, k;
 
@@ -1415,6 +1418,18 @@ static void shuffle_groups(struct host_group *g, size_t n, uint64_t seed)
 	}
 }
 
+static void reverse_groups(struct host_group *g, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		struct host_group t = g[i];
+
+		g[i] = g[n - 1 - i];
+		g[n - 1 - i] = t;
+	}
+}
+
 /* --target-ci: another round while a main effect's interval is wider than asked */
 static bool more_rounds(const struct run_config *cfg, const struct run_io *io, struct results *res,
 			unsigned rounds_done, double elapsed_s)
@@ -1422,6 +1437,8 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 	double worst = 0, per_round;
 	size_t i;
 
+	if (rounds_done < cfg->boots)
+		return true;	/* the boots asked for come first */
 	if (cfg->target_ci <= 0)
 		return false;
 	results_finish(res, cfg->min_coverage);
@@ -1429,7 +1446,7 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 		const struct effect *fx = &res->effects->e[i];
 		double half;
 
-		if (!fx->available || !strcmp(fx->side, "interaction"))
+		if (!fx->available || !strcmp(fx->side, "interaction") || !strcmp(fx->side, "total"))
 			continue;
 		half = (fx->ci95_high_pct - fx->ci95_low_pct) / 2;
 		if (half > worst)
@@ -1579,6 +1596,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 
 	/* settings echo */
 	res->settings.reps = cfg->reps;
+	res->settings.boots = cfg->boots;
 	res->settings.warmup = cfg->warmup;
 	res->settings.cold_reps = cfg->cold_reps;
 	res->settings.vcpus = cfg->vcpus;
@@ -1719,9 +1737,14 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	t_start = mono_s();
 	if (io->bar)
 		progress_init(io->bar, io->progress,
-			      (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0));
+			      cfg->boots * ((cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0)));
 	for (round = 0; !*io->stop; round++) {
-		shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
+		/* ABBA: a seeded random order, then the same reversed, so a drift of the
+		 * machine over the run falls on every host setting alike */
+		if (round % 2 == 0)
+			shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
+		else
+			reverse_groups(groups, ngroups);
 		for (i = 0; cfg->target_guest && i < ngroups && !*io->stop; i++) {
 			const struct host_group *hg = &groups[i];
 			struct err ge = ERR_INIT;
@@ -1830,7 +1853,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		res->settings.rounds = round + 1;
 		if (!more_rounds(cfg, io, res, round + 1, mono_s() - t_start))
 			break;
-		if (io->bar)	/* another round: the total grows */
+		if (io->bar && round + 1 >= cfg->boots)	/* a round past --boots: the total grows */
 			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0);
 	}
 	if (*io->stop)
