@@ -613,7 +613,10 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 		const struct effect *e = &fx[i];
 		double ym = CH_TOP + (double)i * CH_ROW + CH_ROW / 2.0;
 
-		snprintf(t, sizeof(t), "%s %s (%s)", e->side, e->component, e->metric);
+		if (e->at_guest[0])
+			snprintf(t, sizeof(t), "%s %s, guest %s (%s)", e->side, e->component, e->at_guest, e->metric);
+		else
+			snprintf(t, sizeof(t), "%s %s (%s)", e->side, e->component, e->metric);
 		fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 10, ym + 4);
 		esc(o, t);
 		fputs("</text>", o);
@@ -654,6 +657,8 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 		esc(o, e->side);
 		fputs("</td><td>", o);
 		esc(o, e->component);
+		if (e->at_guest[0])
+			escf(o, " (guest %s)", e->at_guest);
 		fputs("</td><td><code>", o);
 		esc(o, e->metric);
 		fputs("</code></td>", o);
@@ -676,9 +681,18 @@ static void html_effects(const struct report_input *in, FILE *o)
 	const struct effects *fx = in->res->effects;
 	size_t i, j;
 
-	fputs("<p class=\"sub\">Where the THP benefit comes from: each effect is a contrast of cell means as a"
-	      " percentage of the all-never cell (positive = faster with THP), with a Welch 95% confidence"
-	      " interval; filled dots are significant (the interval excludes 0).</p>\n"
+	fputs("<p class=\"sub\">Where the THP benefit comes from: each effect is a ratio of geometric means"
+	      " shown as the share of time THP saves (positive = faster with THP), with a 95% confidence"
+	      " interval computed on the log scale; host-side effects replicate over guest boots (Welch over"
+	      " boots), guest-side ones are paired inside each boot; filled dots are significant (the interval"
+	      " excludes 0). Shares add up within a table on the log scale and are shown only against a"
+	      " significant total.</p>\n", o);
+	if (fx->tcg) {
+		fputs("<p class=\"sub\"><b>TCG run:</b> ", o);
+		esc(o, EFFECTS_TCG_NOTE);
+		fputs(".</p>\n", o);
+	}
+	fputs(
 	      "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#1c7c32\"></i>faster with THP</span>"
 	      "<span><i class=\"sw\" style=\"background:#b3261e\"></i>slower with THP</span>"
 	      "<span><i class=\"sw\" style=\"background:#fff;border:2px solid #8893a0\"></i>no measurable effect</span></p>\n", o);
@@ -687,6 +701,32 @@ static void html_effects(const struct report_input *in, FILE *o)
 			;
 		html_effect_group(o, &fx->e[i], j - i);
 	}
+	if (!fx->nvar)
+		return;
+	fputs("<p class=\"sub\">Variance components: the spread of each cell's samples within a boot and of"
+	      " its boot means beyond that (coefficients of variation, log scale). Host-side intervals are as"
+	      " wide as the between-boot spread makes them.</p>\n<table>\n<tr><th>cell</th><th>metric</th>"
+	      "<th>boots</th><th>samples</th><th>within a boot</th><th>between boots</th></tr>\n", o);
+	for (i = 0; i < fx->nvar; i++) {
+		const struct effect_var *v = &fx->var[i];
+		char t[32];
+
+		fputs("<tr><td>", o);
+		escf(o, "%s %s", v->workload, v->label);
+		fputs("</td><td><code>", o);
+		esc(o, v->metric);
+		fputs("</code></td>", o);
+		snprintf(t, sizeof(t), "%zu", v->vc.boots);
+		td_num(o, t);
+		snprintf(t, sizeof(t), "%zu", v->vc.samples);
+		td_num(o, t);
+		fmt_value(t, sizeof(t), v->vc.within_cv_pct);
+		td_num(o, t);
+		fmt_value(t, sizeof(t), v->vc.between_cv_pct);
+		td_num(o, t);
+		fputs("</tr>\n", o);
+	}
+	fputs("</table>\n", o);
 }
 
 static void html_run(const struct report_input *in, FILE *o)

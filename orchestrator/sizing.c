@@ -48,27 +48,31 @@ static const char *arm(const struct results *r, const char *hs)
 	return effects_find(r, hs, SZ_WORKLOAD, "never", "ondemand", "never") ? "ondemand" : "immediate";
 }
 
+/* the split's total on this metric (all never against x/y), over boots like every host-side effect */
 static void total(const struct results *r, const char *hs, const char *metric, const char *x, const char *y,
 		  struct sz_effect *out)
 {
-	const char *pf = arm(r, hs);
-	const struct cell *b = effects_find(r, hs, SZ_WORKLOAD, "never", pf, "never");
-	const struct cell *t = effects_find(r, hs, SZ_WORKLOAD, x, pf, y);
-	struct contrast_term ct[2];
-	double df;
+	/* against all never: x/y is the total, x/never the host effect, never/y the guest one */
+	bool host_off = !strcmp(x, "never"), guest_off = !strcmp(y, "never");
+	const char *side = host_off ? "guest" : guest_off ? "host" : "total";
+	size_t i;
 
 	out->available = false;
 	out->est = out->lo = out->hi = NAN;
-	if (!b || !t || !b->valid || !t->valid)
-		return;
-	ct[0].m = cell_metric_find(b, metric);
-	ct[0].w = 1;
-	ct[1].m = cell_metric_find(t, metric);
-	ct[1].w = -1;
-	if (!ct[0].m || !ct[1].m)
-		return;
-	if (contrast_pct(ct, 2, ct[0].m->s.mean, &out->est, &out->lo, &out->hi, &df) == 0)
+	for (i = 0; r->effects && i < r->effects->n; i++) {
+		const struct effect *e = &r->effects->e[i];
+
+		if (strcmp(e->side, side) || (!strcmp(e->component, "prefault") && guest_off) ||
+		    strcmp(e->workload, SZ_WORKLOAD) || strcmp(e->metric, metric) ||
+		    (!host_off && strcmp(e->host_thp, x)) || (!guest_off && strcmp(e->guest_thp, y)) ||
+		    strcmp(e->host_state, hs) || !e->available)
+			continue;
+		out->est = e->estimate_pct;
+		out->lo = e->ci95_low_pct;
+		out->hi = e->ci95_high_pct;
 		out->available = true;
+		return;
+	}
 }
 
 static void per_guest(const struct results *r, const char *hs, const char *x, const char *pf, const char *y,

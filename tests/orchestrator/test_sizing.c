@@ -12,7 +12,7 @@
 
 #include "orchestrator/sizing.h"
 
-/* a guest cell of memset with 4 samples of each phase around the given means */
+/* a guest cell of memset with 4 samples of each phase around the given means, 2 boots of 2 */
 static struct cell *mk(struct results *r, const char *hs, const char *host, const char *guest, double fault,
 		       double access, double cov, const char *src)
 {
@@ -23,9 +23,9 @@ static struct cell *mk(struct results *r, const char *hs, const char *host, cons
 
 	assert_non_null(c);
 	for (i = 0; i < 4; i++) {
-		metric_add(f, fault * (1 + 0.01 * (i - 1.5)));
-		metric_add(a, access * (1 + 0.01 * (i - 1.5)));
-		metric_add(&c->host_cov, cov);
+		metric_add_boot(f, fault * (1 + 0.01 * (i - 1.5)), (unsigned)i / 2);
+		metric_add_boot(a, access * (1 + 0.01 * (i - 1.5)), (unsigned)i / 2);
+		metric_add_boot(&c->host_cov, cov, (unsigned)i / 2);
 		c->reps_ok++;
 	}
 	if (src)
