@@ -138,7 +138,7 @@ enum run_opt {
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
-	RO_BOOTS,
+	RO_BOOTS, RO_GATE,
 };
 
 static const struct opt run_opts[] = {
@@ -178,6 +178,7 @@ static const struct opt run_opts[] = {
 	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
 	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
 	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
+	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
 	{ "db", "PATH", "/var/lib/thpeval/history.db", "history database every finished run is appended to; 'none' for no history", RO_DB },
 	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
 };
@@ -444,6 +445,11 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			c->target_guest = false, c->target_host = true;
 		else
 			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		return 0;
+	case RO_GATE:
+		if (strcmp(arg, "primary") && strcmp(arg, "all"))
+			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+		c->gate_all = !strcmp(arg, "all");
 		return 0;
 	case RO_BOOTS:
 		r = parse_u64_range(arg, 1, 50, &v);

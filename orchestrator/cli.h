@@ -76,6 +76,7 @@ struct run_config {
 	char db[PATH_MAX];		/* history database, "" = none */
 	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
 	double threshold;		/* regression threshold, percent */
+	bool gate_all;			/* --gate=all: every metric with a direction gates */
 	double target_ci;		/* pct points; 0 = fixed repetitions */
 	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
 	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */

@@ -11,7 +11,7 @@
 #include "orchestrator/report.h"
 #include "orchestrator/results_load.h"
 
-enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD };
+enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD, RPO_GATE };
 
 static const struct opt report_opts[] = {
 	{ "format", "LIST", "text", "comma-separated formats: " REPORT_FORMATS_HELP
@@ -22,6 +22,8 @@ static const struct opt report_opts[] = {
 	  " comparison to text and HTML and the regression gates to JUnit", RPO_BASELINE },
 	{ "threshold", "PCT", "5", "smallest change, in percent, that counts as a regression"
 	  " (with --baseline)", RPO_THRESHOLD },
+	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary"
+	  " ones or every metric with a direction ('thpeval help compare')", RPO_GATE },
 };
 
 const struct command report_cmd = {
@@ -40,7 +42,7 @@ struct report_args {
 	unsigned formats;
 	char out[PATH_MAX];
 	char baseline[PATH_MAX];
-	double threshold;
+	struct compare_opts cmp;
 };
 
 static int report_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -60,9 +62,12 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	}
 	case RPO_THRESHOLD:
-		if (parse_double(arg, &a->threshold) || a->threshold < 0 || a->threshold > 1000)
+		if (parse_double(arg, &a->cmp.threshold_pct) || a->cmp.threshold_pct < 0 ||
+		    a->cmp.threshold_pct > 1000)
 			return err_set(e, -EINVAL, "'%s' is not a percentage from 0 to 1000", arg);
 		return 0;
+	case RPO_GATE:
+		return cmp_gate_parse(arg, &a->cmp.gate, e);
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
 }
@@ -70,7 +75,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 int cmd_report(int argc, char **argv_in)
 {
 	char **argv = malloc(((size_t)argc + 1) * sizeof(*argv));
-	struct report_args a = { REPORT_BIT(REPORT_TEXT), "", "", COMPARE_DEFAULT_THRESHOLD_PCT };
+	struct report_args a = { REPORT_BIT(REPORT_TEXT), "", "", { COMPARE_DEFAULT_THRESHOLD_PCT, GATE_PRIMARY } };
 	struct results *res = malloc(sizeof(*res)), *base = malloc(sizeof(*base));
 	struct report_input in = { 0 };
 	struct comparison cmp = { 0 };
@@ -117,7 +122,7 @@ int cmd_report(int argc, char **argv_in)
 			goto out;
 		}
 		have_base = true;
-		if (compare_results(base, res, a.threshold, &cmp, &e)) {
+		if (compare_results(base, res, &a.cmp, &cmp, &e)) {
 			rc = cmd_fail(&e, CMD_ERROR);
 			goto out;
 		}

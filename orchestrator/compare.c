@@ -1,4 +1,5 @@
 #include "orchestrator/compare.h"
+#include "orchestrator/analysis/boots.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +20,7 @@ static const char *const verdict_names[] = {
 	[CMP_OK] = "ok",
 	[CMP_BETTER] = "better",
 	[CMP_REGRESSION] = "REGRESSION",
-	[CMP_NOISE] = "noise",
+	[CMP_INCONCLUSIVE] = "inconclusive",
 	[CMP_UNTESTED] = "untested",
 	[CMP_INFO] = "info",
 	[CMP_INVALID] = "invalid",
@@ -252,49 +253,208 @@ static struct cmp_row *add_row(struct comparison *c, struct err *e)
 	}
 	row = &c->rows[c->nrows++];
 	memset(row, 0, sizeof(*row));
-	row->change_pct = row->p = NAN;
+	row->change_pct = row->change_lo_pct = row->change_hi_pct = row->p = row->p_holm = NAN;
 	summarize(NULL, 0, &row->base);
 	summarize(NULL, 0, &row->cur);
 	return row;
 }
 
-static double change_pct(double base, double cur)
+/* the metrics each workload gates by default: what a nightly run is for */
+static const struct {
+	const char *workload;
+	const char *metric;
+} primary[] = {
+	{ "memset", "fault_ns_per_4k" },
+	{ "memset", "access_ns" },
+	{ "kcompile", "wall_s" },
+	{ "dd", "mib_s" },
+	{ "tlb", "large_2m_access_ns" },
+	{ "tlb", "walk_shared_4k_access_ns" },
+	{ "clearorder", "ns_per_4k" },
+	{ "color", "nways_ns" },
+	{ "hzp", "memcmp_ns" },
+	{ "hzp", "stride_ns_per_compare" },
+};
+
+bool metric_is_primary(const char *workload, const char *metric)
 {
-	if (!isfinite(base) || !isfinite(cur))
-		return NAN;
-	if (base == 0)
-		return cur == 0 ? 0 : (cur > 0 ? INFINITY : -INFINITY);
-	return (cur - base) / fabs(base) * 100.0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(primary); i++)
+		if (!strcmp(primary[i].workload, workload) && !strcmp(primary[i].metric, metric))
+			return true;
+	return false;
 }
 
-static void judge(struct cmp_row *row, bool invalid, double threshold)
+int cmp_gate_parse(const char *s, enum cmp_gate *g, struct err *e)
 {
-	double t, df;
-	bool worse;
+	if (!strcmp(s, "primary"))
+		*g = GATE_PRIMARY;
+	else if (!strcmp(s, "all"))
+		*g = GATE_ALL;
+	else
+		return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary (each workload's primary metrics) "
+			       "or all (every metric with a direction)", s);
+	return 0;
+}
 
-	row->change_pct = change_pct(row->base.mean, row->cur.mean);
-	if (invalid) {
-		row->verdict = CMP_INVALID;
-		return;
+/* the mean and variance of the mean of ln(samples): over boots, or over repetitions */
+struct logmean {
+	double mean, var, df;
+	size_t n;
+};
+
+static int log_over_boots(const struct metric *m, struct logmean *out)
+{
+	struct boot_mean b[BOOTS_MAX];
+	double sum = 0, ss = 0;
+	size_t nb, k;
+
+	if (boots_group(m, b, BOOTS_MAX, &nb) || nb < 2)
+		return -EDOM;
+	for (k = 0; k < nb; k++)
+		sum += b[k].mean_log;
+	out->mean = sum / (double)nb;
+	for (k = 0; k < nb; k++)
+		ss += (b[k].mean_log - out->mean) * (b[k].mean_log - out->mean);
+	out->var = ss / (double)(nb - 1) / (double)nb;
+	out->df = (double)(nb - 1);
+	out->n = nb;
+	return 0;
+}
+
+static int log_over_reps(const struct metric *m, struct logmean *out)
+{
+	double sum = 0, ss = 0;
+	size_t i;
+
+	if (m->n < 2)
+		return -EDOM;
+	for (i = 0; i < m->n; i++) {
+		if (!(m->samples[i] > 0))
+			return -EDOM;
+		sum += log(m->samples[i]);
 	}
-	if (row->dir == DIR_INFO) {
-		row->verdict = CMP_INFO;
-		return;
-	}
-	if (welch_test(&row->base, &row->cur, &t, &df, &row->p)) {
+	out->mean = sum / (double)m->n;
+	for (i = 0; i < m->n; i++)
+		ss += (log(m->samples[i]) - out->mean) * (log(m->samples[i]) - out->mean);
+	out->var = ss / (double)(m->n - 1) / (double)m->n;
+	out->df = (double)(m->n - 1);
+	out->n = m->n;
+	return 0;
+}
+
+/* one-sided p of t with df: P(T > t) */
+static double p_upper(double t, double df)
+{
+	double p2;
+
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	p2 = student_t_p2(t, df);
+	return t > 0 ? p2 / 2 : 1 - p2 / 2;
+}
+
+/*
+ * The change of one metric as a ratio of geometric means with its 95%
+ * interval, and the one-sided p of "worse by more than the threshold".
+ */
+static void test_row(struct cmp_row *row, const struct metric *bm, const struct metric *cm, double threshold)
+{
+	struct logmean b, c;
+	double d, se, df, half, bad, lim;
+
+	if (log_over_boots(bm, &b) == 0 && log_over_boots(cm, &c) == 0) {
+		snprintf(row->unit, sizeof(row->unit), "boots");
+	} else if (log_over_reps(bm, &b) == 0 && log_over_reps(cm, &c) == 0) {
+		snprintf(row->unit, sizeof(row->unit), "reps");
+	} else {
 		row->verdict = CMP_UNTESTED;
+		snprintf(row->why, sizeof(row->why), "fewer than 2 samples on a side, or a value <= 0 (no ratio)");
 		return;
 	}
-	if (isnan(row->change_pct) || fabs(row->change_pct) <= threshold) {
+	d = c.mean - b.mean;
+	se = sqrt(b.var + c.var);
+	df = se > 0 ? pow(se, 4) / (b.var * b.var / b.df + c.var * c.var / c.df) : 1e9;
+	half = t95(df < 1 ? 1 : (size_t)floor(df)) * se;
+	row->change_pct = (exp(d) - 1) * 100.0;
+	row->change_lo_pct = (exp(d - half) - 1) * 100.0;
+	row->change_hi_pct = (exp(d + half) - 1) * 100.0;
+	/* on the log scale, "worse": d up for lower-is-better, down for higher-is-better */
+	bad = row->dir == DIR_LOWER ? d : -d;
+	lim = log1p(threshold / 100.0);
+	row->p = se > 0 ? p_upper((bad - lim) / se, df) : (bad > lim ? 0 : 1);
+	if (bad + half < lim && bad - half > -lim)
 		row->verdict = CMP_OK;
+	else if (bad + half < -lim)
+		row->verdict = CMP_BETTER;
+	else
+		row->verdict = CMP_INCONCLUSIVE;	/* until Holm says regression */
+	if (strcmp(row->unit, "boots"))
+		snprintf(row->why, sizeof(row->why), "over repetitions: a run has 1 boot, so boot-to-boot "
+			 "spread is not in the interval");
+}
+
+/* Holm's step-down over the gated rows: regression where the adjusted p < alpha */
+static void holm(struct comparison *c)
+{
+	size_t *idx = NULL, m = 0, i, j;
+	double run = 0;
+
+	for (i = 0; i < c->nrows; i++)
+		m += c->rows[i].gated && isfinite(c->rows[i].p);
+	if (m == 0 || !(idx = malloc(m * sizeof(*idx))))
+		return;
+	for (i = 0, j = 0; i < c->nrows; i++)
+		if (c->rows[i].gated && isfinite(c->rows[i].p))
+			idx[j++] = i;
+	for (i = 1; i < m; i++)	/* insertion sort by p: m is small */
+		for (j = i; j > 0 && c->rows[idx[j]].p < c->rows[idx[j - 1]].p; j--) {
+			size_t t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (i = 0; i < m; i++) {
+		struct cmp_row *row = &c->rows[idx[i]];
+		double adj = fmin(1.0, (double)(m - i) * row->p);
+
+		run = fmax(run, adj);
+		row->p_holm = run;
+		if (run < COMPARE_ALPHA && row->verdict != CMP_INVALID) {
+			row->verdict = CMP_REGRESSION;
+			row->fails = true;
+			snprintf(row->why, sizeof(row->why), "worse than the threshold: Holm-adjusted p %.3g over "
+				 "%zu gated metrics", run, m);
+		}
+	}
+	free(idx);
+}
+
+static void judge(struct cmp_row *row, const struct cell *bc, const struct cell *cc, const struct metric *bm,
+		  const struct metric *cm, const struct compare_opts *o)
+{
+	bool primary_metric = metric_is_primary(cc->workload, cm->name);
+
+	row->gated = row->dir != DIR_INFO && (o->gate == GATE_ALL || primary_metric);
+	if (!row->gated) {
+		row->verdict = CMP_INFO;
+		row->change_pct = bm->s.mean > 0 && cm->s.mean > 0 ? (cm->s.mean / bm->s.mean - 1) * 100.0 : NAN;
 		return;
 	}
-	if (!(row->p < COMPARE_ALPHA)) {
-		row->verdict = CMP_NOISE;
-		return;
+	test_row(row, bm, cm, o->threshold_pct);
+	if (!cc->valid || !bc->valid) {
+		bool worse = isfinite(row->change_pct) &&
+			     (row->dir == DIR_LOWER ? row->change_pct > o->threshold_pct :
+						      row->change_pct < -o->threshold_pct);
+
+		row->gated = false;	/* no test on an invalid cell: out of the Holm family */
+		row->verdict = CMP_INVALID;
+		row->fails = !cc->valid && (worse || !isfinite(row->change_pct));
+		snprintf(row->why, sizeof(row->why), "cell invalid in the %s run: %.120s%s",
+			 !cc->valid ? "current" : "baseline", !cc->valid ? cc->invalid_reason : bc->invalid_reason,
+			 row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
 	}
-	worse = row->dir == DIR_LOWER ? row->cur.mean > row->base.mean : row->cur.mean < row->base.mean;
-	row->verdict = worse ? CMP_REGRESSION : CMP_BETTER;
 }
 
 /* metric i of a cell, coverage included: n = nmetrics + 2 */
@@ -317,9 +477,8 @@ static const struct metric *cell_metric_any(const struct cell *c, const char *na
 }
 
 static int compare_cell(struct comparison *out, const struct cell *bc, const struct cell *cc,
-			size_t ci, struct err *e)
+			size_t ci, const struct compare_opts *o, struct err *e)
 {
-	bool invalid = !bc->valid || !cc->valid;
 	struct cmp_row *row;
 	size_t i;
 
@@ -343,12 +502,7 @@ static int compare_cell(struct comparison *out, const struct cell *bc, const str
 			continue;
 		}
 		row->base = bm->s;
-		judge(row, invalid, out->threshold_pct);
-		switch (row->verdict) {
-		case CMP_REGRESSION: out->nregressions++; break;
-		case CMP_UNTESTED: out->nuntested++; break;
-		default: break;
-		}
+		judge(row, bc, cc, bm, cm, o);
 	}
 	for (i = 0; i < bc->nmetrics; i++) {
 		if (cell_metric_find(cc, bc->metrics[i].name) || bc->metrics[i].n == 0)
@@ -361,20 +515,26 @@ static int compare_cell(struct comparison *out, const struct cell *bc, const str
 		row->dir = metric_direction(bc->metrics[i].name, bc);
 		row->base = bc->metrics[i].s;
 		row->verdict = CMP_GONE;
+		if (metric_is_primary(bc->workload, bc->metrics[i].name)) {
+			/* a primary metric that stopped being measured cannot pass the gate */
+			row->fails = true;
+			snprintf(row->why, sizeof(row->why), "a primary metric the baseline has was not measured");
+		}
 	}
-	if (invalid)
+	if (!bc->valid || !cc->valid)
 		out->ninvalid++;
 	return 0;
 }
 
-int compare_results(const struct results *base, const struct results *cur, double threshold_pct,
+int compare_results(const struct results *base, const struct results *cur, const struct compare_opts *o,
 		    struct comparison *out, struct err *e)
 {
 	struct cmp_row *row;
 	size_t i, j;
 
 	memset(out, 0, sizeof(*out));
-	out->threshold_pct = threshold_pct;
+	out->threshold_pct = o->threshold_pct;
+	out->gate = o->gate;
 	for (i = 0; i < cur->ncells; i++) {
 		const struct cell *cc = &cur->cells[i], *bc = NULL;
 
@@ -390,7 +550,7 @@ int compare_results(const struct results *base, const struct results *cur, doubl
 			continue;
 		}
 		out->ncells_matched++;
-		if (compare_cell(out, bc, cc, i, e))
+		if (compare_cell(out, bc, cc, i, o, e))
 			goto fail;
 	}
 	for (j = 0; j < base->ncells; j++) {
@@ -411,10 +571,25 @@ int compare_results(const struct results *base, const struct results *cur, doubl
 		return err_set(e, -EINVAL, "nothing to compare: no cell of the current run is in the baseline "
 			       "(different --host-thp, --guest-thp or --workloads?)");
 	}
+	holm(out);
+	for (i = 0; i < out->nrows; i++) {
+		const struct cmp_row *r = &out->rows[i];
+
+		out->ngated += r->gated;
+		out->nregressions += r->verdict == CMP_REGRESSION;
+		out->ninconclusive += r->gated && r->verdict == CMP_INCONCLUSIVE;
+		out->nuntested += r->gated && r->verdict == CMP_UNTESTED;
+		out->nfailed += r->fails;
+	}
 	return 0;
 fail:
 	comparison_release(out);
 	return e->code;
+}
+
+bool comparison_failed(const struct comparison *c)
+{
+	return c->nfailed > 0;
 }
 
 void comparison_release(struct comparison *c)
@@ -536,7 +711,7 @@ void compare_print(const struct comparison *c, const struct results *base,
 		print_identity_diff(base, cur, out);
 	for (i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
-		char bs[48], cs[48], ch[24], p[16];
+		char bs[48], cs[48], ch[48], p[16];
 
 		if (!r->metric[0]) {
 			fprintf(out, "%s %s: %s\n", r->verdict == CMP_NEW ? "only in current: " : "only in baseline:",
@@ -544,36 +719,49 @@ void compare_print(const struct comparison *c, const struct results *base,
 			continue;
 		}
 		if (!last || strcmp(last, r->label)) {
-			fprintf(out, "%scell %s (host/guest/workload)\n  %-22s %-22s %-22s %8s %7s  %s\n",
-				last ? "\n" : "", r->label, "metric", "baseline", "current", "change", "p",
-				"verdict");
+			fprintf(out, "%scell %s (host/guest/workload)\n  %-22s %-22s %-22s %-26s %7s  %s\n",
+				last ? "\n" : "", r->label, "metric", "baseline", "current", "change [95% CI]",
+				"p Holm", "verdict");
 			last = r->label;
 		}
 		fmt_mean_ci(bs, sizeof(bs), &r->base);
 		fmt_mean_ci(cs, sizeof(cs), &r->cur);
-		fmt_change(ch, sizeof(ch), r->change_pct);
-		if (isnan(r->p))
+		if (isfinite(r->change_lo_pct))
+			snprintf(ch, sizeof(ch), "%+.1f%% [%+.1f, %+.1f]", r->change_pct, r->change_lo_pct,
+				 r->change_hi_pct);
+		else
+			fmt_change(ch, sizeof(ch), r->change_pct);
+		if (isnan(r->p_holm))
 			snprintf(p, sizeof(p), "-");
 		else
-			snprintf(p, sizeof(p), "%.3f", r->p);
+			snprintf(p, sizeof(p), "%.3f", r->p_holm);
 		fputs("  ", out);
 		fput_padded(out, r->metric, 22, false);
 		fputc(' ', out);
 		fput_padded(out, bs, 22, false);
 		fputc(' ', out);
 		fput_padded(out, cs, 22, false);
-		fprintf(out, " %8s %7s  %s\n", ch, p, cmp_verdict_name(r->verdict));
+		fputc(' ', out);
+		fput_padded(out, ch, 26, false);
+		fprintf(out, " %7s  %s%s%s%s%s\n", p, cmp_verdict_name(r->verdict),
+			r->gated && strcmp(r->unit, "boots") ? " (reps)" : "", r->why[0] ? ": " : "",
+			r->verdict == CMP_INFO ? "" : r->why, r->verdict == CMP_INFO && r->dir != DIR_INFO ?
+			" (not gated)" : "");
 	}
-	fprintf(out, "\nvalues: mean ±95%% CI half-width; regression = change beyond %g%% in the bad direction"
-		     " and significant (Welch t-test, two-sided p < %g)\n", c->threshold_pct, COMPARE_ALPHA);
+	fprintf(out, "\nchange: ratio of geometric means with its 95%% CI (log scale, over boots where both runs have"
+		     " 2 or more); gated: %s; regression = worse beyond %g%% at a family-wise 5%% (one-sided, Holm"
+		     " over %zu gated metric(s)); ok = the interval shows the change within %g%%; inconclusive ="
+		     " neither\n", c->gate == GATE_ALL ? "every metric with a direction" :
+		     "each workload's primary metrics (--gate=all for every metric)", c->threshold_pct, c->ngated,
+		c->threshold_pct);
 	if (c->nuntested)
-		fprintf(out, "%zu metric(s) untested: fewer than 2 repetitions on a side; use --reps of 3 or more\n",
+		fprintf(out, "%zu gated metric(s) untested: fewer than 2 samples on a side; use --reps of 3 or more\n",
 			c->nuntested);
 	if (c->ninvalid)
-		fprintf(out, "%zu cell(s) invalid in either run: not gated; see the validity marks in the report\n",
-			c->ninvalid);
-	if (c->nregressions)
-		fprintf(out, "%zu regression(s) in %zu matched cell(s)\n", c->nregressions, c->ncells_matched);
-	else
-		fprintf(out, "no regression in %zu matched cell(s)\n", c->ncells_matched);
+		fprintf(out, "%zu cell(s) invalid in either run: not tested; an invalid current cell that is worse"
+			     " beyond the threshold fails the gate\n", c->ninvalid);
+	fprintf(out, "%zu gated metric(s): %zu regression(s), %zu inconclusive, %zu failing the gate in %zu matched"
+		     " cell(s): %s\n", c->ngated, c->nregressions, c->ninconclusive, c->nfailed, c->ncells_matched,
+		comparison_failed(c) ? "FAIL" : c->ninconclusive ? "pass (inconclusive metrics: more boots"
+		" would decide them)" : "pass");
 }

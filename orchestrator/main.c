@@ -169,13 +169,15 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 		}
 		if (gated) {
 			results_finish(base, base->settings.min_coverage_pct > 0 ? base->settings.min_coverage_pct : 90.0);
-			if (compare_results(base, res, cfg->threshold, &cmp, &e)) {
+			struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
+
+			if (compare_results(base, res, &co, &cmp, &e)) {
 				rc = fail(&e, EXIT_ERROR);
 				gated = false;
 			} else {
 				printf("\nregression gate against %s (threshold %.1f%%):\n", base_name, cfg->threshold);
 				compare_print(&cmp, base, res, stdout);
-				passed = cmp.nregressions == 0;
+				passed = !comparison_failed(&cmp);
 				in.base = base;
 				in.cmp = &cmp;
 				in.base_name = base_name;
@@ -194,8 +196,8 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 			rc = fail(&e, EXIT_ERROR);
 	}
 	if (gated && !passed) {
-		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s) against %s\n", cmp.nregressions,
-			base_name);
+		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s), %zu gated metric(s) failing "
+			"in all, against %s\n", cmp.nregressions, cmp.nfailed, base_name);
 		rc = EXIT_ERROR;
 	}
 	comparison_release(&cmp);

@@ -857,7 +857,7 @@ static void html_validity(const struct report_input *in, FILE *o)
 
 static bool cmp_notable(const struct cmp_row *r)
 {
-	return r->verdict != CMP_OK && r->verdict != CMP_INFO;
+	return r->fails || (r->gated && r->verdict != CMP_OK);
 }
 
 static void html_cmp_table(FILE *o, const struct comparison *c, bool notable_only)
@@ -865,10 +865,10 @@ static void html_cmp_table(FILE *o, const struct comparison *c, bool notable_onl
 	size_t i;
 
 	fputs("<table>\n<tr><th>cell</th><th>metric</th><th>direction</th><th>baseline</th><th>current</th>"
-	      "<th>change</th><th>p</th><th>verdict</th></tr>\n", o);
+	      "<th>change [95% CI]</th><th>p (Holm)</th><th>verdict</th></tr>\n", o);
 	for (i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
-		char b[48], cur[48], ch[24];
+		char b[48], cur[48], ch[64];
 
 		if (notable_only && !cmp_notable(r))
 			continue;
@@ -885,16 +885,21 @@ static void html_cmp_table(FILE *o, const struct comparison *c, bool notable_onl
 		td_num(o, cur);
 		if (isnan(r->change_pct))
 			snprintf(ch, sizeof(ch), "-");
+		else if (isfinite(r->change_lo_pct))
+			snprintf(ch, sizeof(ch), "%+.1f%% [%+.1f, %+.1f]", r->change_pct, r->change_lo_pct,
+				 r->change_hi_pct);
 		else
 			snprintf(ch, sizeof(ch), "%+.1f%%", r->change_pct);
 		td_num(o, ch);
-		if (isnan(r->p))
+		if (isnan(r->p_holm))
 			snprintf(ch, sizeof(ch), "-");
 		else
-			snprintf(ch, sizeof(ch), "%.3f", r->p);
+			snprintf(ch, sizeof(ch), "%.3f", r->p_holm);
 		td_num(o, ch);
 		fprintf(o, "<td class=\"v-%s\">", cmp_verdict_name(r->verdict));
 		esc(o, cmp_verdict_name(r->verdict));
+		if (r->why[0] && r->verdict != CMP_INFO)
+			escf(o, ": %s", r->why);
 		fputs("</td></tr>\n", o);
 	}
 	fputs("</table>\n", o);
@@ -909,9 +914,12 @@ static void html_comparison(const struct report_input *in, FILE *o)
 		notable += cmp_notable(&c->rows[i]);
 	fputs("<p class=\"sub\">Baseline: ", o);
 	esc(o, in->base_name ? in->base_name : "-");
-	escf(o, ". A regression is a change beyond %g%% in the bad direction that is also significant"
-		" (Welch t-test on the samples, two-sided p < %g); noise: beyond the threshold but not"
-		" significant.", c->threshold_pct, COMPARE_ALPHA);
+	escf(o, ". Change: ratio of geometric means with its 95%% interval (log scale, over guest boots where"
+		" both runs have 2 or more). Gated: %s, %zu metric(s). A regression is worse beyond %g%% at a"
+		" family-wise error rate of %g (one-sided, Holm); ok: the interval shows the change within the"
+		" threshold; inconclusive: neither (%zu). Gate: %s.", c->gate == GATE_ALL ?
+		"every metric with a direction" : "each workload's primary metrics", c->ngated, c->threshold_pct,
+		COMPARE_ALPHA, c->ninconclusive, comparison_failed(c) ? "FAIL" : "pass");
 	fputs("</p>\n", o);
 	if (notable)
 		html_cmp_table(o, c, true);
@@ -1050,12 +1058,16 @@ static void html_banner(const struct report_input *in, FILE *o)
 		fprintf(o, "<div class=\"banner ok\">✓ All %zu cells valid: the intended THP state held in every"
 			   " repetition.</div>\n", r->ncells);
 	if (in->cmp) {
-		if (in->cmp->nregressions)
-			fprintf(o, "<div class=\"banner bad\">✗ %zu regression(s) against the baseline.</div>\n",
-				in->cmp->nregressions);
+		if (comparison_failed(in->cmp))
+			fprintf(o, "<div class=\"banner bad\">✗ The gate fails: %zu regression(s), %zu gated metric(s)"
+				   " failing against the baseline.</div>\n", in->cmp->nregressions, in->cmp->nfailed);
+		else if (in->cmp->ninconclusive)
+			fprintf(o, "<div class=\"banner warn\">The gate passes with %zu of %zu gated metric(s)"
+				   " inconclusive (threshold %g%%): more boots would decide them.</div>\n",
+				in->cmp->ninconclusive, in->cmp->ngated, in->cmp->threshold_pct);
 		else
-			fprintf(o, "<div class=\"banner ok\">✓ No regression against the baseline (threshold %g%%).</div>\n",
-				in->cmp->threshold_pct);
+			fprintf(o, "<div class=\"banner ok\">✓ No regression against the baseline: every gated metric"
+				   " within the threshold (%g%%).</div>\n", in->cmp->threshold_pct);
 	}
 }
 
@@ -1128,7 +1140,7 @@ static void junit_metric_case(const struct report_input *in, size_t ci, const st
 	snprintf(jc->name, sizeof(jc->name), "%s", m->name);
 	mean_ci(v, sizeof(v), m);
 	snprintf(jc->detail, sizeof(jc->detail), "current %s (n=%zu)", v, m->n);
-	if (!c->valid) {
+	if (!c->valid && (!row || !row->fails)) {
 		jc->fail_type = "invalid";
 		snprintf(jc->message, sizeof(jc->message), "cell invalid: %s", c->invalid_reason);
 		return;
@@ -1139,10 +1151,20 @@ static void junit_metric_case(const struct report_input *in, size_t ci, const st
 		summary_ci(b, sizeof(b), &row->base);
 		jc->fail_type = "regression";
 		snprintf(jc->message, sizeof(jc->message),
-			 "%s regressed %+.1f%% (baseline %s, current %s; Welch p=%.3g; threshold %g%%, %s)",
-			 m->name, row->change_pct, b, v, row->p, in->cmp->threshold_pct, metric_dir_name(row->dir));
-	} else if (row->verdict == CMP_UNTESTED) {
-		jc->skipped = "fewer than 2 repetitions on a side: the regression gate could not test this metric";
+			 "%s regressed %+.1f%% [%+.1f, %+.1f] (baseline %s, current %s; Holm-adjusted p=%.3g over "
+			 "%zu gated metrics; threshold %g%%, %s)", m->name, row->change_pct, row->change_lo_pct,
+			 row->change_hi_pct, b, v, row->p_holm, in->cmp->ngated, in->cmp->threshold_pct,
+			 metric_dir_name(row->dir));
+	} else if (row->fails) {
+		jc->fail_type = row->verdict == CMP_INVALID ? "invalid" : "gate";
+		snprintf(jc->message, sizeof(jc->message), "%s: %s", m->name, row->why);
+	} else if (row->verdict == CMP_INCONCLUSIVE) {
+		snprintf(jc->message, sizeof(jc->message), "inconclusive: %+.1f%% [%+.1f, %+.1f] can neither "
+			 "exclude nor confirm the %g%% threshold (more boots would decide it)", row->change_pct,
+			 row->change_lo_pct, row->change_hi_pct, in->cmp->threshold_pct);
+		jc->skipped = jc->message;
+	} else if (row->verdict == CMP_UNTESTED && row->gated) {
+		jc->skipped = "fewer than 2 samples on a side: the regression gate could not test this metric";
 	}
 }
 
