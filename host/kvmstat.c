@@ -31,18 +31,27 @@ static const char *root_or_empty(const char *root)
 	return root && strcmp(root, "/") ? root : "";
 }
 
-/* a small file holding one decimal number: 0, -ENOENT, or -EBADMSG */
+/*
+ * a small file holding one decimal number (a u64 is at most 20 digits and a
+ * newline): 0, -ENOENT when missing, -EFBIG when longer than any u64,
+ * -EBADMSG when empty or not a number, another negative errno when unreadable
+ */
 static int read_number(const char *path, uint64_t *v)
 {
 	char buf[32];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
 
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, sizeof(buf));
+	saved = errno;
 	close(fd);
-	if (n <= 0)
+	if (n < 0)
+		return -saved;
+	if (n == (ssize_t)sizeof(buf))
+		return -EFBIG;
+	if (n == 0)
 		return -EBADMSG;
 	buf[n] = '\0';
 	if (buf[n - 1] == '\n')
@@ -50,7 +59,7 @@ static int read_number(const char *path, uint64_t *v)
 	return parse_u64(buf, v) ? -EBADMSG : 0;
 }
 
-/* "<pid>-<digits>": the directory KVM makes for a VM */
+/* "<pid>-<digits>": the directory KVM makes for a VM (the digits are the VM's fd) */
 static bool vm_dir_of(const char *name, int pid)
 {
 	char want[24];
@@ -65,15 +74,43 @@ static bool vm_dir_of(const char *name, int pid)
 	return true;
 }
 
+/* the files of one VM directory into s; how many there were, or a negative errno with e set */
+static int vm_dir_read(const char *dir, const char *vm, struct kvm_vm_stats *s, struct err *e)
+{
+	char path[PATH_MAX + 128];
+	int r, found = 0;
+	size_t i;
+
+	for (i = 0; i < KVM_STAT__COUNT; i++) {
+		if (snprintf(path, sizeof(path), "%s/%s/%s", dir, vm, stat_names[i]) >= (int)sizeof(path))
+			return err_set(e, -ENAMETOOLONG, "debugfs path too long");
+		r = read_number(path, &s->v[i]);
+		if (r == -ENOENT)
+			continue;	/* not exposed by this kernel */
+		if (r == -EFBIG)
+			return err_set(e, -EBADMSG, "malformed '%s': longer than any number", path);
+		if (r == -EBADMSG)
+			return err_set(e, -EBADMSG, "malformed '%s': expected a number", path);
+		if (r)
+			return err_set(e, r, "cannot read '%s': %s", path, strerror(-r));
+		s->have[i] = true;
+		found++;
+	}
+	return found;
+}
+
 int kvm_vm_stats_read(const char *root, int pid, struct kvm_vm_stats *out, struct err *e)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], vm[64] = "";
+	struct kvm_vm_stats sum, one;
+	char dir[PATH_MAX];
 	struct dirent *d;
 	DIR *dp;
 	size_t i;
-	int r;
+	int r = 0;
 
+	/* cleared here and on every failure: a field is there only when it was read */
 	memset(out, 0, sizeof(*out));
+	memset(&sum, 0, sizeof(sum));
 	if (pid <= 0)
 		return err_set(e, -EINVAL, "bad QEMU pid %d", pid);
 	if (snprintf(dir, sizeof(dir), "%s%s", root_or_empty(root), KVMSTAT_DIR) >= (int)sizeof(dir))
@@ -82,23 +119,39 @@ int kvm_vm_stats_read(const char *root, int pid, struct kvm_vm_stats *out, struc
 	if (!dp)
 		return err_set(e, -ENOENT, "'%s' is not readable (%s): mount debugfs on /sys/kernel/debug", dir,
 			       strerror(errno));
-	while ((d = readdir(dp)))
-		if (vm_dir_of(d->d_name, pid) && strlen(d->d_name) < sizeof(vm)) {
-			strcpy(vm, d->d_name);
+	/* every VM of the process, summed: the guest memory KVM maps for it */
+	while ((d = readdir(dp))) {
+		if (!vm_dir_of(d->d_name, pid))
+			continue;
+		memset(&one, 0, sizeof(one));
+		r = vm_dir_read(dir, d->d_name, &one, e);
+		if (r < 0)
+			break;
+		if (r == 0) {
+			r = err_set(e, -ENOENT, "no KVM statistics in '%s/%s' (kernel too old?)", dir, d->d_name);
 			break;
 		}
-	closedir(dp);
-	if (!vm[0])
-		return err_set(e, -ENOENT, "no KVM VM of process %d under '%s' (not a KVM guest?)", pid, dir);
-	for (i = 0; i < KVM_STAT__COUNT; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", dir, vm, stat_names[i]);
-		r = read_number(path, &out->v[i]);
-		if (r == -ENOENT)
-			continue;	/* not exposed by this kernel */
-		if (r)
-			return err_set(e, -EBADMSG, "malformed '%s': expected a number", path);
-		out->have[i] = true;
+		for (i = 0; i < KVM_STAT__COUNT; i++) {
+			/* a sum is there only when every VM has the file */
+			sum.have[i] = (sum.vms == 0 || sum.have[i]) && one.have[i];
+			if (__builtin_add_overflow(sum.v[i], one.v[i], &sum.v[i])) {
+				r = err_set(e, -EOVERFLOW, "%s of the VMs of process %d overflows", stat_names[i], pid);
+				break;
+			}
+		}
+		if (r < 0)
+			break;
+		sum.vms++;
 	}
+	closedir(dp);
+	if (r < 0)
+		return r;
+	if (!sum.vms)
+		return err_set(e, -ENOENT, "no KVM VM of process %d under '%s' (not a KVM guest?)", pid, dir);
+	for (i = 0; i < KVM_STAT__COUNT; i++)
+		if (!sum.have[i])
+			sum.v[i] = 0;
+	*out = sum;
 	return 0;
 }
 
@@ -183,6 +236,31 @@ static uint64_t cache_config(enum guest_pmu_event ev)
 	       ((uint64_t)PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
 }
 
+void guest_pmu_reason(const char *proc_root, int errnum, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	uint64_t level;
+
+	if (errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV) {
+		snprintf(buf, len, "no PMU event for guest-mode counting here (%s)", strerror(errnum));
+		return;
+	}
+	if (errnum == ESRCH) {
+		snprintf(buf, len, "the vCPU thread is gone (%s)", strerror(errnum));
+		return;
+	}
+	if (errnum != EACCES && errnum != EPERM) {
+		snprintf(buf, len, "%s", strerror(errnum));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_paranoid", proc_root ? proc_root : "/proc");
+	if (read_number(path, &level) == 0)
+		snprintf(buf, len, "%s: kernel.perf_event_paranoid is %" PRIu64
+			 " (run as root, or set it to 1 or lower)", strerror(errnum), level);
+	else
+		snprintf(buf, len, "%s (kernel.perf_event_paranoid unreadable)", strerror(errnum));
+}
+
 void guest_pmu_close(struct guest_pmu *p)
 {
 	size_t ev, i;
@@ -222,13 +300,12 @@ int guest_pmu_open(struct guest_pmu *p, const int *tids, size_t n, struct err *e
 			fd = syscall(SYS_perf_event_open, &pa, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0) {
 				int saved = errno;
+				char why[200];
 
 				guest_pmu_close(p);
-				if (saved == ENOENT || saved == EOPNOTSUPP || saved == ENODEV)
-					return err_set(e, -ENODEV, "no PMU event for guest-mode %s here (%s)",
-						       pmu_names[ev], strerror(saved));
-				return err_set(e, -saved, "perf_event_open(%s, thread %d): %s", pmu_names[ev],
-					       tids[i], strerror(saved));
+				guest_pmu_reason("/proc", saved, why, sizeof(why));
+				return err_set(e, saved == ENOENT || saved == EOPNOTSUPP || saved == ENODEV ? -ENODEV : -saved,
+					       "perf_event_open(%s, thread %d): %s", pmu_names[ev], tids[i], why);
 			}
 			p->fd[ev][i] = (int)fd;
 		}
@@ -240,16 +317,22 @@ int guest_pmu_read(const struct guest_pmu *p, uint64_t out[GPMU__COUNT], struct 
 {
 	size_t ev, i;
 
-	for (ev = 0; ev < GPMU__COUNT; ev++) {
-		out[ev] = 0;
-		for (i = 0; p->open && i < p->nthreads; i++) {
+	/* zeros on every failure: a count is there only when it was read */
+	memset(out, 0, sizeof(uint64_t) * GPMU__COUNT);
+	if (!p->open)
+		return err_set(e, -ENODEV, "the guest-mode counters are not open");
+	for (ev = 0; ev < GPMU__COUNT; ev++)
+		for (i = 0; i < p->nthreads; i++) {
 			uint64_t v;
+			ssize_t n = read(p->fd[ev][i], &v, sizeof(v));
+			int saved = errno;
 
-			if (read(p->fd[ev][i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			if (n != (ssize_t)sizeof(v)) {
+				memset(out, 0, sizeof(uint64_t) * GPMU__COUNT);
 				return err_set(e, -EIO, "cannot read the %s counter: %s", pmu_names[ev],
-					       strerror(errno));
+					       n < 0 ? strerror(saved) : "short read");
+			}
 			out[ev] += v;
 		}
-	}
 	return 0;
 }

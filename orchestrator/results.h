@@ -21,7 +21,7 @@
 #include "orchestrator/stats.h"
 
 #define RESULTS_SCHEMA_VERSION 1
-#define RES_MAX_METRICS 40
+#define RES_MAX_METRICS 64	/* a KVM memset cell has 45: 29 guest, 9 host, 7 KVM/PMU; +2 mTHP */
 #define RES_MAX_SAMPLES 512
 #define RES_MAX_FAILURES 8
 #define RES_NAME_MAX 32
