@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -18,56 +19,100 @@
 #include "guest/emit.h"
 #include "guest/harness.h"
 
+/* bytes the pipe holds when full (F_GETPIPE_SZ), so that a write of 4 times that must wait */
+static size_t pipe_size(int fd)
+{
+	int sz = fcntl(fd, F_GETPIPE_SZ);
+
+	assert_true(sz > 0);
+	return (size_t)sz;
+}
+
+/* bytes waiting in the pipe */
+static int pipe_queued(int fd)
+{
+	int n = -1;
+
+	return ioctl(fd, FIONREAD, &n) ? -1 : n;
+}
+
+/*
+ * A reader that starts only once the pipe is full (FIONREAD reaches
+ * F_GETPIPE_SZ, waited for up to 10 s): write_full, with four pipes' worth
+ * to write, has met EAGAIN on its non-blocking fd by then, and still
+ * delivers every byte in order.
+ */
 static void test_write_full_slow_reader(void **state)
 {
-	static char buf[256 * 1024];
 	struct err e = ERR_INIT;
 	int p[2], status;
+	size_t i, len, cap;
+	char *buf;
 	pid_t pid;
-	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(buf); i++)
-		buf[i] = (char)('a' + i % 26);
 	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	cap = pipe_size(p[1]);
+	len = 4 * cap;
+	buf = malloc(len);
+	assert_non_null(buf);
+	for (i = 0; i < len; i++)
+		buf[i] = (char)('a' + i % 26);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char got[4096];
 		size_t total = 0, k;
+		uint64_t t0 = harness_now_ns();
 		ssize_t n;
 
 		close(p[1]);
 		fcntl(p[0], F_SETFL, 0);
-		harness_sleep_ms(100);	/* the writer meets a full pipe: EAGAIN */
+		while (pipe_queued(p[0]) < (int)cap) {
+			if (harness_now_ns() - t0 > 10000000000ull)
+				_exit(3);	/* the writer never filled the pipe */
+			harness_sleep_ms(1);
+		}
 		while ((n = read(p[0], got, sizeof(got))) > 0) {
 			for (k = 0; k < (size_t)n; k++)
 				if (got[k] != (char)('a' + (total + k) % 26))
 					_exit(2);
 			total += (size_t)n;
 		}
-		_exit(total == sizeof(buf) ? 0 : 1);
+		_exit(total == len ? 0 : 1);
 	}
 	close(p[0]);
-	assert_int_equal(write_full(p[1], buf, sizeof(buf), 5000, &e), 0);
+	assert_int_equal(write_full(p[1], buf, len, 30000, &e), 0);
 	close(p[1]);
+	free(buf);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		fail_msg("the pipe (%zu bytes) never filled: write_full did not wait on it", cap);
 	assert_int_equal(WEXITSTATUS(status), 0);	/* every byte, in order */
 }
 
+/* nobody reads: once the pipe is full, -ETIMEDOUT when timeout_ms has passed, not before */
 static void test_write_full_timeout(void **state)
 {
-	static char buf[256 * 1024];
 	struct err e = ERR_INIT;
-	uint64_t t0 = harness_now_ns();
+	uint64_t t0, dt;
+	size_t len;
+	char *buf;
 	int p[2];
 
 	(void)state;
 	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
-	assert_int_equal(write_full(p[1], buf, sizeof(buf), 200, &e), -ETIMEDOUT);
-	assert_true(harness_now_ns() - t0 < 2000000000ull);
+	len = 4 * pipe_size(p[1]);
+	buf = calloc(1, len);
+	assert_non_null(buf);
+	t0 = harness_now_ns();
+	assert_int_equal(write_full(p[1], buf, len, 200, &e), -ETIMEDOUT);
+	dt = harness_now_ns() - t0;
+	assert_true(dt >= 199000000ull);	/* the deadline is kept in whole ms */
+	assert_true(dt < 30000000000ull);	/* a sanity bound: it did not wait for ever */
 	assert_non_null(strstr(e.msg, "not reading"));
+	free(buf);
 	close(p[0]);
 	close(p[1]);
 }

@@ -1,7 +1,9 @@
 /*
  * tests for guest/memset.c: the pointer-chase chain (Sattolo cycle, node
  * offsets), the per-2M first-touch probe (on this host's own THP, per buffer
- * through madvise: no global setting is changed) and the 64-bit store pass
+ * through madvise: no global setting is changed; what to expect comes from
+ * the effective per-size policy, tests/guest/thppolicy.h) and the 64-bit
+ * store pass
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 
 #include "guest/memset.h"
 #include "guest/sysinfo.h"
+#include "thppolicy.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -120,23 +123,6 @@ static char *fresh_buffer(int advice, char **map, size_t *map_len)
 	return buf;
 }
 
-/* THP "enabled" of this host: always, madvise or never (empty if THP is absent) */
-static const char *host_thp(void)
-{
-	static char line[128];
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	char *l, *r;
-
-	if (!f)
-		return "";
-	l = fgets(line, sizeof(line), f);
-	fclose(f);
-	if (!l || !(l = strchr(line, '[')) || !(r = strchr(l, ']')))
-		return "";
-	*r = '\0';
-	return l + 1;
-}
-
 static void assert_filled(const char *buf, size_t len, char c)
 {
 	size_t i;
@@ -167,33 +153,74 @@ static void test_probe_4k(void **state)
 }
 
 /*
- * MADV_HUGEPAGE (THP 'always' or 'madvise'): the probe counts exactly the
- * blocks smaps shows as huge, and on an idle host that is most of them
+ * MADV_HUGEPAGE where the effective PMD policy for anonymous memory allows
+ * it (thppolicy.h): the probe counts exactly the blocks smaps shows as huge
+ * (khugepaged cannot collapse one within the few ms of the test), and that is
+ * some of them unless thp_fault_fallback says no 2M block was free. Where an
+ * mTHP size large enough to cover the probed subpage is in effect too, a
+ * block whose 2M allocation failed can still fault that subpage in: then,
+ * and only then, probe and smaps may disagree.
  */
 static void test_probe_huge(void **state)
 {
 	struct memset_probe pr;
 	struct smaps_vma vma;
 	struct err e = { 0 };
+	struct tp_policy pol, large;
 	size_t map_len, len = PROBE_BLOCKS * MEMSET_HUGE;
-	const char *thp = host_thp();
+	unsigned long large_kb = 0;
+	long long fb0, fb1;
+	bool have_large;
 	char *map, *buf;
 
 	(void)state;
-	if (strcmp(thp, "always") && strcmp(thp, "madvise"))
-		skip();		/* THP 'never' or absent: no huge page to find */
+	tp_anon_pmd("", &pol);
+	if (!tp_allows(&pol, true) || tp_self_thp_disabled()) {
+		print_message("skipped: PMD THP is off for anonymous memory here (%s): no huge page "
+			      "to find\n", tp_self_thp_disabled() ? "prctl PR_SET_THP_DISABLE" :
+			      pol.why[0] ? pol.why : "no THP sysfs");
+		skip();
+	}
+	have_large = tp_anon_mthp_from("", (MEMSET_PROBE_SUBPAGE + 1) * MEMSET_PAGE / 1024,
+				       &large_kb, &large);
+	fb0 = tp_vmstat("thp_fault_fallback");
 	buf = fresh_buffer(MADV_HUGEPAGE, &map, &map_len);
 	assert_int_equal(memset_touch_probed(buf, len, 9, &pr), 0);
+	fb1 = tp_vmstat("thp_fault_fallback");
 	assert_int_equal(pr.blocks, PROBE_BLOCKS);
 	assert_filled(buf, len, 9);
 	assert_int_equal(smaps_self("", (uint64_t)(uintptr_t)buf, &vma, &e), 0);
 	munmap(map, map_len);
-	if (!vma.have_anon_huge)
+	if (!vma.have_anon_huge) {
+		print_message("skipped: smaps has no AnonHugePages field (a kernel without THP)\n");
 		skip();
-	/* khugepaged cannot collapse a block within the few ms of the test */
-	assert_int_equal(pr.huge_blocks * MEMSET_HUGE, vma.anon_huge_bytes);
-	if (pr.huge_blocks == 0)
-		skip();		/* no free huge page at all on this host now */
+	}
+	if (pr.huge_blocks * MEMSET_HUGE != vma.anon_huge_bytes) {
+		if (have_large && fb1 > fb0) {
+			print_message("skipped: %llu blocks probed huge, smaps shows %llu kB: %lu kB mTHP "
+				      "is in effect (%s) and thp_fault_fallback rose by %lld, so failed "
+				      "2M blocks faulted the probed subpage in\n",
+				      (unsigned long long)pr.huge_blocks,
+				      (unsigned long long)vma.anon_huge_bytes >> 10, large_kb, large.why,
+				      fb1 - fb0);
+			skip();
+		}
+		fail_msg("%llu blocks probed huge, smaps shows %llu kB AnonHugePages",
+			 (unsigned long long)pr.huge_blocks,
+			 (unsigned long long)vma.anon_huge_bytes >> 10);
+	}
+	if (pr.huge_blocks > 0)
+		return;
+	if (fb0 < 0 || fb1 < 0) {
+		print_message("skipped: no huge block, and /proc/vmstat has no thp_fault_fallback to "
+			      "tell a failed 2M allocation apart\n");
+		skip();
+	}
+	if (fb1 > fb0) {
+		print_message("skipped: no free 2M block: thp_fault_fallback rose by %lld\n", fb1 - fb0);
+		skip();
+	}
+	fail_msg("PMD THP allowed (%s), no 2M allocation failed, yet no block was huge", pol.why);
 }
 
 /* a block touched before the probe looks huge: the probe needs a fresh buffer */

@@ -1,4 +1,7 @@
-/* tests for guest/port.c: finding the virtio-serial port in a fake sysfs, waiting for "bye" */
+/*
+ * tests for guest/port.c: finding the virtio-serial port in a fake sysfs,
+ * waiting for "bye" (whole, split, after noise; the host closing; silence)
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -8,7 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,9 +94,21 @@ static void test_find(void **state)
 	close(fd);
 }
 
+/*
+ * The host's side is a child writing the chunks into a pipe, each only once
+ * the one before has been read (FIONREAD back to 0), so a split "bye" really
+ * arrives in pieces; then it closes (close_after) or holds the pipe open
+ * until the reader is gone. A case that ends in "bye" or a close gets a long
+ * timeout (it must return as soon as that arrives); one that ends in silence
+ * gets BYE_SHORT_MS and must wait that long, not less.
+ */
+#define BYE_LONG_MS 30000
+#define BYE_SHORT_MS 400
+#define BYE_CHILD_WAIT_MS 60000	/* the child's bound on any wait */
+
 struct bye_case {
 	const char *name;
-	const char *chunks[3];	/* written with pauses between them */
+	const char *chunks[3];	/* written one at a time, each after the one before was read */
 	int close_after;	/* close the writer after the chunks */
 	int ret;
 };
@@ -106,39 +122,58 @@ static struct bye_case bye_cases[] = {
 	{ "bye without newline", { "bye" }, 0, -ETIMEDOUT },
 };
 
+/* the child: until fd's pipe is empty (read by the other end), at most BYE_CHILD_WAIT_MS */
+static int drained(int fd)
+{
+	uint64_t t0 = harness_now_ns();
+	int n = -1;
+
+	while (!ioctl(fd, FIONREAD, &n) && n > 0) {
+		if (harness_now_ns() - t0 > BYE_CHILD_WAIT_MS * 1000000ull)
+			return 0;
+		harness_sleep_ms(1);
+	}
+	return n == 0;
+}
+
 static void test_bye(void **state)
 {
 	const struct bye_case *c = *state;
 	struct err e = ERR_INIT;
-	int p[2], status;
-	uint64_t t0;
+	int p[2], status, timeout = c->ret == -ETIMEDOUT ? BYE_SHORT_MS : BYE_LONG_MS;
+	uint64_t t0, dt;
 	pid_t pid;
 
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		struct pollfd gone = { 0, 0, 0 };
 		size_t i;
 
 		close(p[0]);
-		for (i = 0; i < N(c->chunks) && c->chunks[i]; i++) {
-			if (write(p[1], c->chunks[i], strlen(c->chunks[i])) < 0)
+		for (i = 0; i < N(c->chunks) && c->chunks[i]; i++)
+			if (write(p[1], c->chunks[i], strlen(c->chunks[i])) < 0 || !drained(p[1]))
 				_exit(1);
-			harness_sleep_ms(20);
-		}
-		if (!c->close_after)
-			harness_sleep_ms(1000);
+		if (c->close_after)
+			_exit(0);
+		gone.fd = p[1];	/* POLLERR once the reader has closed its end */
+		poll(&gone, 1, BYE_CHILD_WAIT_MS);
 		_exit(0);
 	}
 	close(p[1]);
 	t0 = harness_now_ns();
-	assert_int_equal(port_wait_bye(p[0], 400, &e), c->ret);
-	assert_true(harness_now_ns() - t0 < 900000000ull);
+	assert_int_equal(port_wait_bye(p[0], timeout, &e), c->ret);
+	dt = harness_now_ns() - t0;
+	if (c->ret == -ETIMEDOUT)	/* the whole timeout (kept in whole ms), then given up */
+		assert_true(dt >= (uint64_t)(timeout - 1) * 1000000u);
+	assert_true(dt < BYE_LONG_MS * 1000000ull);	/* a sanity bound */
 	if (c->ret)
 		assert_true(err_isset(&e));
 	close(p[0]);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);	/* the reader's close ends it */
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);	/* every chunk was read */
 }
 
 int main(void)

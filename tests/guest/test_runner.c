@@ -226,14 +226,26 @@ static void test_forward_deadline(void **state)
 	assert_int_equal(pipe(p), 0);
 	emitter_init(&em, STDOUT_FILENO, 1000);
 	context(&ctx);
-	/* the writer stays open and silent */
+	/* the writer stays open and silent: given up at the deadline, not before, not never */
 	assert_int_equal(runner_forward(p[0], &em, &ctx, t0 + 200000000ull, &st, &e), -ETIMEDOUT);
-	assert_true(harness_now_ns() - t0 < 2000000000ull);
+	assert_true(harness_now_ns() - t0 >= 200000000ull);
+	assert_true(harness_now_ns() - t0 < 30000000000ull);	/* a sanity bound */
 	close(p[0]);
 	close(p[1]);
 }
 
 /* ---- runner_exec with children that misbehave --------------------------------- */
+
+/*
+ * Children that end on their own get EXEC_LONG_MS; those that hang (sleep
+ * EXEC_HANG_S) get EXEC_SHORT_MS, long enough for a shell's printf on a busy
+ * machine: the runner must give up on them at that timeout, far before the
+ * sleep ends.
+ */
+#define EXEC_LONG_MS 30000
+#define EXEC_SHORT_MS 3000
+#define EXEC_HANG_S "120"
+#define EXEC_BOUND_NS 60000000000ull	/* half the hang: a sanity bound */
 
 struct exec_case {
 	const char *name;
@@ -245,21 +257,23 @@ struct exec_case {
 };
 
 static struct exec_case exec_cases[] = {
-	{ "clean result", "printf '%s' \"$1\"", 5000, 1, 0, NULL, NULL, NULL },
-	{ "killed by a signal", "kill -SEGV $$", 5000, 0, 1, "workload killed by signal 11",
+	{ "clean result", "printf '%s' \"$1\"", EXEC_LONG_MS, 1, 0, NULL, NULL, NULL },
+	{ "killed by a signal", "kill -SEGV $$", EXEC_LONG_MS, 0, 1, "workload killed by signal 11",
 	  "signal", "11" },
-	{ "killed after its result", "printf '%s' \"$1\"; kill -KILL $$", 5000, 1, 1,
+	{ "killed after its result", "printf '%s' \"$1\"; kill -KILL $$", EXEC_LONG_MS, 1, 1,
 	  "killed by signal 9", "signal", "9" },
-	{ "non-zero exit without a record", "exit 3", 5000, 0, 1,
+	{ "non-zero exit without a record", "exit 3", EXEC_LONG_MS, 0, 1,
 	  "workload exited with status 3 without a fail record", "exit_status", "3" },
-	{ "non-zero exit with its own fail record", "printf '%s' \"$2\"; exit 2", 5000, 0, 1,
-	  "size 3M", NULL, NULL },
-	{ "exit 0 without a result", "true", 5000, 0, 1, "workload exited without a result record",
-	  "exit_status", "0" },
-	{ "timeout", "printf '%s' \"$1\"; exec sleep 10", 300, 1, 1, "timeout", "timeout_ms",
-	  "300" },
-	{ "closes stdout and hangs", "exec >&-; exec sleep 10", 300, 0, 1, "timeout", NULL, NULL },
-	{ "garbage then exit 1", "echo oops; exit 1", 5000, 0, 2, "status 1", "exit_status", "1" },
+	{ "non-zero exit with its own fail record", "printf '%s' \"$2\"; exit 2", EXEC_LONG_MS, 0,
+	  1, "size 3M", NULL, NULL },
+	{ "exit 0 without a result", "true", EXEC_LONG_MS, 0, 1,
+	  "workload exited without a result record", "exit_status", "0" },
+	{ "timeout", "printf '%s' \"$1\"; exec sleep " EXEC_HANG_S, EXEC_SHORT_MS, 1, 1, "timeout",
+	  "timeout_ms", "3000" },
+	{ "closes stdout and hangs", "exec >&-; exec sleep " EXEC_HANG_S, EXEC_SHORT_MS, 0, 1,
+	  "timeout", NULL, NULL },
+	{ "garbage then exit 1", "echo oops; exit 1", EXEC_LONG_MS, 0, 2, "status 1", "exit_status",
+	  "1" },
 };
 
 static void test_exec(void **state)
@@ -272,7 +286,7 @@ static void test_exec(void **state)
 	struct stream s;
 	struct record ctx, r;
 	int out = memfd_create("out", 0);
-	uint64_t t0;
+	uint64_t t0, dt;
 
 	assert_true(out >= 0);
 	line_of(REC_RESULT, 0, res, sizeof(res));
@@ -289,7 +303,10 @@ static void test_exec(void **state)
 		t0 = harness_now_ns();
 		assert_int_equal(runner_exec(argv, &em, &ctx, c->timeout_ms, &st, &e), 0);
 	}
-	assert_true(harness_now_ns() - t0 < 5000000000ull);	/* never waits for sleep 10 */
+	dt = harness_now_ns() - t0;
+	assert_true(dt < EXEC_BOUND_NS);	/* never waits for the sleep */
+	if (c->reason && !strcmp(c->reason, "timeout"))
+		assert_true(dt >= c->timeout_ms * 1000000u);	/* and not less than the timeout */
 	read_stream(out, &s);
 	close(out);
 	assert_int_equal(count_type(&s, REC_RESULT), c->results);
@@ -319,7 +336,7 @@ static void test_exec_missing(void **state)
 	(void)state;
 	emitter_init(&em, out, 1000);
 	context(&ctx);
-	assert_int_equal(runner_exec(argv, &em, &ctx, 1000, &st, &e), 0);
+	assert_int_equal(runner_exec(argv, &em, &ctx, EXEC_LONG_MS, &st, &e), 0);
 	read_stream(out, &s);
 	close(out);
 	assert_int_equal(s.n, 1);
@@ -331,7 +348,7 @@ static void test_exec_hold(void **state)
 {
 	char res[REC_MAX_LINE + 2];
 	char *const argv[] = { (char *)(uintptr_t)"/bin/sh", (char *)(uintptr_t)"-c",
-			       (char *)(uintptr_t)"printf '%s' \"$1\"; exec >&-; exec sleep 30",
+			       (char *)(uintptr_t)"printf '%s' \"$1\"; exec >&-; exec sleep " EXEC_HANG_S,
 			       (char *)(uintptr_t)"sh", res, NULL };
 	char *const quits[] = { (char *)(uintptr_t)"/bin/sh", (char *)(uintptr_t)"-c",
 				(char *)(uintptr_t)"exit 3", NULL };
@@ -350,15 +367,15 @@ static void test_exec_hold(void **state)
 	emitter_init(&em, out, 1000);
 	context(&ctx);
 	t0 = harness_now_ns();
-	assert_int_equal(runner_exec_hold(argv, &em, &ctx, 5000, &st, &held[0], &e), 0);
+	assert_int_equal(runner_exec_hold(argv, &em, &ctx, EXEC_LONG_MS, &st, &held[0], &e), 0);
 	assert_true(held[0] > 0);
 	assert_int_equal(kill(held[0], 0), 0);	/* still running, holding */
 	/* a child that fails is not held: it is reaped, with a fail record */
-	assert_int_equal(runner_exec_hold(quits, &em, &ctx, 5000, &st, &held[1], &e), 0);
+	assert_int_equal(runner_exec_hold(quits, &em, &ctx, EXEC_LONG_MS, &st, &held[1], &e), 0);
 	assert_int_equal(held[1], -1);
 	runner_release(held, 2);
 	assert_int_equal(held[0], -1);
-	assert_true(harness_now_ns() - t0 < 5000000000ull);
+	assert_true(harness_now_ns() - t0 < EXEC_BOUND_NS);	/* released, not waited for */
 	read_stream(out, &s);
 	close(out);
 	assert_int_equal(count_type(&s, REC_RESULT), 1);

@@ -23,6 +23,7 @@
 #include "guest/region.h"
 #include "guest/sysinfo.h"
 #include "guest/tlb.h"
+#include "thppolicy.h"
 #include "wltest.h"
 
 #define N(a) WLT_N(a)
@@ -213,20 +214,6 @@ static void test_bad(void **state)
 /* ---- the 4K arm's split and the pinning --------------------------------------- */
 
 /* this host's THP 'enabled' allows MADV_HUGEPAGE regions (always or madvise) */
-static bool host_thp_on(void)
-{
-	char line[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	bool on;
-
-	if (!f)
-		return false;
-	on = fgets(line, sizeof(line), f) &&
-	     (strstr(line, "[always]") || strstr(line, "[madvise]"));
-	fclose(f);
-	return on;
-}
-
 /* the physical frame of a page from /proc/self/pagemap; 0 when hidden (not root) */
 static uint64_t pfn_of(const void *p)
 {
@@ -252,19 +239,29 @@ static void test_split_pmds(void **state)
 	struct smaps_vma vma;
 	struct err e = { 0 };
 	size_t len = 4 * REGION_HUGE, i;
+	struct tp_policy pol;
+	long long fb0, fb1;
 	uint64_t pfn[4];
 	double pct;
 
 	(void)state;
-	if (!host_thp_on())
-		skip();		/* THP 'never' here: nothing to split */
+	tp_anon_pmd("", &pol);
+	if (!tp_allows(&pol, true) || tp_self_thp_disabled()) {
+		print_message("skipped: PMD THP is off for anonymous memory here (%s): nothing to "
+			      "split\n", tp_self_thp_disabled() ? "prctl PR_SET_THP_DISABLE" : pol.why);
+		skip();
+	}
+	fb0 = tp_vmstat("thp_fault_fallback");
 	assert_int_equal(region_map(&r, len, MADV_HUGEPAGE, &e), 0);
 	for (i = 0; i < len; i += 4096)
 		r.buf[i] = (char)(i / 4096);
+	fb1 = tp_vmstat("thp_fault_fallback");
 	assert_int_equal(region_smaps("", &r, &vma, &pct, &e), 0);
 	if (vma.anon_huge_bytes == 0) {
 		region_release(&r);
-		skip();		/* no free huge page on this host now */
+		print_message("skipped: the madvised region got no huge page (%s; thp_fault_fallback "
+			      "%lld -> %lld): nothing to split\n", pol.why, fb0, fb1);
+		skip();
 	}
 	for (i = 0; i < 4; i++)
 		pfn[i] = pfn_of(r.buf + i * REGION_HUGE + 77 * 4096);
@@ -329,29 +326,50 @@ static void check_point(const struct record *r, const char *backing, uint64_t ws
 }
 
 /*
- * The same-frame walk point: its figures when the shared buffer's 2M view got
- * 2M mappings, else a note that names shmem_enabled; never both. With shmem
- * THP off here the note is certain.
+ * The same-frame walk point, by tlb.c's rule: its figures when the shared
+ * buffer's 2M view is at least TLB_HUGE_VALID_PCT PMD-mapped and its 4K view
+ * not at all, else a note that says why (the coverage it found, naming
+ * shmem_enabled, or the buffer it could not get); never both. Against the
+ * effective shmem PMD policy (thppolicy.h): no figures when it is off, and
+ * figures when it allows 2M pages and no 2M file allocation failed during the
+ * run (file_fallback: thp_file_fallback's rise, -1 when /proc/vmstat lacks it).
  */
-static void check_shared(const struct record *s, uint64_t loads)
+static void check_shared(const struct record *s, uint64_t loads, long long file_fallback)
 {
 	static const char *const pos[] = { "walk_shared_4k_access_ns", "walk_shared_2m_access_ns",
 					   "walk_shared_trials", NULL };
-	char knob[THP_VALUE_MAX] = "";
 	const char *note = rec_get(s, "walk_shared_note");
-	double pct, lo, hi, mid;
+	struct tp_policy pol;
+	bool allowed;
+	double pct, lo, hi, mid, sp;
 	uint64_t u;
 
-	if (thp_knob_get("", "shmem_enabled", knob, sizeof(knob), NULL))
-		knob[0] = '\0';
+	tp_shmem_pmd("", &pol);
+	allowed = tp_allows(&pol, true) && !tp_self_thp_disabled();
 	if (note) {
 		assert_null(rec_get(s, "walk_frames"));
 		assert_null(rec_get(s, "tlb_walk_shared_extra_ns"));
-		if (!strcmp(knob, "never") || !strcmp(knob, "deny"))
+		assert_null(rec_get(s, "walk_shared_huge_pct"));
+		if (sscanf(note, "shared buffer: 2M view %lf%% PMD-mapped, 4K view %lf%%", &pct,
+			   &sp) == 2) {
+			/* a note exactly when the coverage is below the bar */
+			if (!(pct < TLB_HUGE_VALID_PCT || sp > 0))
+				fail_msg("note '%s' with a 2M view over %.0f%% and no 4K PMD", note,
+					 TLB_HUGE_VALID_PCT);
 			assert_non_null(strstr(note, "shmem_enabled '"));
+		} else if (strncmp(note, "no shared buffer: ", 18)) {
+			fail_msg("walk_shared_note '%s' gives no reason tlb.c writes", note);
+		}
+		if (allowed && file_fallback == 0)
+			fail_msg("shmem THP allowed (%s), no 2M file allocation failed, yet: %s",
+				 pol.why, note);
+		if (allowed)
+			print_message("shared walk not measured (%s; thp_file_fallback rose by %lld): "
+				      "%s\n", pol.why, file_fallback, note);
 		return;
 	}
-	assert_true(strcmp(knob, "never") && strcmp(knob, "deny"));
+	if (!allowed)
+		fail_msg("shared walk measured though shmem THP is off here (%s)", pol.why);
 	assert_string_equal(rec_get(s, "walk_frames"), "shared");
 	assert_non_null(rec_get(s, "tlb_walk_shared_extra_pct"));
 	wlt_positive(s, pos);
@@ -378,10 +396,13 @@ static void test_real_run(void **state)
 	struct wlt_out o;
 	char v[32];
 	uint64_t u, valid;
+	long long fb0, fb1;
 	size_t i;
 
 	(void)state;
+	fb0 = tp_vmstat("thp_file_fallback");
 	wlt_run("", argv, N(argv), &o);
+	fb1 = tp_vmstat("thp_file_fallback");
 	if (o.rc != HARNESS_OK)
 		fail_msg("exit %d: %s", o.rc, o.msg);
 	/* base, 4k and 2m per point, summary */
@@ -414,7 +435,7 @@ static void test_real_run(void **state)
 	assert_int_equal(rec_get_u64(s, "split", &u), 0);
 	assert_int_equal(u, 0);		/* the default: a fresh MADV_NOHUGEPAGE region */
 	assert_non_null(rec_get(s, "cpu"));	/* pinned by default */
-	check_shared(s, 3000);
+	check_shared(s, 3000, fb0 < 0 || fb1 < 0 ? -1 : fb1 - fb0);
 	wlt_free(&o);
 }
 

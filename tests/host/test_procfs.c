@@ -279,8 +279,10 @@ static void test_smaps_real_self(void **state)
 	void *p;
 
 	(void)state;
-	if (access("/proc/self/smaps", R_OK) != 0)
+	if (access("/proc/self/smaps", R_OK) != 0) {
+		print_message("skipped: no /proc/self/smaps here\n");
 		skip();
+	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(p != MAP_FAILED);
 	memset(p, 1, 4u << 20);
@@ -384,8 +386,10 @@ static void test_vmstat_real(void **state)
 	uint64_t x;
 
 	(void)state;
-	if (access("/proc/vmstat", R_OK) != 0)
+	if (access("/proc/vmstat", R_OK) != 0) {
+		print_message("skipped: no /proc/vmstat here\n");
 		skip();
+	}
 	assert_int_equal(vmstat_read("/proc", &v, &e), 0);
 	assert_int_equal(vmstat_get(&v, "pgfault", &x), 0);
 	assert_true(x > 0);
@@ -447,8 +451,10 @@ static void test_host_info_real(void **state)
 	struct err e = ERR_INIT;
 
 	(void)state;
-	if (access("/proc/meminfo", R_OK) != 0)
+	if (access("/proc/meminfo", R_OK) != 0) {
+		print_message("skipped: no /proc/meminfo here\n");
 		skip();
+	}
 	assert_int_equal(host_info_read("/proc", &hi, &e), 0);
 	assert_true(hi.mem_total_kb > 0);
 	assert_true(hi.cpus > 0);
@@ -509,8 +515,10 @@ static void test_minflt_gone_and_real(void **state)
 	err_clear(&e);
 	assert_int_equal(proc_minflt(f->dir, 0, &v, &e), -EINVAL);
 	err_clear(&e);
-	if (access("/proc/self/stat", R_OK) != 0)
+	if (access("/proc/self/stat", R_OK) != 0) {
+		print_message("skipped: no /proc/self/stat here\n");
 		skip();
+	}
 	assert_int_equal(proc_minflt("/proc", (int)getpid(), &v, &e), 0);
 	assert_true(v > 0);
 }

@@ -436,8 +436,11 @@ static void test_real_host_read_only(void **state)
 	const char *v;
 
 	(void)state;
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0)
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+		print_message("skipped: no /sys/kernel/mm/transparent_hugepage/enabled here (a "
+			      "kernel without THP)\n");
 		skip();
+	}
 	assert_int_equal(thp_settings_read("/", &s, &e), 0);
 	v = thp_settings_get(&s, "enabled");
 	assert_non_null(v);

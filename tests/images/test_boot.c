@@ -317,17 +317,17 @@ static void test_kernel_unpack_host(void **state)
 	if (dir)
 		closedir(dir);
 	if (!best[0]) {
-		print_message("skip: no /boot/vmlinuz-*\n");
+		print_message("skipped: no /boot/vmlinuz-*\n");
 		skip();
 	}
 	snprintf(path, sizeof(path), "/boot/%s", best);
 	if (access(path, R_OK)) {
-		print_message("skip: '%s' is not readable\n", path);
+		print_message("skipped: '%s' is not readable\n", path);
 		skip();
 	}
 	rc = boot_kernel_unpack(path, fx->out, &e);
 	if (rc == -ENOTSUP) {
-		print_message("skip: %s\n", e.msg);
+		print_message("skipped: %s\n", e.msg);
 		skip();
 	}
 	if (rc)

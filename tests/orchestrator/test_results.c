@@ -5,11 +5,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,34 +175,78 @@ static void test_json(void **state)
 	results_release(&r);
 }
 
-static void test_atomic_write(void **state)
+/* the earlier file is intact and nothing but it is left in dir */
+static void assert_only_first(const char *dir)
 {
-	char dir[] = "/tmp/thpeval-test-atomic-XXXXXX", path[256], buf[16] = { 0 };
-	struct err e = ERR_INIT;
+	char path[256], buf[16] = { 0 };
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dp;
 	FILE *f;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/out.json", dir);
-	assert_int_equal(write_file_atomic(path, "first", 5, 0644, &e), 0);
-	/* a failing write (directory not writable, as for a full or read-only disk)
-	 * keeps the earlier file intact and leaves no temporary behind */
-	if (geteuid() != 0) {
-		chmod(dir, 0500);
-		assert_int_not_equal(write_file_atomic(path, "second", 6, 0644, &e), 0);
-		assert_non_null(strstr(e.msg, "cannot create"));
-		chmod(dir, 0700);
-	}
-	snprintf(path, sizeof(path), "%s/missing-dir/out.json", dir);
-	err_clear(&e);
-	assert_int_not_equal(write_file_atomic(path, "x", 1, 0644, &e), 0);
 	snprintf(path, sizeof(path), "%s/out.json", dir);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	assert_int_equal(fread(buf, 1, sizeof(buf) - 1, f), 5);
 	fclose(f);
 	assert_string_equal(buf, "first");
+	dp = opendir(dir);
+	assert_non_null(dp);
+	while ((d = readdir(dp)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			n++;
+	closedir(dp);
+	assert_int_equal(n, 1);	/* no temporary left behind */
+}
+
+/*
+ * A failing write keeps the earlier file intact and leaves no temporary
+ * behind, for root too: the temporary cannot be created (its name is taken
+ * by a directory: what a read-only or full directory does to anyone), or
+ * cannot be written (RLIMIT_FSIZE of 2 bytes, which binds root as well: a
+ * full disk mid-write).
+ */
+static void test_atomic_write(void **state)
+{
+	char dir[] = "/tmp/thpeval-test-atomic-XXXXXX", path[256], tmp[300];
+	struct err e = ERR_INIT;
+	struct rlimit old, tiny = { 2, 2 };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, was;
+	int r;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	assert_int_equal(write_file_atomic(path, "first", 5, 0644, &e), 0);
+
+	/* cannot create the temporary */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_int_not_equal(write_file_atomic(path, "second", 6, 0644, &e), 0);
+	assert_non_null(strstr(e.msg, "cannot create"));
+	assert_int_equal(rmdir(tmp), 0);
+	assert_only_first(dir);
+
+	/* cannot write it: EFBIG past 2 bytes (SIGXFSZ ignored so that write() fails instead) */
+	err_clear(&e);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(sigaction(SIGXFSZ, &ign, &was), 0);
+	tiny.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+	r = write_file_atomic(path, "second", 6, 0644, &e);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(sigaction(SIGXFSZ, &was, NULL), 0);
+	assert_int_equal(r, -EFBIG);
+	assert_non_null(strstr(e.msg, "cannot write"));
+	assert_only_first(dir);
+
+	snprintf(path, sizeof(path), "%s/missing-dir/out.json", dir);
+	err_clear(&e);
+	assert_int_not_equal(write_file_atomic(path, "x", 1, 0644, &e), 0);
+	assert_only_first(dir);
+	snprintf(path, sizeof(path), "%s/out.json", dir);
 	unlink(path);
-	assert_int_equal(rmdir(dir), 0);	/* no temporary left */
+	assert_int_equal(rmdir(dir), 0);
 }
 
 int main(void)

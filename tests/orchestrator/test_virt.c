@@ -641,6 +641,15 @@ static bool file_contains(const char *path, const char *needle)
 	return found;
 }
 
+/*
+ * Limits for a TCG guest: generous, so that a slow or busy host only takes
+ * longer (how long is printed; speed belongs in `make bench`). Boot to the
+ * first record; each later step; a poll that must not wait out its timeout.
+ */
+#define TCG_BOOT_MS 300000
+#define TCG_STEP_MS 120000
+#define POLL_SANITY_MS 30000
+
 /* boot, read records (stopping early and resuming), say bye, see it power off */
 static void test_system_guest_records(void **state)
 {
@@ -685,14 +694,14 @@ static void test_system_guest_records(void **state)
 	assert_non_null(strstr(comm, "qemu"));
 
 	/* stop at the first record ... */
-	assert_int_equal(guest_poll(g, 60000, NULL, collect_fn, &c, &res, &e), 0);
+	assert_int_equal(guest_poll(g, TCG_BOOT_MS, NULL, collect_fn, &c, &res, &e), 0);
 	t_first = now_ms();
 	assert_int_equal(res, GUEST_POLL_STOPPED_BY_CALLBACK);
 	assert_int_equal(c.records, 1);
 	/* ... and resume: nothing lost in between */
 	c.stop_on_first = false;
 	c.stop_on_end = true;
-	assert_int_equal(guest_poll(g, 30000, NULL, collect_fn, &c, &res, &e), 0);
+	assert_int_equal(guest_poll(g, TCG_STEP_MS, NULL, collect_fn, &c, &res, &e), 0);
 	t_end = now_ms();
 	assert_int_equal(res, GUEST_POLL_STOPPED_BY_CALLBACK);
 	assert_int_equal(c.records, 3);
@@ -705,7 +714,7 @@ static void test_system_guest_records(void **state)
 	t_bye = now_ms();
 	assert_int_equal(guest_send(g, "bye\n", 4, &e), 0);
 	c.stop_on_end = false;
-	assert_int_equal(guest_poll(g, 60000, NULL, collect_fn, &c, &res, &e), 0);
+	assert_int_equal(guest_poll(g, TCG_STEP_MS, NULL, collect_fn, &c, &res, &e), 0);
 	t_gone = now_ms();
 	assert_int_equal(res, GUEST_POLL_GUEST_GONE);
 	guest_counters(g, &cnt);
@@ -797,7 +806,7 @@ static void test_system_guest_flood(void **state)
 		fail_msg("%s", e.msg);
 	rss0 = rss_kib();
 	t = now_ms();
-	assert_int_equal(guest_poll(g, 120000, NULL, flood_fn, &f, &res, &e), 0);
+	assert_int_equal(guest_poll(g, TCG_BOOT_MS + TCG_STEP_MS, NULL, flood_fn, &f, &res, &e), 0);
 	t = now_ms() - t;
 	rss1 = rss_kib();
 	assert_int_equal(res, GUEST_POLL_STOPPED_BY_CALLBACK);
@@ -859,22 +868,29 @@ static void test_system_guest_teardown(void **state)
 	pid = guest_qemu_pid(g);
 	assert_true(pid > 0);
 
+	/*
+	 * The guest runs under TCG meanwhile: how fast this host serves it is
+	 * not the point. A zero timeout and a set stop flag return without
+	 * waiting out the poll (bounded well under the 600 s given), a 300 ms
+	 * timeout waits 300 ms and then returns.
+	 */
 	t = now_ms();
 	assert_int_equal(guest_poll(g, 0, NULL, collect_fn, &c, &res, &e), 0);
 	assert_int_equal(res, GUEST_POLL_TIMEOUT);
-	assert_true(now_ms() - t < 1000);
+	assert_true(now_ms() - t < POLL_SANITY_MS);
 
 	stop = 1;
 	t = now_ms();
-	assert_int_equal(guest_poll(g, 60000, &stop, collect_fn, &c, &res, &e), 0);
+	assert_int_equal(guest_poll(g, 600000, &stop, collect_fn, &c, &res, &e), 0);
 	assert_int_equal(res, GUEST_POLL_INTERRUPTED);
-	assert_true(now_ms() - t < 1000);
+	assert_true(now_ms() - t < POLL_SANITY_MS);
 
 	stop = 0;
 	t = now_ms();
 	assert_int_equal(guest_poll(g, 300, &stop, collect_fn, &c, &res, &e), 0);
+	t = now_ms() - t;
 	assert_int_equal(res, GUEST_POLL_TIMEOUT);
-	assert_true(now_ms() - t >= 300 && now_ms() - t < 1500);
+	assert_true(t >= 300 && t < POLL_SANITY_MS);
 
 	t = now_ms();
 	guest_destroy(g);
@@ -900,8 +916,11 @@ static void test_system_reap(void **state)
 
 	if (!integration_ok())
 		skip();
-	if (kill(999999, 0) == 0 || errno != ESRCH)
+	if (kill(999999, 0) == 0 || errno != ESRCH) {
+		print_message("skipped: pid 999999 exists on this machine: no dead thpeval to "
+			      "pretend\n");
 		skip();
+	}
 	if (virt_open(VIRT_DEFAULT_URI, &v, &e))
 		fail_msg("%s", e.msg);
 	/* QEMU loads the kernel even when paused: give it a real one */
