@@ -6,7 +6,7 @@
 #
 # A program's tests are read from what it prints: cmocka's "[  PASSED  ] N
 # test(s)." / "[  SKIPPED ] N test(s)" / "[  FAILED  ] N test(s)" lines, or a
-# script's tally line "[word: ]N passed, N failed[, N skipped]". Its exit
+# script's tally line "[words: ]N passed, N failed[, N skipped]". Its exit
 # status says how the program ended: 0 ran, 77 skipped whole (the automake
 # convention: nothing on this machine for it to test, the reason printed), any
 # other failed. A program that exits 0 and prints no tally failed: a suite that
@@ -33,8 +33,8 @@ tally() {
 	/^\[  PASSED  \] [0-9]+ test\(s\)\./ { cm = 1; p += $4 }
 	/^\[  SKIPPED \] [0-9]+ test\(s\)/ { cm = 1; s += $4 }
 	/^\[  FAILED  \] [0-9]+ test\(s\)/ { cm = 1; f += $4 }
-	/^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
-		line = $0; sub(/^[A-Za-z_-]+: /, "", line); n = split(line, w, /[ ,]+/)
+	/^([A-Za-z][A-Za-z0-9 _-]*: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
+		line = $0; sub(/^[A-Za-z][A-Za-z0-9 _-]*: /, "", line); n = split(line, w, /[ ,]+/)
 		sp = w[1]; sf = w[3]; ss = (n >= 5 ? w[5] : 0); st = 1
 	}
 	END {
