@@ -121,6 +121,10 @@ IT_SCRIPTS := tests/integration/run.sh tests/integration/faults.sh \
 ifneq ($(KCOMPILE_IT),0)
 IT_SCRIPTS += tests/integration/kcompile.sh
 endif
+# memcheck cannot run a sanitizer build: the plain pass only
+ifeq ($(SANITIZE),)
+IT_SCRIPTS += tests/integration/valgrind.sh
+endif
 integration: all
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/run-stage.sh $(STAGE_PREFIX)integration $(IT_SCRIPTS)
 
