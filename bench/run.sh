@@ -8,6 +8,8 @@
 #  tlb_cv:        the TLB miss cost over 5 bare-host runs (target: CV <= 5%; bench/tlb_cv.sh).
 #  workloads:     every workload but kcompile at its defaults in one guest, boot to
 #                 power-off (target under TCG here: <= 3 minutes).
+#  calibration:   BENCH_CALIBRATION=1: 5 default runs, the split's intervals against the
+#                 spread of its estimates, A/A comparisons (bench/calibration.sh; ~20 min).
 # The runs share the host THP settings (and their lock) with any other thpeval
 # run: a run that finds them locked waits for it (up to BENCH_LOCK_WAIT seconds).
 set -u
@@ -96,6 +98,11 @@ jq -r '"workloads (\(.accel), one guest, guest THP never and always, defaults): 
 #  throughput against an independent tool, and the spread of the TLB miss cost.
 bench/fidelity.sh || exit 1
 bench/tlb_cv.sh || exit 1
+
+# ---- calibration of the split and the gate (slow: opt in with BENCH_CALIBRATION=1) ------
+if [ "${BENCH_CALIBRATION:-0}" = 1 ]; then
+	bench/calibration.sh || exit 1
+fi
 
 # ---- kcompile under TCG (slow: opt in with BENCH_KCOMPILE=1) -------------------------
 #  tinyconfig mm/ in one guest; target: at most 10 minutes of build (wall_s) under TCG here.
