@@ -1,4 +1,5 @@
 #include "orchestrator/run.h"
+#include "orchestrator/analysis/stopping.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1430,43 +1431,39 @@ static void reverse_groups(struct host_group *g, size_t n)
 	}
 }
 
-/* --target-ci: another round while a main effect's interval is wider than asked */
+/* --boots, then --target-ci: another round while a main effect's interval is wider than asked */
 static bool more_rounds(const struct run_config *cfg, const struct run_io *io, struct results *res,
 			unsigned rounds_done, double elapsed_s)
 {
-	double worst = 0, per_round;
-	size_t i;
+	const struct stop_params sp = { cfg->boots, cfg->reps, cfg->target_ci, cfg->max_reps, cfg->budget_ms };
+	double worst;
+	enum stop_verdict v;
 
-	if (rounds_done < cfg->boots)
-		return true;	/* the boots asked for come first */
-	if (cfg->target_ci <= 0)
+	if (rounds_done >= cfg->boots && cfg->target_ci > 0)
+		results_finish(res, cfg->min_coverage);
+	v = stop_decide(res->effects, &sp, rounds_done, elapsed_s, &worst);
+	switch (v) {
+	case STOP_BOOTS:
+		return true;
+	case STOP_FIXED:
 		return false;
-	results_finish(res, cfg->min_coverage);
-	for (i = 0; res->effects && i < res->effects->n; i++) {
-		const struct effect *fx = &res->effects->e[i];
-		double half;
-
-		if (!fx->available || !strcmp(fx->side, "interaction") || !strcmp(fx->side, "total"))
-			continue;
-		half = (fx->ci95_high_pct - fx->ci95_low_pct) / 2;
-		if (half > worst)
-			worst = half;
-	}
-	if (worst <= cfg->target_ci && worst > 0) {
+	case STOP_TARGET_MET:
 		progress(io, "every main effect's 95%% CI half-width is at most %.2f points (target %.2f)", worst,
 			 cfg->target_ci);
 		return false;
-	}
-	if ((rounds_done + 1) * cfg->reps > cfg->max_reps) {
+	case STOP_MAX_REPS:
 		progress(io, "widest CI half-width %.2f points > target %.2f, but --max-reps %u is reached", worst,
 			 cfg->target_ci, cfg->max_reps);
 		return false;
-	}
-	per_round = elapsed_s / rounds_done;
-	if (cfg->budget_ms && (elapsed_s + per_round) * 1000 > (double)cfg->budget_ms) {
+	case STOP_BUDGET:
 		progress(io, "widest CI half-width %.2f points > target %.2f, but another round would exceed --budget",
 			 worst, cfg->target_ci);
 		return false;
+	case STOP_NO_EFFECT:
+		progress(io, "no main effect is available yet: another round");
+		return true;
+	case STOP_MORE:
+		break;
 	}
 	progress(io, "widest CI half-width %.2f points > target %.2f: another round", worst, cfg->target_ci);
 	return true;
