@@ -138,7 +138,7 @@ enum run_opt {
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
-	RO_BOOTS, RO_GATE,
+	RO_BOOTS, RO_GATE, RO_PIN,
 };
 
 static const struct opt run_opts[] = {
@@ -152,6 +152,7 @@ static const struct opt run_opts[] = {
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "boots", "N", "4", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more", RO_BOOTS },
 	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
+	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
 	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
@@ -208,6 +209,7 @@ void run_config_defaults(struct run_config *c)
 	c->target_guest = true;
 	c->reps = 3;
 	c->boots = 4;
+	c->pin = true;
 	c->warmup = 1;
 	c->cold_reps = 3;
 	c->vcpus = 1;
@@ -445,6 +447,11 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			c->target_guest = false, c->target_host = true;
 		else
 			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		return 0;
+	case RO_PIN:
+		if (strcmp(arg, "auto") && strcmp(arg, "none"))
+			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+		c->pin = !strcmp(arg, "auto");
 		return 0;
 	case RO_GATE:
 		if (strcmp(arg, "primary") && strcmp(arg, "all"))

@@ -55,6 +55,7 @@ struct run_config {
 	bool target_guest, target_host;
 	unsigned reps, warmup, vcpus;
 	unsigned boots;			/* guest boots per host setting: the samples of a host effect */
+	bool pin;			/* --pin=auto: vCPUs and QEMU's other threads on their own host CPUs */
 	unsigned cold_reps;		/* memset host-cold series per guest THP setting */
 	uint64_t memory, size, accesses, seed;
 	uint64_t timeout_ms;

@@ -241,6 +241,25 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	attr(x, "placement", "static");
 	text(x, num);
 	end(x);
+	if (s->vcpu_pin) {
+		unsigned i;
+
+		start(x, "cputune");
+		for (i = 0; i < s->vcpus; i++) {
+			char v[16], c[16];
+
+			if (s->vcpu_pin[i] < 0)
+				continue;
+			snprintf(v, sizeof(v), "%u", i);
+			snprintf(c, sizeof(c), "%d", s->vcpu_pin[i]);
+			empty(x, "vcpupin", "vcpu", v, "cpuset", c, NULL, NULL);
+		}
+		if (s->emulator_pin >= 0) {
+			snprintf(num, sizeof(num), "%d", s->emulator_pin);
+			empty(x, "emulatorpin", "cpuset", num, NULL, NULL, NULL, NULL);
+		}
+		end(x);
+	}
 
 	start(x, "os");
 	start(x, "type");

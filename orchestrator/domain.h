@@ -56,6 +56,10 @@ struct domain_spec {
 	bool hugetlbfs;			/* <memoryBacking><hugepages/> */
 	bool memfd;			/* <memoryBacking><source type='memfd'/> */
 	const char *emulator;		/* optional: libvirt picks one */
+	/* optional pinning: host CPU of each vCPU (vcpus entries) and of QEMU's other threads,
+	 * -1 or a NULL vcpu_pin for none (<cputune>) */
+	const int *vcpu_pin;
+	int emulator_pin;
 	const char *description;	/* optional free text */
 };
 

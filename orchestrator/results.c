@@ -562,6 +562,7 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
 	json_object_object_add(set, "rounds", json_object_new_int64(s->rounds));
 	json_object_object_add(set, "boots", json_object_new_int64(s->boots));
+	json_object_object_add(set, "pin", jstr(s->pin));
 	json_object_object_add(set, "group_order", jstr(s->group_order));
 	json_object_object_add(set, "target_ci_pct", s->target_ci > 0 ? jnum(s->target_ci) : NULL);
 	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));

@@ -130,6 +130,7 @@ struct frag_log {
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned boots;			/* asked for per host setting; rounds = what ran */
+	char pin[128];			/* where vCPUs and QEMU's other threads ran (--pin) */
 	unsigned cold_reps;
 	char prefault_list[64];
 	char backing[32];

@@ -580,7 +580,8 @@ static int load_settings(const struct jwhere *w, json_object *o, struct run_sett
 	    u64(w, o, at, "seed", &s->seed) ||
 	    jnum(w, o, at, "min_coverage_pct", true, &s->min_coverage_pct) ||
 	    jstr_opt(w, o, at, "host_state", "fresh", s->host_state_list, sizeof(s->host_state_list)) ||
-	    jstr_opt(w, o, at, "guest_mthp", "", s->guest_mthp, sizeof(s->guest_mthp)))
+	    jstr_opt(w, o, at, "guest_mthp", "", s->guest_mthp, sizeof(s->guest_mthp)) ||
+	    jstr_opt(w, o, at, "pin", "", s->pin, sizeof(s->pin)))
 		return -EINVAL;
 	s->guests = 1;
 	if (json_object_object_get_ex(o, "guests", NULL) && u32(w, o, at, "guests", &s->guests))

@@ -619,12 +619,30 @@ struct guest_run {
 	double t_end;
 };
 
+/*
+ * --pin=auto: QEMU's other threads on host CPU 0, vCPU i of guest gi (of n)
+ * on CPU 1 + gi * vcpus + i, where the host has a CPU for each; false (no
+ * pinning) where it has not
+ */
+static bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned i;
+
+	if (cfg->vcpus > 64 || ncpu < 2 || (long)n * cfg->vcpus + 1 > ncpu)
+		return false;
+	for (i = 0; i < cfg->vcpus; i++)
+		pins[i] = (int)(1 + gi * cfg->vcpus + i);
+	return true;
+}
+
 static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
 		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
 		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
 		    struct guest_run *gr)
 {
 	char cmdline[2048];
+	int pins[64];
 	struct domain_spec spec = { 0 };
 	struct guest_opts go = { 0 };
 	struct err *e = &gr->e;
@@ -683,6 +701,11 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.memfd = cfg->memfd && !hg->hugetlbfs;
 	spec.hugetlbfs = hg->hugetlbfs;
 	spec.description = "thpeval guest";
+	spec.emulator_pin = -1;
+	if (cfg->pin && guest_pins(cfg, gi, n, pins)) {
+		spec.vcpu_pin = pins;
+		spec.emulator_pin = 0;
+	}
 	r = domain_xml(&spec, &gr->xml, e);
 	if (r)
 		return r;
@@ -1611,6 +1634,19 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		       prefault_name(cfg->prefault[i]));
 	res->settings.target_ci = cfg->target_ci;
 	res->settings.guests = cfg->guests ? cfg->guests : 1;
+	{
+		int pins[64];
+
+		if (!cfg->pin)
+			snprintf(res->settings.pin, sizeof(res->settings.pin), "none: the host scheduler places them");
+		else if (guest_pins(cfg, 0, res->settings.guests, pins))
+			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: QEMU's other threads on CPU 0, "
+				 "the vCPUs on CPUs 1-%u", res->settings.guests * cfg->vcpus);
+		else
+			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: not pinned: %u guest(s) x %u "
+				 "vCPU(s) + 1 is more than the host's %ld CPUs", res->settings.guests, cfg->vcpus,
+				 sysconf(_SC_NPROCESSORS_ONLN));
+	}
 	res->settings.mthp_sweep = cfg->mthp_sweep;
 	for (i = 0; i < cfg->n_host_state; i++)
 		append(res->settings.host_state_list, sizeof(res->settings.host_state_list), "%s%s", i ? "," : "",

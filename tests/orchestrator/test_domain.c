@@ -294,6 +294,29 @@ static void test_hugetlbfs_ondemand(void **state)
 	free(xml);
 }
 
+/* --pin: <cputune> with a vcpupin per pinned vCPU and the emulator's; none without pins */
+static void test_pinning(void **state)
+{
+	const int pins[2] = { 1, -1 };
+	struct domain_spec s = {
+		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 2, .accel = ACCEL_TCG,
+		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+		.emulator_pin = 0,
+	};
+	struct err e = ERR_INIT;
+	char *xml = NULL;
+
+	(void)state;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_null(strstr(xml, "<cputune"));
+	free(xml);
+	s.vcpu_pin = pins;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<cputune>\n    <vcpupin vcpu=\"0\" cpuset=\"1\"/>\n    <emulatorpin cpuset=\"0\"/>\n  </cputune>"));
+	assert_null(strstr(xml, "vcpu=\"1\""));
+	free(xml);
+}
+
 static void test_invalid_specs(void **state)
 {
 	static const struct {
@@ -428,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_goldens_parse),
 		cmocka_unit_test(test_invalid_specs),
 		cmocka_unit_test(test_hugetlbfs_ondemand),
+		cmocka_unit_test(test_pinning),
 		cmocka_unit_test(test_accel_decide),
 	};
 
