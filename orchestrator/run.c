@@ -426,13 +426,8 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 			return 1;
 		metric_add(m, v);
 	}
-	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add(&c->guest_cov, v);
-	else if (!strcmp(c->workload, "tlb") && !strcmp(c->variant, "summary") &&
-		 rec_get_f64(rec, "huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		/* the region the split's tlb metric is measured on: huge where the guest
-		 * setting gives huge pages, so it is the cell's guest evidence */
-		metric_add(&c->guest_cov, v);
+	/* the workload's own evidence (lib/wltraits.c): its coverage field is the guest side's */
+	cell_take_evidence(c, rec, &c->guest_cov);
 	{
 		size_t before = c->host_cov.n;
 		struct guest_cellstat *cs = c->variant[0] ? NULL : guest_cellstat(gc->log, c->guest_thp, c->workload);
@@ -914,9 +909,8 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 		if (m)
 			metric_add(m, v);
 	}
-	/* on the bare host the workload's own buffer coverage is the host evidence */
-	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add(&c->host_cov, v);
+	/* on the bare host the workload's own coverage (lib/wltraits.c) is the host evidence */
+	cell_take_evidence(c, rec, &c->host_cov);
 	c->reps_ok++;
 	lc->results++;
 	return 0;

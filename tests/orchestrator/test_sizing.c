@@ -26,6 +26,7 @@ static struct cell *mk(struct results *r, const char *hs, const char *host, cons
 		metric_add(f, fault * (1 + 0.01 * (i - 1.5)));
 		metric_add(a, access * (1 + 0.01 * (i - 1.5)));
 		metric_add(&c->host_cov, cov);
+		metric_add(&c->guest_cov, strcmp(guest, "never") ? 99 : 0);	/* the buffer's, as memset says */
 		c->reps_ok++;
 	}
 	if (src)
