@@ -45,7 +45,7 @@ HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
 ORCH_SRC := $(filter-out orchestrator/main.c,$(wildcard orchestrator/*.c orchestrator/analysis/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
-GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c
+GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c
 
 CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
 GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
@@ -117,7 +117,7 @@ unit: all $(TEST_BIN) $(GTEST_BIN)
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
 KCOMPILE_IT ?= 1
 IT_SCRIPTS := tests/integration/run.sh tests/integration/faults.sh \
-	tests/integration/sizing.sh tests/integration/workloads.sh
+	tests/integration/sizing.sh tests/integration/workloads.sh tests/integration/treatment.sh
 ifneq ($(KCOMPILE_IT),0)
 IT_SCRIPTS += tests/integration/kcompile.sh
 endif

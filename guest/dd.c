@@ -61,8 +61,69 @@ static const struct wl_metric dd_metrics[] = {
 	{ "minflt", "dd's minor page faults (wait4)" },
 	{ "dd_reported_bytes", "the byte count dd printed (cross-check only; absent if unreadable)" },
 	{ "shmem_enabled", "tmpfs: THP shmem_enabled when dd ran" },
+	{ "tmpfs_huge", "tmpfs: the huge= option of the tmpfs mount (never when it has none)" },
+	{ "tmpfs_huge_want", "tmpfs: 1 if shmem_enabled and the mount ask for huge pages for a file "
+			     "dd writes with this bs, else 0" },
+	{ "tmpfs_huge_pct", "tmpfs: ShmemHugePages grown while dd wrote the file, over its size, "
+			    "* 100 (whole system): the file's huge page coverage" },
+	{ "cov_note", "why the coverage of the memory measured is not known (the /dev/null runs: "
+		      "dd's own buffer)" },
 	{ NULL, NULL },
 };
+
+/* the mount that holds path: the longest mount point that is path or a parent of it */
+int dd_mount_huge(const char *root, const char *path, char *out, size_t len)
+{
+	char file[600], line[1024], best_opts[512] = "";
+	size_t best = 0, lines = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/proc/self/mounts", root);
+	f = fopen(file, "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f) && ++lines < 10000) {
+		char *save = NULL, *dev = strtok_r(line, " ", &save), *mnt = strtok_r(NULL, " ", &save);
+		char *type = strtok_r(NULL, " ", &save), *opts = strtok_r(NULL, " ", &save);
+		size_t n;
+
+		if (!dev || !mnt || !type || !opts)
+			continue;
+		n = strlen(mnt);
+		/* "/" holds everything; "/tmp" holds "/tmp" and "/tmp/x", not "/tmpx" */
+		if (strncmp(path, mnt, n) || (n > 1 && path[n] && path[n] != '/'))
+			continue;
+		if (found && n < best)
+			continue;
+		found = true;
+		best = n;	/* a later mount on the same point hides the earlier one */
+		snprintf(best_opts, sizeof(best_opts), "%s", opts);
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	snprintf(out, len, "never");
+	{
+		char *save = NULL, *o;
+
+		for (o = strtok_r(best_opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+			if (!strncmp(o, "huge=", 5))
+				snprintf(out, len, "%s", o + 5);
+	}
+	return 0;
+}
+
+bool dd_tmpfs_want_huge(const char *shmem_enabled, const char *mount_huge, uint64_t bs)
+{
+	if (!strcmp(shmem_enabled, "force"))
+		return true;
+	if (!strcmp(shmem_enabled, "deny") || !strcmp(shmem_enabled, THP_UNSUPPORTED))
+		return false;
+	if (!strcmp(mount_huge, "always"))
+		return true;
+	return !strcmp(mount_huge, "within_size") && bs % REGION_HUGE == 0;
+}
 
 int dd_parse_bytes(const char *text, uint64_t *bytes)
 {
@@ -233,12 +294,38 @@ static void variant_name(enum dd_target t, size_t b, char *buf, size_t len)
 			buf[i] = (char)(buf[i] - 'A' + 'a');
 }
 
+/* the coverage evidence of the memory a run's speed depends on, or why there is none */
+static int add_coverage(const struct wl_env *env, enum dd_target t, const char *tmpdir, uint64_t bs,
+			const char *shm, bool have_shm, uint64_t shm0, uint64_t shm1, uint64_t volume,
+			struct record *r)
+{
+	size_t rootlen = strlen(env->root);
+	char huge[32];
+	double pct;
+	int ret = 0;
+
+	if (t == DD_NULL)
+		return rec_add_str(r, "cov_note", "dd's own buffer is in the dd process: its page sizes "
+					       "are not read from outside");
+	if (dd_mount_huge(env->root, tmpdir + rootlen, huge, sizeof(huge)))
+		snprintf(huge, sizeof(huge), "unknown");
+	ret |= rec_add_str(r, "tmpfs_huge", huge);
+	if (strcmp(huge, "unknown"))
+		ret |= rec_add_u64(r, "tmpfs_huge_want", dd_tmpfs_want_huge(shm, huge, bs));
+	if (!have_shm)
+		return ret | rec_add_str(r, "cov_note", "no ShmemHugePages in /proc/meminfo");
+	pct = shm1 > shm0 ? 100.0 * (double)(shm1 - shm0) / (double)volume : 0.0;
+	return ret | rec_add_f64(r, "tmpfs_huge_pct", pct > 100 ? 100 : pct);
+}
+
 static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target t, size_t b,
 	       const char *tmpdir, const char *skip_why, struct err *e)
 {
 	uint64_t bs = block_sizes[b].bytes, count = a->volume / bs;
 	char path[512], of[600], o_if[600], o_of[640], o_bs[32], o_count[40], variant[32];
 	char shm[THP_VALUE_MAX];
+	uint64_t shm0 = 0, shm1 = 0;
+	bool have_shm;
 	char a0[] = "dd";
 	char *argv[] = { a0, o_if, o_of, o_bs, o_count, NULL };
 	struct dd_result res;
@@ -266,10 +353,13 @@ static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target
 	if (t == DD_TMPFS)
 		unlink(of);	/* a file left by a killed run */
 	thp_knob_get(env->root, "shmem_enabled", shm, sizeof(shm), NULL);
+	have_shm = t == DD_TMPFS && !meminfo_get(env->root, "ShmemHugePages", &shm0, NULL);
 	ret = run_dd(path, argv, &res, e);
 	if (!ret && t == DD_TMPFS && (stat(of, &st) || (uint64_t)st.st_size != a->volume))
 		ret = err_set(e, -EIO, "dd left '%s' with %lld bytes, %" PRIu64 " expected", of,
 			      (long long)st.st_size, a->volume);
+	/* while the file is there: the huge pages the tmpfs gave it */
+	have_shm = have_shm && !ret && !meminfo_get(env->root, "ShmemHugePages", &shm1, NULL);
 	if (t == DD_TMPFS)
 		unlink(of);
 	if (ret)
@@ -292,6 +382,7 @@ static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target
 		ret |= rec_add_u64(&r, "dd_reported_bytes", res.reported);
 	if (t == DD_TMPFS)
 		ret |= rec_add_str(&r, "shmem_enabled", shm);
+	ret |= add_coverage(env, t, tmpdir, bs, shm, have_shm, shm0, shm1, a->volume, &r);
 	if (ret)
 		return err_set(e, -EINVAL, "cannot build the %s record", variant);
 	return harness_emit(env, &r, e);

@@ -4,11 +4,16 @@
  * a file on a tmpfs (deleted after), for block sizes 4K, 64K, 1M and 2M.
  * Throughput is measured here (bytes / wall time) with the child's user and
  * sys time from wait4(); dd's own report is only a cross-check. One result
- * (or skip) record per (target, block size). Entry point: wl_dd. Never prints.
+ * (or skip) record per (target, block size). Coverage: the tmpfs file's huge
+ * share (ShmemHugePages grown by the file) beside what its mount and
+ * shmem_enabled ask for; dd's own buffer (the /dev/null runs) lives in the dd
+ * process and is not measured, which the record says. Entry point: wl_dd.
+ * Never prints.
  */
 #ifndef THPEVAL_GUEST_DD_H
 #define THPEVAL_GUEST_DD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +31,19 @@ extern const struct workload wl_dd;
  * no line says it. Strict: digits then " bytes"; the text is untrusted.
  */
 int dd_parse_bytes(const char *text, uint64_t *bytes);
+
+/*
+ * The huge= option of the tmpfs that holds path (the mount with the longest
+ * matching mount point in <root>/proc/self/mounts): its value, or "never"
+ * when the mount has none; -ENOENT when no mount holds path.
+ */
+int dd_mount_huge(const char *root, const char *path, char *out, size_t len);
+/*
+ * Whether a file written by dd with block size bs on that tmpfs should get
+ * huge pages: shmem_enabled force yes, deny no; else huge=always yes,
+ * within_size when every write ends on a 2M boundary (bs a multiple of 2M),
+ * advise (dd does not madvise) and never no.
+ */
+bool dd_tmpfs_want_huge(const char *shmem_enabled, const char *mount_huge, uint64_t bs);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "emit.h"
 #include "lib/parse.h"
+#include "lib/wltraits.h"
 #include "sysinfo.h"
 
 static const char *const ptype_names[] = {
@@ -429,6 +430,22 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 	return HARNESS_OK;
 }
 
+/* what makes a cell of this workload valid (lib/wltraits.c, the orchestrator's rule too) */
+static void list_evidence(FILE *f, const char *name)
+{
+	const struct wl_traits *t = wltraits_find(name);
+	const struct wl_rule *r;
+	char text[256];
+
+	if (!t)
+		return;
+	fprintf(f, "  validity evidence (first matching variant):\n");
+	for (r = t->rules; r->variant; r++) {
+		wltraits_describe(r, text, sizeof(text));
+		fprintf(f, "    %-24s %s\n", r->variant, text);
+	}
+}
+
 void harness_list(FILE *f)
 {
 	const struct workload *w;
@@ -454,5 +471,6 @@ void harness_list(FILE *f)
 			fprintf(f, "    %-24s %s\n", m->key, m->help);
 		for (m = w->metrics; m && m->key; m++)
 			fprintf(f, "    %-24s %s\n", m->key, m->help);
+		list_evidence(f, w->name);
 	}
 }

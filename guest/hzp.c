@@ -44,8 +44,107 @@ static const struct wl_metric hzp_metrics[] = {
 	{ "stride_minflt", "minor faults of the stride passes (0 expected)" },
 	{ "rss_bytes", "Rss of the buffer afterwards (zero pages are not counted)" },
 	{ "anon_huge_bytes", "AnonHugePages of the buffer afterwards" },
+	{ "huge_pct", "AnonHugePages / Rss * 100 of the buffer afterwards (0 when nothing is resident): "
+		      "the coverage evidence of the zp0 arm" },
+	{ "zero_page_mapped", "what the read faults mapped: huge (the huge zero page: Rss ~0, one fault "
+			      "per 2M), small (the 4K zero page: one per 4K), mixed, or none (they "
+			      "allocated memory)" },
+	{ "vm_thp_zero_page_alloc", "/proc/vmstat thp_zero_page_alloc delta over the first pass (0 "
+				    "also when the huge zero page already existed)" },
+	{ "vm_thp_zero_page_alloc_failed", "/proc/vmstat thp_zero_page_alloc_failed delta over the "
+					   "first pass" },
+	{ "zero_page_in_effect", "use_zero_page=1 only: 1 if the read faults mapped the huge zero "
+				 "page, else 0 (the cell is invalid)" },
+	{ "zero_page_reason", "with zero_page_in_effect=0: what was tried and what the kernel did" },
 	{ NULL, NULL },
 };
+
+static const char *const mapped_names[] = {
+	[HZP_MAPPED_HUGE_ZERO] = "huge",
+	[HZP_MAPPED_SMALL_ZERO] = "small",
+	[HZP_MAPPED_MIXED_ZERO] = "mixed",
+	[HZP_MAPPED_MEMORY] = "none",
+};
+_Static_assert(sizeof(mapped_names) / sizeof(mapped_names[0]) == HZP_MAPPED__COUNT,
+	       "mapped_names out of sync with enum hzp_mapped");
+
+const char *hzp_mapped_name(enum hzp_mapped m)
+{
+	return (unsigned)m < HZP_MAPPED__COUNT ? mapped_names[m] : "?";
+}
+
+void hzp_zpstat_read(const char *root, struct hzp_zpstat *z)
+{
+	memset(z, 0, sizeof(*z));
+	z->have = !guest_vmstat_one(root, "thp_zero_page_alloc", &z->alloc) &&
+		  !guest_vmstat_one(root, "thp_zero_page_alloc_failed", &z->failed);
+}
+
+int hzp_evidence_read(const char *root, uint64_t addr, uint64_t bytes, uint64_t first_minflt,
+		      const struct hzp_zpstat *before, const struct hzp_zpstat *after,
+		      struct hzp_evidence *ev, struct err *e)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->bytes = bytes;
+	ev->first_minflt = first_minflt;
+	ev->have_zp = before->have && after->have && after->alloc >= before->alloc &&
+		      after->failed >= before->failed;
+	if (ev->have_zp) {
+		ev->zp_alloc = after->alloc - before->alloc;
+		ev->zp_failed = after->failed - before->failed;
+	}
+	return smaps_self(root, addr, &ev->vma, e);
+}
+
+enum hzp_mapped hzp_classify(const struct hzp_evidence *ev)
+{
+	uint64_t blocks = ev->bytes / REGION_HUGE ? ev->bytes / REGION_HUGE : 1;
+
+	if (ev->vma.rss_bytes * 100 > ev->bytes * HZP_RESIDENT_MAX_PCT)
+		return HZP_MAPPED_MEMORY;
+	if (ev->first_minflt <= blocks * HZP_HUGE_FAULTS_MAX)
+		return HZP_MAPPED_HUGE_ZERO;
+	if (ev->first_minflt >= blocks * HZP_SMALL_FAULTS_MIN)
+		return HZP_MAPPED_SMALL_ZERO;
+	return HZP_MAPPED_MIXED_ZERO;
+}
+
+bool hzp_zero_page_verdict(const struct hzp_evidence *ev, const char *thp_enabled, bool madvise,
+			   char *why, size_t len)
+{
+	double per2m = (double)ev->first_minflt /
+		       (double)(ev->bytes / REGION_HUGE ? ev->bytes / REGION_HUGE : 1);
+	char rss[16], huge[16], buf[16], zp[64];
+
+	fmt_size(ev->vma.rss_bytes, rss, sizeof(rss));
+	fmt_size(ev->vma.anon_huge_bytes, huge, sizeof(huge));
+	fmt_size(ev->bytes, buf, sizeof(buf));
+	if (ev->have_zp)
+		snprintf(zp, sizeof(zp), "thp_zero_page_alloc +%" PRIu64 " _failed +%" PRIu64,
+			 ev->zp_alloc, ev->zp_failed);
+	else
+		snprintf(zp, sizeof(zp), "thp_zero_page_alloc unreadable");
+	switch (hzp_classify(ev)) {
+	case HZP_MAPPED_HUGE_ZERO:
+		return true;
+	case HZP_MAPPED_MEMORY:
+		snprintf(why, len, "reads allocated Rss %s of %s (AnonHugePages %s) with use_zero_page=1, "
+			 "THP %s, madvise=%d; %s: no huge zero page", rss, buf, huge, thp_enabled,
+			 madvise, zp);
+		return false;
+	case HZP_MAPPED_SMALL_ZERO:
+		snprintf(why, len, "reads mapped the 4K zero page (%.0f faults per 2M) with "
+			 "use_zero_page=1, THP %s, madvise=%d; %s: no huge zero page", per2m,
+			 thp_enabled, madvise, zp);
+		return false;
+	case HZP_MAPPED_MIXED_ZERO:
+	case HZP_MAPPED__COUNT:
+		break;
+	}
+	snprintf(why, len, "reads mapped zero pages of both sizes (%.1f faults per 2M) with "
+		 "use_zero_page=1, THP %s, madvise=%d; %s", per2m, thp_enabled, madvise, zp);
+	return false;
+}
 
 static int hzp_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
 {
@@ -81,15 +180,17 @@ static int hzp_check(const struct wl_args *a, const struct wl_env *env, struct e
 struct hzp_out {
 	uint64_t first_ns, later_ns, stride_ns;
 	struct harness_usage u0, u1, u2, u3;	/* around pass 1, later passes, stride */
-	struct smaps_vma vma;
+	struct hzp_zpstat z0, z1;		/* around pass 1 */
+	struct hzp_evidence ev;			/* the buffer after the read passes */
 };
 
-static int add_metrics(const struct wl_args *a, const char *zp, const struct hzp_out *o,
-		       struct record *res)
+static int add_metrics(const struct wl_args *a, const struct wl_env *env, const char *zp,
+		       const struct hzp_out *o, struct record *res)
 {
 	double later = (double)(a->passes - 1), steps = (double)(a->half / REGION_PAGE);
 	double later_ns = (double)o->later_ns / later;
-	char variant[32];
+	const struct smaps_vma *vma = &o->ev.vma;
+	char variant[32], thp[THP_VALUE_MAX], why[REC_VAL_MAX];
 	int r = 0;
 
 	snprintf(variant, sizeof(variant), "zp%s", strcmp(zp, THP_UNSUPPORTED) ? zp : "na");
@@ -110,8 +211,25 @@ static int add_metrics(const struct wl_args *a, const char *zp, const struct hzp
 	r |= rec_add_f64(res, "stride_ns_per_compare",
 			 (double)o->stride_ns / (double)a->stride_passes / steps);
 	r |= rec_add_u64(res, "stride_minflt", o->u3.minflt - o->u2.minflt);
-	r |= rec_add_u64(res, "rss_bytes", o->vma.rss_bytes);
-	r |= rec_add_u64(res, "anon_huge_bytes", o->vma.anon_huge_bytes);
+	r |= rec_add_u64(res, "rss_bytes", vma->rss_bytes);
+	r |= rec_add_u64(res, "anon_huge_bytes", vma->anon_huge_bytes);
+	r |= rec_add_f64(res, "huge_pct", vma->rss_bytes ?
+		100.0 * (double)vma->anon_huge_bytes / (double)vma->rss_bytes : 0.0);
+	r |= rec_add_str(res, "zero_page_mapped", hzp_mapped_name(hzp_classify(&o->ev)));
+	if (o->ev.have_zp) {
+		r |= rec_add_u64(res, "vm_thp_zero_page_alloc", o->ev.zp_alloc);
+		r |= rec_add_u64(res, "vm_thp_zero_page_alloc_failed", o->ev.zp_failed);
+	}
+	if (!strcmp(zp, "1")) {
+		/* the arm asked for the huge zero page: did it get it? */
+		bool ok;
+
+		thp_knob_get(env->root, "enabled", thp, sizeof(thp), NULL);
+		ok = hzp_zero_page_verdict(&o->ev, thp, a->madvise, why, sizeof(why));
+		r |= rec_add_u64(res, "zero_page_in_effect", ok);
+		if (!ok)
+			r |= rec_add_str(res, "zero_page_reason", why);
+	}
 	return r ? -EINVAL : 0;
 }
 
@@ -132,11 +250,13 @@ static int measure(const struct wl_args *a, const struct wl_env *env, struct hzp
 	p = rg.buf;
 
 	/* (a) memcmp of the never-written halves */
+	hzp_zpstat_read(env->root, &o->z0);
 	harness_usage_now(&o->u0);
 	t0 = harness_now_ns();
 	diff |= memcmp(p, p + a->half, a->half) != 0;
 	o->first_ns = harness_now_ns() - t0;
 	harness_usage_now(&o->u1);
+	hzp_zpstat_read(env->root, &o->z1);
 	t0 = harness_now_ns();
 	for (i = 1; i < a->passes; i++) {
 		diff |= memcmp(p, p + a->half, a->half) != 0;
@@ -156,7 +276,8 @@ static int measure(const struct wl_args *a, const struct wl_env *env, struct hzp
 	o->stride_ns = harness_now_ns() - t0;
 	harness_usage_now(&o->u3);
 
-	ret = region_smaps(env->root, &rg, &o->vma, &(double){ 0 }, e);
+	ret = hzp_evidence_read(env->root, (uint64_t)(uintptr_t)rg.buf, rg.len,
+				o->u1.minflt - o->u0.minflt, &o->z0, &o->z1, &o->ev, e);
 	if (!ret && diff)
 		ret = err_set(e, -EIO, "the never-written halves differ: memory is not zero");
 	region_release(&rg);
@@ -185,7 +306,7 @@ static int hzp_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		snprintf(zp, sizeof(zp), "%" PRIu64, now);
 
 	ret = measure(a, env, &o, e);
-	if (!ret && (ret = add_metrics(a, zp, &o, res)))
+	if (!ret && (ret = add_metrics(a, env, zp, &o, res)))
 		err_set(e, ret, "cannot add the metrics to the record");
 	if (restore) {
 		struct err re = ERR_INIT;

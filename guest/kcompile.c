@@ -76,8 +76,27 @@ static const struct wl_metric kc_metrics[] = {
 	{ "vm_thp_fault_alloc", "/proc/vmstat thp_fault_alloc delta (huge pages faulted in)" },
 	{ "vm_thp_fault_fallback", "/proc/vmstat thp_fault_fallback delta" },
 	{ "vm_thp_collapse_alloc", "/proc/vmstat thp_collapse_alloc delta (khugepaged)" },
+	{ "huge_fault_pct", "thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback) * 100 over the "
+			    "build (whole system; 0 when no fault tried a huge page): the coverage "
+			    "evidence" },
+	{ "cov_note", "why huge_fault_pct is 0 or absent" },
 	{ NULL, NULL },
 };
+
+int kc_huge_fault_pct(const struct guest_vmstat *before, const struct guest_vmstat *after, double *pct)
+{
+	uint64_t alloc, fallback;
+
+	if (!before->have[GVM_THP_FAULT_ALLOC] || !after->have[GVM_THP_FAULT_ALLOC] ||
+	    !before->have[GVM_THP_FAULT_FALLBACK] || !after->have[GVM_THP_FAULT_FALLBACK] ||
+	    after->v[GVM_THP_FAULT_ALLOC] < before->v[GVM_THP_FAULT_ALLOC] ||
+	    after->v[GVM_THP_FAULT_FALLBACK] < before->v[GVM_THP_FAULT_FALLBACK])
+		return -ENOENT;
+	alloc = after->v[GVM_THP_FAULT_ALLOC] - before->v[GVM_THP_FAULT_ALLOC];
+	fallback = after->v[GVM_THP_FAULT_FALLBACK] - before->v[GVM_THP_FAULT_FALLBACK];
+	*pct = alloc + fallback ? 100.0 * (double)alloc / (double)(alloc + fallback) : 0.0;
+	return alloc + fallback ? 0 : -ENODATA;
+}
 
 bool kc_config_allowed(const char *config)
 {
@@ -489,6 +508,18 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 	ret |= rec_add_u64(res, "majflt", (uint64_t)tr.ru.ru_majflt);
 	ret |= rec_add_u64(res, "exit_status", 0);
 	ret |= guest_vmstat_add(res, "vm_", &before, &after);
+	{
+		double pct = 0;
+		int r = kc_huge_fault_pct(&before, &after, &pct);
+
+		if (r != -ENOENT)
+			ret |= rec_add_f64(res, "huge_fault_pct", pct);
+		if (r == -ENOENT)
+			ret |= rec_add_str(res, "cov_note", "no thp_fault_alloc and thp_fault_fallback "
+							    "in /proc/vmstat");
+		else if (r == -ENODATA)
+			ret |= rec_add_str(res, "cov_note", "no page fault of the build tried a huge page");
+	}
 	if (ret)
 		return err_set(e, -EINVAL, "cannot build the kcompile record");
 	return 0;

@@ -10,8 +10,10 @@
  * -jJOBS TARGET` and removes the directory. make runs by
  * fork/exec with an argv, never through a shell. Reported: wall time, user
  * and sys time and minor/major faults of make and everything it waited for
- * (wait4), /proc/vmstat deltas (pgfault, thp_fault_alloc...), the exit
- * status; a failed build is a fail record with the last line of its output.
+ * (wait4), /proc/vmstat deltas (pgfault, thp_fault_alloc...) with the huge
+ * page share of the faults that tried one (huge_fault_pct, the coverage
+ * evidence), the exit status; a failed build is a fail record with the last
+ * line of its output.
  * Guest sys time carries the fault savings of THP, user time the TLB savings
  * (REFERENCE.md section 2). Entry point: wl_kcompile. Never prints.
  */
@@ -21,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sysinfo.h"
 #include "workload.h"
 
 #define KC_SRC_DEFAULT "/mnt/linux-src"	/* where the runner mounts the source disk */
@@ -48,5 +51,11 @@ unsigned long long kc_space_needed(const char *config);
  * cut to len - 1 bytes; "" if there is none.
  */
 void kc_last_line(const char *text, size_t n, char *out, size_t len);
+/*
+ * The build's huge page share of the faults that tried one: thp_fault_alloc /
+ * (thp_fault_alloc + thp_fault_fallback) * 100 between the two readings. 0;
+ * -ENODATA (pct 0) when no fault tried; -ENOENT when the counters are missing.
+ */
+int kc_huge_fault_pct(const struct guest_vmstat *before, const struct guest_vmstat *after, double *pct);
 
 #endif

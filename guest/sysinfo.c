@@ -529,6 +529,36 @@ void guest_vmstat_read(const char *root, struct guest_vmstat *vm)
 	fclose(f);
 }
 
+int guest_vmstat_one(const char *root, const char *key, uint64_t *v)
+{
+	char path[4096 + 32], line[128];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/proc/vmstat", root) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		unsigned long long x;
+
+		if (strncmp(line, key, klen) || line[klen] != ' ')
+			continue;
+		errno = 0;
+		x = strtoull(line + klen + 1, &end, 10);
+		if (!errno && end != line + klen + 1 && (*end == '\n' || *end == '\0')) {
+			*v = x;
+			ret = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 int guest_vmstat_add(struct record *r, const char *prefix, const struct guest_vmstat *before,
 		     const struct guest_vmstat *after)
 {

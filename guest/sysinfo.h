@@ -33,6 +33,8 @@ struct guest_vmstat {
 const char *guest_vm_name(enum guest_vm k);
 /* <root>/proc/vmstat; counters it lacks (or an unreadable file) stay have=false */
 void guest_vmstat_read(const char *root, struct guest_vmstat *vm);
+/* one counter of <root>/proc/vmstat; -ENOENT when the file or the counter is missing */
+int guest_vmstat_one(const char *root, const char *key, uint64_t *v);
 /* add "<prefix><name>" = after - before for every counter both have; 0 or -EINVAL */
 int guest_vmstat_add(struct record *r, const char *prefix, const struct guest_vmstat *before,
 		     const struct guest_vmstat *after);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host/procfs.h"
+#include "lib/wltraits.h"
 
 void results_init(struct results *r)
 {
@@ -216,6 +217,55 @@ static bool thp_is_off(const char *setting)
 	return !strcmp(setting, "never");
 }
 
+const struct wl_rule *cell_rule(const struct cell *c)
+{
+	return wltraits_rule(c->workload, c->variant);
+}
+
+void cell_take_evidence(struct cell *c, const struct record *rec, struct metric *cov, unsigned boot)
+{
+	const struct wl_rule *rule = cell_rule(c);
+	const char *note;
+	double v;
+
+	if (rule->cov_field && rec_get_f64(rec, rule->cov_field, &v) == 0 && v >= 0 && v <= 100)
+		metric_add_boot(cov, v, boot);
+	if (rule->reason_field && !c->treatment_note[0] && (note = rec_get(rec, rule->reason_field)) && *note)
+		snprintf(c->treatment_note, sizeof(c->treatment_note), "%s", note);
+}
+
+/* the summary of one of the cell's metrics into n/min/max; n = 0 when absent */
+static void field_range(const struct cell *c, const char *name, size_t *n, double *min, double *max)
+{
+	const struct metric *m = name ? cell_metric_find(c, name) : NULL;
+
+	*n = m ? m->s.n : 0;
+	*min = m ? m->s.min : NAN;
+	*max = m ? m->s.max : NAN;
+}
+
+/* the workload's own evidence (lib/wltraits.h) on the layer that holds its memory */
+static bool workload_valid(struct cell *c, const char *layer, const char *setting, const struct metric *cov,
+			   double min_cov, double off_max)
+{
+	const struct wl_rule *rule = cell_rule(c);
+	struct wl_evidence ev;
+	double unused;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.layer = layer;
+	ev.setting = setting;
+	ev.ncov = cov->s.n;
+	ev.cov_min = cov->s.min;
+	ev.cov_max = cov->s.max;
+	field_range(c, rule->want_field, &ev.nwant, &ev.want_min, &ev.want_max);
+	field_range(c, rule->effect_field, &ev.neffect, &ev.effect_min, &unused);
+	ev.note = c->treatment_note;
+	ev.min_cov = min_cov;
+	ev.off_max = off_max;
+	return wltraits_judge(rule, &ev, c->invalid_reason, sizeof(c->invalid_reason));
+}
+
 static void cell_validate(struct cell *c, double min_cov)
 {
 	const double off_max = 1.0;	/* % huge allowed where THP is "never" */
@@ -228,41 +278,31 @@ static void cell_validate(struct cell *c, double min_cov)
 			 c->nfailures ? ": " : "", c->nfailures ? c->failures[0] : "");
 		return;
 	}
-	if (c->host_cov.n == 0) {
-		/* guests: QEMU's smaps is always read; bare host: the workload's own buffer,
-		 * which only buffer-based workloads report */
-		if (strcmp(c->target, "host")) {
-			c->valid = false;
-			snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-				 "no host coverage evidence (QEMU smaps could not be read)");
-		}
+	if (!strcmp(c->target, "host")) {
+		/* bare host: the workload's memory is host memory, its coverage in host_cov */
+		c->valid = workload_valid(c, "host", c->host_thp, &c->host_cov, min_cov, off_max);
 		return;
 	}
-	if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
+	/* guests: QEMU's smaps of guest RAM is the host side's evidence */
+	if (c->host_cov.n == 0) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is never but %.1f%% of %s is on host huge pages", c->host_cov.s.max,
-			 strcmp(c->target, "host") ? "guest RAM" : "the buffer");
+			 "no host coverage evidence (QEMU smaps could not be read)");
+	} else if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
+			 "host THP is never but %.1f%% of guest RAM is on host huge pages", c->host_cov.s.max);
 	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov && strcmp(c->host_state, "fragmented")) {
 		/* on a fragmented host low coverage is the outcome measured, not a failed treatment */
 		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
 
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is %s but only %.1f%% of %s is on host %s (need %.0f%%)", c->host_thp,
-			 c->host_cov.s.min, strcmp(c->target, "host") ? "guest RAM" : "the buffer",
+			 "host THP is %s but only %.1f%% of guest RAM is on host %s (need %.0f%%)", c->host_thp,
+			 c->host_cov.s.min,
 			 mthp ? "folios of that size (host-wide hugepages-<N>kB/stats estimate)" : "huge pages", min_cov);
-	} else if (!strcmp(c->target, "host") || c->guest_cov.n == 0) {
-		return;	/* no guest side, or a workload that does not measure its buffer's coverage */
-	} else if (thp_is_off(c->guest_thp) && c->guest_cov.s.max > off_max) {
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "guest THP is never but %.1f%% of the buffer is on guest huge pages", c->guest_cov.s.max);
-	} else if (!thp_is_off(c->guest_thp) && c->guest_cov.s.min < min_cov) {
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "guest THP is %s but only %.1f%% of the buffer is on guest huge pages (need %.0f%%)",
-			 c->guest_thp, c->guest_cov.s.min, min_cov);
+	} else {
+		c->valid = workload_valid(c, "guest", c->guest_thp, &c->guest_cov, min_cov, off_max);
 	}
 }
 
@@ -354,6 +394,14 @@ static json_object *j_cell(const struct cell *c)
 	json_object_object_add(cov, "host_huge_pct_samples", j_metric(&c->host_cov));
 	json_object_object_add(cov, "guest_huge_pct_samples", j_metric(&c->guest_cov));
 	json_object_object_add(cov, "host_source", jstr(c->host_cov_source[0] ? c->host_cov_source : "smaps"));
+	{
+		const struct wl_rule *rule = cell_rule(c);
+
+		/* what decided validity: the workload's coverage field (or effect field) and its rule */
+		json_object_object_add(cov, "evidence", rule->cov_field ? jstr(rule->cov_field) :
+							rule->effect_field ? jstr(rule->effect_field) : NULL);
+		json_object_object_add(cov, "rule", jstr(wl_want_name(rule->want)));
+	}
 	json_object_object_add(o, "coverage", cov);
 	json_object_object_add(o, "reps_ok", json_object_new_int64(c->reps_ok));
 	json_object_object_add(o, "reps_failed", json_object_new_int64(c->reps_failed));
@@ -363,6 +411,7 @@ static json_object *j_cell(const struct cell *c)
 	json_object_object_add(o, "failures", fails);
 	json_object_object_add(o, "valid", json_object_new_boolean(c->valid));
 	json_object_object_add(o, "invalid_reason", c->valid ? NULL : jstr(c->invalid_reason));
+	json_object_object_add(o, "treatment_note", c->treatment_note[0] ? jstr(c->treatment_note) : NULL);
 	return o;
 }
 

@@ -66,6 +66,9 @@ struct cell {
 	char failures[RES_MAX_FAILURES][200];
 	bool valid;
 	char invalid_reason[256];
+	/* the workload's own word on its treatment (lib/wltraits.h reason_field of its records:
+	 * zero_page_reason, cov_note), the first one seen; "" none */
+	char treatment_note[200];
 };
 
 /* one guest's own view of one cell (with --guests=N each guest has its own) */
@@ -194,6 +197,15 @@ int metric_add_boot(struct metric *m, double v, unsigned boot);
 struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
 const struct metric *cell_metric_find(const struct cell *c, const char *name);
 void cell_add_failure(struct cell *c, const char *reason);
+struct wl_rule;
+/* the rule that decides the cell's validity (lib/wltraits.h), never NULL */
+const struct wl_rule *cell_rule(const struct cell *c);
+/*
+ * A result record's treatment evidence into the cell: its coverage field (per
+ * the workload's rule) into cov (guest_cov for a guest cell, host_cov for a
+ * bare-host one), its reason field into treatment_note (first one kept).
+ */
+void cell_take_evidence(struct cell *c, const struct record *rec, struct metric *cov, unsigned boot);
 
 /* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
 void results_finish(struct results *r, double min_cov_pct);

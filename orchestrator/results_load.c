@@ -393,8 +393,13 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 	{
 		double d;
 
+		char derived[REC_KEY_MAX];
+
+		/* evidence and rule are derived from the workload's traits: checked, not kept */
 		if (jnum(w, cov, sub, "host_huge_pct", true, &d) || jnum(w, cov, sub, "guest_huge_pct", true, &d) ||
-		    jstr_opt(w, cov, sub, "host_source", "smaps", c->host_cov_source, sizeof(c->host_cov_source)))
+		    jstr_opt(w, cov, sub, "host_source", "smaps", c->host_cov_source, sizeof(c->host_cov_source)) ||
+		    jstr_opt(w, cov, sub, "evidence", "", derived, sizeof(derived)) ||
+		    jstr_opt(w, cov, sub, "rule", "", derived, sizeof(derived)))
 			return -EINVAL;
 	}
 	if (jobj(w, cov, sub, "host_huge_pct_samples", false, &v))
@@ -428,7 +433,8 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 	}
 	c->nfailures = n;
 	if (jbool(w, o, at, "valid", &c->valid) ||
-	    jstr(w, o, at, "invalid_reason", true, c->invalid_reason, sizeof(c->invalid_reason)))
+	    jstr(w, o, at, "invalid_reason", true, c->invalid_reason, sizeof(c->invalid_reason)) ||
+	    jstr_opt(w, o, at, "treatment_note", "", c->treatment_note, sizeof(c->treatment_note)))
 		return -EINVAL;
 	return 0;
 }

@@ -428,13 +428,8 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 			return 1;
 		metric_add_boot(m, v, gc->boot);
 	}
-	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add_boot(&c->guest_cov, v, gc->boot);
-	else if (!strcmp(c->workload, "tlb") && !strcmp(c->variant, "summary") &&
-		 rec_get_f64(rec, "huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		/* the region the split's tlb metric is measured on: huge where the guest
-		 * setting gives huge pages, so it is the cell's guest evidence */
-		metric_add_boot(&c->guest_cov, v, gc->boot);
+	/* the workload's own evidence (lib/wltraits.c): its coverage field is the guest side's */
+	cell_take_evidence(c, rec, &c->guest_cov, gc->boot);
 	{
 		size_t before = c->host_cov.n;
 		struct guest_cellstat *cs = c->variant[0] ? NULL : guest_cellstat(gc->log, c->guest_thp, c->workload);
@@ -941,9 +936,8 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 		if (m)
 			metric_add_boot(m, v, lc->round);
 	}
-	/* on the bare host the workload's own buffer coverage is the host evidence */
-	if (rec_get_f64(rec, "guest_huge_pct", &v) == 0 && v >= 0 && v <= 100)
-		metric_add_boot(&c->host_cov, v, lc->round);
+	/* on the bare host the workload's own coverage (lib/wltraits.c) is the host evidence */
+	cell_take_evidence(c, rec, &c->host_cov, lc->round);
 	c->reps_ok++;
 	lc->results++;
 	return 0;

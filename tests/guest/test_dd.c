@@ -1,7 +1,9 @@
 /*
  * tests for guest/dd.c: the cross-check parser of dd's untrusted stderr,
- * parameter checks, the skip record when there is no dd, and a short real
- * run of the real /bin/dd whose records are parsed and checked.
+ * parameter checks, the skip record when there is no dd, what a tmpfs asks
+ * for (its mount's huge= in a fake mounts file, shmem_enabled, the block
+ * size), and a short real run of the real /bin/dd whose records are parsed
+ * and checked, coverage evidence included.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +24,7 @@
 
 static char small_root[] = "/tmp/thpeval-dd-small-XXXXXX";	/* MemAvailable 900M, no dd */
 static char bare_root[] = "/tmp/thpeval-dd-bare-XXXXXX";	/* real /proc, no dd */
+static char mnt_root[] = "/tmp/thpeval-dd-mnt-XXXXXX";	/* a fake mounts file */
 
 struct parse_case {
 	const char *name;
@@ -88,6 +91,65 @@ static void test_bad(void **state)
 	wlt_free(&o);
 }
 
+struct want_case {
+	const char *shmem_enabled, *mount_huge;
+	uint64_t bs;
+	bool want;
+};
+
+static void test_want_huge(void **state)
+{
+	static const struct want_case cases[] = {
+		{ "never", "never", 4096, false },
+		{ "never", "always", 4096, true },
+		{ "always", "never", 2u << 20, false },	/* shmem_enabled is the internal mount's */
+		{ "advise", "advise", 2u << 20, false },	/* dd does not madvise */
+		{ "never", "within_size", 2u << 20, true },	/* each write ends on a 2M boundary */
+		{ "never", "within_size", 1u << 20, false },
+		{ "force", "never", 4096, true },
+		{ "deny", "always", 2u << 20, false },
+		{ "unsupported", "always", 2u << 20, false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(cases); i++)
+		if (dd_tmpfs_want_huge(cases[i].shmem_enabled, cases[i].mount_huge, cases[i].bs) !=
+		    cases[i].want)
+			fail_msg("shmem_enabled %s, huge=%s, bs %llu: want %d", cases[i].shmem_enabled,
+				 cases[i].mount_huge, (unsigned long long)cases[i].bs, cases[i].want);
+}
+
+/* the mount holding a path: the longest mount point, the later of two on one point */
+static void test_mount_huge(void **state)
+{
+	static const struct {
+		const char *path, *huge;
+	} cases[] = {
+		{ "/tmp", "within_size" }, { "/tmp/x", "within_size" }, { "/tmpx", "never" },
+		{ "/dev/shm", "always" }, { "/", "never" }, { "/run/user/0", "never" },
+	};
+	char out[32];
+	size_t i;
+
+	(void)state;
+	wlt_put(mnt_root, "/proc/self/mounts",
+		"rootfs / rootfs rw 0 0\n"
+		"tmpfs /dev/shm tmpfs rw,nosuid,size=100k,huge=never 0 0\n"
+		"tmpfs /tmp tmpfs rw,huge=within_size,size=200M 0 0\n"
+		"tmpfs /dev/shm tmpfs rw,huge=always 0 0\n"
+		"tmpfs /run tmpfs rw,mode=755 0 0\n"
+		"short line\n");
+	for (i = 0; i < N(cases); i++) {
+		assert_int_equal(dd_mount_huge(mnt_root, cases[i].path, out, sizeof(out)), 0);
+		if (strcmp(out, cases[i].huge))
+			fail_msg("%s: huge=%s, want %s", cases[i].path, out, cases[i].huge);
+	}
+	wlt_put(mnt_root, "/proc/self/mounts", "tmpfs /run tmpfs rw 0 0\n");
+	assert_int_equal(dd_mount_huge(mnt_root, "/tmp", out, sizeof(out)), -ENOENT);
+	assert_int_equal(dd_mount_huge(small_root, "/tmp", out, sizeof(out)), -ENOENT);	/* no file */
+}
+
 static void test_real_run(void **state)
 {
 	static const char *const variants[] = { "null-4k", "null-64k", "null-1m", "null-2m",
@@ -130,6 +192,19 @@ static void test_real_run(void **state)
 			assert_int_equal(u, 4u << 20);
 		}
 		assert_int_equal(rec_get_u64(r, "sys_us", &u), 0);
+		/* the coverage evidence, or why there is none */
+		if (i < 4) {
+			assert_non_null(strstr(rec_get(r, "cov_note"), "dd's own buffer"));
+			assert_null(rec_get(r, "tmpfs_huge_pct"));
+		} else {
+			double pct;
+
+			assert_non_null(rec_get(r, "tmpfs_huge"));
+			assert_int_equal(rec_get_u64(r, "tmpfs_huge_want", &u), 0);
+			assert_true(u <= 1);
+			assert_int_equal(rec_get_f64(r, "tmpfs_huge_pct", &pct), 0);
+			assert_true(pct >= 0 && pct <= 100);
+		}
 	}
 	assert_true(results >= 4);
 	assert_int_equal(access("/tmp/" DD_FILE, F_OK), -1);	/* the file is gone */
@@ -140,7 +215,8 @@ static void test_real_run(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return wlt_tree(small_root, false, 921600) && wlt_tree(bare_root, true, 0) ? 0 : -1;
+	return wlt_tree(small_root, false, 921600) && wlt_tree(bare_root, true, 0) &&
+	       wlt_tree(mnt_root, false, 921600) ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -148,12 +224,13 @@ static int teardown(void **state)
 	(void)state;
 	wlt_tree_free(small_root);
 	wlt_tree_free(bare_root);
+	wlt_tree_free(mnt_root);
 	return 0;
 }
 
 int main(void)
 {
-	struct CMUnitTest tests[N(parse_cases) + N(bad_cases) + 1];
+	struct CMUnitTest tests[N(parse_cases) + N(bad_cases) + 3];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(parse_cases); i++)
@@ -162,6 +239,10 @@ int main(void)
 	for (i = 0; i < N(bad_cases); i++)
 		tests[n++] = (struct CMUnitTest){ bad_cases[i].name, test_bad, NULL, NULL,
 						  &bad_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "what a tmpfs asks for: shmem_enabled, huge=, bs",
+					  test_want_huge, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "the huge= of the mount holding a path (fake mounts)",
+					  test_mount_huge, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run of /bin/dd: records parse, fields positive",
 					  test_real_run, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("dd", tests, n, setup, teardown);

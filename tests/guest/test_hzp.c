@@ -1,7 +1,10 @@
 /*
  * tests for guest/hzp.c: parameter checks (fail and skip records with
  * reasons), use_zero_page set and restored in a fake /sys (never the real
- * one), the runner's variants, and a short real run whose record is checked.
+ * one), the runner's variants, the zero page evidence (what the read faults
+ * mapped) from a fake /proc/vmstat and smaps for both outcomes, a run whose
+ * fake smaps says the reads allocated memory, and a short real run whose
+ * record is checked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +27,11 @@
 static char small_root[] = "/tmp/thpeval-hzp-small-XXXXXX";	/* MemAvailable 900M */
 static char knob_root[] = "/tmp/thpeval-hzp-knob-XXXXXX";	/* real /proc, fake knobs */
 static char bare_root[] = "/tmp/thpeval-hzp-bare-XXXXXX";	/* real /proc, no THP */
+static char fake_root[] = "/tmp/thpeval-hzp-fake-XXXXXX";	/* fake /proc and /sys */
+
+#define VMSTAT "/proc/vmstat"
+#define SMAPS "/proc/self/smaps"
+#define BUF_ADDR 0x7f0000000000ull	/* the buffer in the fake smaps below */
 
 struct bad_case {
 	const char *name;
@@ -136,6 +144,191 @@ static void test_runner_variants(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* ---- the zero page evidence ------------------------------------------------------ */
+
+struct class_case {
+	const char *name;
+	uint64_t bytes, rss, minflt;
+	enum hzp_mapped want;
+};
+
+/* Rss decides memory vs zero page; faults per 2M decide the zero page's size */
+static void test_classify(void **state)
+{
+	static const struct class_case cases[] = {
+		{ "huge zero page: one fault per 2M", 64u << 20, 0, 33, HZP_MAPPED_HUGE_ZERO },
+		{ "small zero page: one fault per 4K", 64u << 20, 0, 16385, HZP_MAPPED_SMALL_ZERO },
+		{ "both sizes", 64u << 20, 0, 2000, HZP_MAPPED_MIXED_ZERO },
+		{ "reads allocated huge pages", 64u << 20, 64u << 20, 33, HZP_MAPPED_MEMORY },
+		{ "reads allocated 4K pages", 64u << 20, 64u << 20, 16385, HZP_MAPPED_MEMORY },
+		{ "Rss just within 1%", 100u << 20, 1u << 20, 50, HZP_MAPPED_HUGE_ZERO },
+		{ "Rss past 1%", 100u << 20, (1u << 20) + 4096, 50, HZP_MAPPED_MEMORY },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(cases); i++) {
+		struct hzp_evidence ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.bytes = cases[i].bytes;
+		ev.vma.rss_bytes = cases[i].rss;
+		ev.first_minflt = cases[i].minflt;
+		if (hzp_classify(&ev) != cases[i].want)
+			fail_msg("%s: %s, want %s", cases[i].name, hzp_mapped_name(hzp_classify(&ev)),
+				 hzp_mapped_name(cases[i].want));
+	}
+}
+
+static void put_vmstat(uint64_t alloc, uint64_t failed)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "nr_free_pages 1000\nthp_fault_alloc 7\nthp_zero_page_alloc %llu\n"
+		 "thp_zero_page_alloc_failed %llu\nswpin_zero 0\n", (unsigned long long)alloc,
+		 (unsigned long long)failed);
+	wlt_put(fake_root, VMSTAT, text);
+}
+
+/* one mapping at BUF_ADDR with bytes, of which rss_kb resident, huge_kb on huge pages */
+static void put_smaps(uint64_t bytes, uint64_t rss_kb, uint64_t huge_kb)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "7e0000000000-7e0000001000 r--p 00000000 00:00 0\nRss:                   4 kB\n"
+		 "%llx-%llx rw-p 00000000 00:00 0\nSize: %llu kB\nRss: %llu kB\n"
+		 "AnonHugePages: %llu kB\n",
+		 (unsigned long long)BUF_ADDR, (unsigned long long)(BUF_ADDR + bytes),
+		 (unsigned long long)(bytes >> 10), (unsigned long long)rss_kb,
+		 (unsigned long long)huge_kb);
+	wlt_put(fake_root, SMAPS, text);
+}
+
+/* the evidence read from the fake files around a "first pass" with minflt faults */
+static void read_evidence(uint64_t bytes, uint64_t minflt, uint64_t zp_before, uint64_t zp_after,
+			  uint64_t fail_after, struct hzp_evidence *ev)
+{
+	struct hzp_zpstat z0, z1;
+	struct err e = ERR_INIT;
+
+	put_vmstat(zp_before, 0);
+	hzp_zpstat_read(fake_root, &z0);
+	put_vmstat(zp_after, fail_after);
+	hzp_zpstat_read(fake_root, &z1);
+	assert_true(z0.have && z1.have);
+	if (hzp_evidence_read(fake_root, BUF_ADDR + 4096, bytes, minflt, &z0, &z1, ev, &e))
+		fail_msg("evidence: %s", e.msg);
+}
+
+/* used: Rss 0, one fault per 2M, the huge zero page allocated on the way */
+static void test_evidence_used(void **state)
+{
+	const uint64_t bytes = 128u << 20;
+	struct hzp_evidence ev;
+	char why[REC_VAL_MAX] = "";
+
+	(void)state;
+	put_smaps(bytes, 0, 0);
+	read_evidence(bytes, 65, 8, 9, 0, &ev);
+	assert_true(ev.have_zp);
+	assert_int_equal(ev.zp_alloc, 1);
+	assert_int_equal(ev.zp_failed, 0);
+	assert_int_equal(ev.vma.rss_bytes, 0);
+	assert_int_equal(hzp_classify(&ev), HZP_MAPPED_HUGE_ZERO);
+	assert_true(hzp_zero_page_verdict(&ev, "madvise", true, why, sizeof(why)));
+	/* an existing huge zero page is not allocated again: a 0 delta is no evidence against */
+	read_evidence(bytes, 65, 9, 9, 0, &ev);
+	assert_true(hzp_zero_page_verdict(&ev, "madvise", true, why, sizeof(why)));
+}
+
+/* not used: the reads allocated real huge pages (issue 17's kernel), or took the 4K zero page */
+static void test_evidence_not_used(void **state)
+{
+	const uint64_t bytes = 1u << 30;
+	struct hzp_evidence ev;
+	char why[REC_VAL_MAX] = "";
+
+	(void)state;
+	put_smaps(bytes, 1u << 20, 1u << 20);
+	read_evidence(bytes, 514, 0, 0, 0, &ev);
+	assert_int_equal(hzp_classify(&ev), HZP_MAPPED_MEMORY);
+	assert_false(hzp_zero_page_verdict(&ev, "madvise", true, why, sizeof(why)));
+	if (!strstr(why, "reads allocated Rss 1G of 1G (AnonHugePages 1G) with use_zero_page=1, "
+			 "THP madvise, madvise=1; thp_zero_page_alloc +0 _failed +0"))
+		fail_msg("reason: '%s'", why);
+
+	/* the huge zero page could not be allocated: the faults fell back to the 4K zero page */
+	put_smaps(bytes, 0, 0);
+	read_evidence(bytes, 512u * 512, 3, 3, 2, &ev);
+	assert_int_equal(hzp_classify(&ev), HZP_MAPPED_SMALL_ZERO);
+	assert_false(hzp_zero_page_verdict(&ev, "always", false, why, sizeof(why)));
+	if (!strstr(why, "4K zero page (512 faults per 2M)") || !strstr(why, "_failed +2"))
+		fail_msg("reason: '%s'", why);
+
+	/* no counters: said, not guessed */
+	wlt_put(fake_root, VMSTAT, "nr_free_pages 1000\n");
+	put_smaps(bytes, 1u << 20, 0);
+	{
+		struct hzp_zpstat z0, z1;
+		struct err e = ERR_INIT;
+
+		hzp_zpstat_read(fake_root, &z0);
+		hzp_zpstat_read(fake_root, &z1);
+		assert_false(z0.have);
+		assert_int_equal(hzp_evidence_read(fake_root, BUF_ADDR, bytes, 9, &z0, &z1, &ev, &e), 0);
+	}
+	assert_false(ev.have_zp);
+	assert_false(hzp_zero_page_verdict(&ev, "always", false, why, sizeof(why)));
+	assert_non_null(strstr(why, "thp_zero_page_alloc unreadable"));
+}
+
+/*
+ * The whole workload on the fake tree (its smaps covers every address): the
+ * zp1 arm whose reads were resident says zero_page_in_effect=0 with the
+ * reason; the zp0 arm carries its coverage and no zero page verdict.
+ */
+static void test_run_fake(void **state)
+{
+	const char *argv[] = { "hzp", "--half=2M", "--passes=2", "--stride-passes=1", "--madvise=1",
+			       "--label=guest_thp=test" };
+	const struct record *r;
+	struct wlt_out o;
+	double d;
+
+	(void)state;
+	wlt_put(fake_root, SMAPS, "1000-7ffffffff000 rw-p 00000000 00:00 0\nRss: 4096 kB\n"
+				  "AnonHugePages: 4096 kB\n");
+	put_vmstat(5, 0);
+	wlt_put(fake_root, ZP, "1\n");
+	wlt_run(fake_root, argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	r = &o.rec[0];
+	wlt_declared("hzp", r, "guest_thp");
+	assert_string_equal(rec_get(r, "variant"), "zp1");
+	assert_string_equal(rec_get(r, "zero_page_mapped"), "none");
+	assert_string_equal(rec_get(r, "zero_page_in_effect"), "0");
+	assert_string_equal(rec_get(r, "vm_thp_zero_page_alloc"), "0");
+	assert_non_null(rec_get(r, "zero_page_reason"));
+	if (!strstr(rec_get(r, "zero_page_reason"), "reads allocated Rss 4M of 4M (AnonHugePages 4M) "
+						       "with use_zero_page=1, THP madvise, madvise=1"))
+		fail_msg("reason: '%s'", rec_get(r, "zero_page_reason"));
+	wlt_free(&o);
+
+	wlt_put(fake_root, ZP, "0\n");
+	wlt_run(fake_root, argv, N(argv), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	r = &o.rec[0];
+	assert_string_equal(rec_get(r, "variant"), "zp0");
+	assert_int_equal(rec_get_f64(r, "huge_pct", &d), 0);
+	assert_true(d == 100.0);
+	assert_null(rec_get(r, "zero_page_in_effect"));
+	assert_null(rec_get(r, "zero_page_reason"));
+	wlt_free(&o);
+	wlt_put(fake_root, ZP, "1\n");
+}
+
 /* system-wide page migrations and NUMA hinting faults so far (0 for a counter the kernel lacks) */
 static long long moved_pages(void)
 {
@@ -177,6 +370,13 @@ static void check_record(const struct record *r, uint64_t half, long long moved)
 			      (unsigned long long)stride, moved);
 	assert_int_equal(rec_get_u64(r, "rss_bytes", &u), 0);
 	assert_true(u <= 2 * half);
+	/* whatever this machine's kernel did, the record says what it was */
+	assert_non_null(rec_get(r, "zero_page_mapped"));
+	if (!strcmp(rec_get(r, "use_zero_page"), "1")) {
+		assert_int_equal(rec_get_u64(r, "zero_page_in_effect", &u), 0);
+		assert_true((u == 1) == !strcmp(rec_get(r, "zero_page_mapped"), "huge"));
+		assert_true((u == 0) == (rec_get(r, "zero_page_reason") != NULL));
+	}
 }
 
 static void test_real_run(void **state)
@@ -205,8 +405,11 @@ static int setup(void **state)
 {
 	(void)state;
 	if (!wlt_tree(small_root, false, 921600) || !wlt_tree(knob_root, true, 0) ||
-	    !wlt_tree(bare_root, true, 0))
+	    !wlt_tree(bare_root, true, 0) || !wlt_tree(fake_root, false, 8u << 20))
 		return -1;
+	wlt_put(fake_root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+	wlt_put(fake_root, "/sys/kernel/mm/transparent_hugepage/defrag", "[madvise] never\n");
+	wlt_put(fake_root, ZP, "1\n");
 	wlt_put(knob_root, "/sys/kernel/mm/transparent_hugepage/enabled",
 		"always [madvise] never\n");
 	wlt_put(knob_root, "/sys/kernel/mm/transparent_hugepage/defrag",
@@ -221,12 +424,13 @@ static int teardown(void **state)
 	wlt_tree_free(small_root);
 	wlt_tree_free(knob_root);
 	wlt_tree_free(bare_root);
+	wlt_tree_free(fake_root);
 	return 0;
 }
 
 int main(void)
 {
-	struct CMUnitTest tests[N(bad_cases) + 5];
+	struct CMUnitTest tests[N(bad_cases) + 9];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(bad_cases); i++)
@@ -239,6 +443,14 @@ int main(void)
 					  NULL };
 	tests[n++] = (struct CMUnitTest){ "runner variants parse", test_runner_variants, NULL, NULL,
 					  NULL };
+	tests[n++] = (struct CMUnitTest){ "what the read faults mapped: classification table",
+					  test_classify, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "fake vmstat and smaps: huge zero page used",
+					  test_evidence_used, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "fake vmstat and smaps: huge zero page not used",
+					  test_evidence_not_used, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "fake tree: zp1 not in effect with its reason, zp0 coverage",
+					  test_run_fake, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "short real runs: record parses, fields positive",
 					  test_real_run, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("hzp", tests, n, setup, teardown);

@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -167,6 +168,10 @@ static void test_good_build(void **state)
 	assert_int_equal(rec_get_f64(r, "setup_s", &d), 0);
 	assert_true(d >= 0);
 	assert_string_equal(rec_get(r, "setup"), "make");
+	/* the coverage evidence: 10 of the 15 faults that tried a huge page got one */
+	assert_int_equal(rec_get_f64(r, "huge_fault_pct", &d), 0);
+	assert_true(fabs(d - 200.0 / 3) < 1e-3);
+	assert_null(rec_get(r, "cov_note"));
 	/* the stand-in make got the argv, with no shell between: config, prepare, target */
 	wlt_read(ok_root, "/tmp/make-args", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "-s -C/tmp/thpeval-kc-ok-"));
@@ -255,6 +260,48 @@ static void test_last_line(void **state)
 	assert_string_equal(out, c->want);
 }
 
+struct hfp_case {
+	const char *name;
+	bool have;		/* both counters in both readings */
+	uint64_t a0, f0, a1, f1;
+	int ret;
+	double pct;
+};
+
+static const struct hfp_case hfp_cases[] = {
+	{ "all huge", true, 5, 0, 105, 0, 0, 100 },
+	{ "a quarter fell back", true, 0, 10, 30, 20, 0, 75 },
+	{ "no fault tried", true, 7, 7, 7, 7, -ENODATA, 0 },
+	{ "no counters", false, 0, 0, 0, 0, -ENOENT, -1 },
+	{ "counter went back", true, 9, 0, 8, 0, -ENOENT, -1 },
+};
+
+/* the build's huge page share of the faults that tried one */
+static void test_huge_fault_pct(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(hfp_cases); i++) {
+		const struct hfp_case *c = &hfp_cases[i];
+		struct guest_vmstat b, a;
+		double pct = -1;
+		int r;
+
+		memset(&b, 0, sizeof(b));
+		memset(&a, 0, sizeof(a));
+		b.have[GVM_THP_FAULT_ALLOC] = b.have[GVM_THP_FAULT_FALLBACK] = c->have;
+		a.have[GVM_THP_FAULT_ALLOC] = a.have[GVM_THP_FAULT_FALLBACK] = c->have;
+		b.v[GVM_THP_FAULT_ALLOC] = c->a0;
+		b.v[GVM_THP_FAULT_FALLBACK] = c->f0;
+		a.v[GVM_THP_FAULT_ALLOC] = c->a1;
+		a.v[GVM_THP_FAULT_FALLBACK] = c->f1;
+		r = kc_huge_fault_pct(&b, &a, &pct);
+		if (r != c->ret || fabs(pct - c->pct) > 1e-9)
+			fail_msg("%s: %d %g, want %d %g", c->name, r, pct, c->ret, c->pct);
+	}
+}
+
 static void test_lists(void **state)
 {
 	struct err e = ERR_INIT;
@@ -302,9 +349,15 @@ static void fake_root(char *root, unsigned long avail_kb, bool src, const char *
 }
 
 /* each call appends its argv, and whether the O= tree had a .config then */
-#define MAKE_OK "#!/bin/sh\nfor a; do case $a in O=*) o=${a#O=};; esac; done\n" \
+/* the timed step (neither tinyconfig nor prepare) faults: 10 huge pages, 5 fallbacks */
+#define MAKE_OK "#!/bin/sh\nfor a; do last=$a; case $a in O=*) o=${a#O=};; esac; done\n" \
 		"c=no; [ -f \"$o/.config\" ] && c=yes\n" \
 		"echo \"$@ config=$c\" >> \"$(dirname \"$0\")/../../tmp/make-args\"\n" \
+		"v=$(dirname \"$0\")/../../proc/vmstat\n" \
+		"case $last in tinyconfig|prepare) ;; *) a=$(sed -n 's/^thp_fault_alloc //p' \"$v\")\n" \
+		"f=$(sed -n 's/^thp_fault_fallback //p' \"$v\")\n" \
+		"printf 'pgfault 100\\nthp_fault_alloc %s\\nthp_fault_fallback %s\\n' $((a + 10)) " \
+		"$((f + 5)) > \"$v\";; esac\n" \
 		"echo '  CC      mm/slab.o'\nexit 0\n"
 #define MAKE_FAIL "#!/bin/sh\necho 'HOSTCC scripts/kconfig/conf.o'\n" \
 		  "echo 'scripts/kconfig: boom' >&2\nexit 2\n"
@@ -341,7 +394,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(bad_cases) + N(line_cases) + 5];
+	struct CMUnitTest tests[N(bad_cases) + N(line_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(bad_cases); i++)
@@ -351,6 +404,8 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){ line_cases[i].name, test_last_line, NULL, NULL,
 						  (void *)(uintptr_t)&line_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "config and target lists", test_lists, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "huge_fault_pct from vmstat deltas", test_huge_fault_pct, NULL,
+					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "a failing build: make's last line, printable",
 					  test_build_fail_line, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "a build with a stand-in make: result, argv, O= removed",

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "orchestrator/results.h"
+#include "orchestrator/results_load.h"
 #include "orchestrator/stats.h"
 
 static void test_summary(void **state)
@@ -175,6 +176,140 @@ static void test_json(void **state)
 	results_release(&r);
 }
 
+/* ---- cells built from workload records (what run.c's on_result does with them) ---- */
+
+/* a result record of workload/variant with "k=v" fields (numbers or text) */
+static void mk_record(struct record *r, const char *workload, const char *variant, const char *const *kv)
+{
+	rec_init(r, REC_RESULT, 0);
+	assert_int_equal(rec_add_str(r, "workload", workload), 0);
+	if (variant)
+		assert_int_equal(rec_add_str(r, "variant", variant), 0);
+	for (; *kv; kv += 2)
+		assert_int_equal(rec_add_str(r, kv[0], kv[1]), 0);
+}
+
+/* one repetition into the cell: numeric fields as metrics, then the treatment evidence */
+static void take(struct cell *c, const struct record *r)
+{
+	double v;
+	size_t i;
+
+	for (i = 0; i < r->nfields; i++)
+		if (strcmp(r->f[i].key, "workload") && strcmp(r->f[i].key, "variant") &&
+		    !rec_get_f64(r, r->f[i].key, &v))
+			assert_int_equal(metric_add(cell_metric(c, r->f[i].key, NULL), v), 0);
+	cell_take_evidence(c, r, strcmp(c->target, "host") ? &c->guest_cov : &c->host_cov, 0);
+	if (strcmp(c->target, "host"))
+		metric_add(&c->host_cov, 99);	/* QEMU's guest RAM, as sample_host_coverage adds it */
+	c->reps_ok++;
+}
+
+struct rcase {
+	const char *name, *target, *host, *guest, *workload, *variant;
+	const char *kv[12];
+	bool valid;
+	const char *why;
+	const char *evidence, *rule;	/* coverage.evidence and coverage.rule in results.json */
+};
+
+#define ZP_REASON "reads allocated Rss 1G of 1G (AnonHugePages 1G) with use_zero_page=1, THP madvise, " \
+		  "madvise=1; thp_zero_page_alloc +0 _failed +0: no huge zero page"
+
+static const struct rcase rcases[] = {
+	{ "hzp zp1 not in effect, guest", "guest", "always", "madvise", "hzp", "zp1",
+	  { "memcmp_ns", "1000", "zero_page_in_effect", "0", "zero_page_reason", ZP_REASON,
+	    "zero_page_mapped", "none", NULL },
+	  false, "huge zero page not in effect (zero_page_in_effect=0): " ZP_REASON,
+	  "zero_page_in_effect", "none" },
+	{ "hzp zp1 not in effect, host", "host", "madvise", "none", "hzp", "zp1",
+	  { "memcmp_ns", "1000", "zero_page_in_effect", "0", "zero_page_reason", ZP_REASON, NULL },
+	  false, "huge zero page not in effect (zero_page_in_effect=0): " ZP_REASON,
+	  "zero_page_in_effect", "none" },
+	{ "hzp zp1 in effect", "host", "madvise", "none", "hzp", "zp1",
+	  { "memcmp_ns", "1000", "zero_page_in_effect", "1", "zero_page_mapped", "huge", NULL },
+	  true, NULL, "zero_page_in_effect", "none" },
+	{ "hzp zp0 real huge pages", "guest", "always", "always", "hzp", "zp0",
+	  { "memcmp_ns", "3000", "huge_pct", "100", NULL }, true, NULL, "huge_pct", "setting" },
+	{ "color under host never", "host", "never", "none", "color", NULL,
+	  { "huge_pct", "0", "l1d_nways_ns", "1.5", NULL },
+	  false, "the arm asks for huge pages (MADV_HUGEPAGE, host THP never) but only 0.0% of the region",
+	  "huge_pct", "huge" },
+	{ "tlb 4k point, guest", "guest", "always", "always", "tlb", "ws16_4k",
+	  { "huge_pct", "0", "access_ns", "2.5", NULL }, true, NULL, "huge_pct", "base" },
+	{ "dd null: unmeasured", "guest", "always", "always", "dd", "null-4k",
+	  { "mib_s", "900", "cov_note", "dd's own buffer is in the dd process", NULL },
+	  false, "coverage of dd's buffer not measured: dd's own buffer is in the dd process", NULL,
+	  "unmeasured" },
+	{ "memset guest without guest_huge_pct", "guest", "always", "always", "memset", NULL,
+	  { "access_ns", "100", NULL }, false, "no coverage evidence: the records lack guest_huge_pct",
+	  "guest_huge_pct", "setting" },
+};
+
+static void test_record_cells(void **state)
+{
+	char dir[] = "/tmp/thpeval-test-rcells-XXXXXX", path[256];
+	const struct rcase *v = *state;
+	struct results *r = malloc(sizeof(*r)), *back = malloc(sizeof(*back));
+	struct cell_key k = { v->target, v->host, NULL, v->guest, v->workload, v->variant, NULL };
+	struct err e = ERR_INIT;
+	json_object *o, *cell, *x;
+	struct record rec;
+	struct cell *c;
+	int rep;
+
+	assert_non_null(r);
+	assert_non_null(back);
+	results_init(r);
+	c = results_cell_key(r, &k, NULL);
+	assert_non_null(c);
+	for (rep = 0; rep < 2; rep++) {
+		mk_record(&rec, v->workload, v->variant, v->kv);
+		take(c, &rec);
+	}
+	results_finish(r, 90.0);
+	if (c->valid != v->valid)
+		fail_msg("valid=%d (%s)", c->valid, c->invalid_reason);
+	if (!v->valid && !strstr(c->invalid_reason, v->why))
+		fail_msg("reason '%s' lacks '%s'", c->invalid_reason, v->why);
+
+	/* results.json says what decided, and the workload's note; loaded back, the same verdict */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	assert_int_equal(results_write_json(r, path, &e), 0);
+	o = json_object_from_file(path);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "cells", &x));
+	cell = json_object_array_get_idx(x, 0);
+	assert_true(json_object_object_get_ex(cell, "coverage", &x));
+	assert_true(json_object_object_get_ex(x, "rule", &x));
+	assert_string_equal(json_object_get_string(x), v->rule);
+	assert_true(json_object_object_get_ex(cell, "coverage", &x));
+	assert_true(json_object_object_get_ex(x, "evidence", &x));
+	if (v->evidence)
+		assert_string_equal(json_object_get_string(x), v->evidence);
+	else
+		assert_null(x);
+	assert_true(json_object_object_get_ex(cell, "treatment_note", &x));
+	if (c->treatment_note[0])
+		assert_string_equal(json_object_get_string(x), c->treatment_note);
+	else
+		assert_null(x);
+	json_object_put(o);
+	if (results_load(path, back, &e))
+		fail_msg("load: %s", e.msg);
+	assert_string_equal(back->cells[0].treatment_note, c->treatment_note);
+	results_finish(back, 90.0);
+	assert_int_equal(back->cells[0].valid, v->valid);
+	assert_string_equal(back->cells[0].invalid_reason, c->invalid_reason);
+	unlink(path);
+	rmdir(dir);
+	results_release(back);
+	results_release(r);
+	free(back);
+	free(r);
+}
+
 /* the earlier file is intact and nothing but it is left in dir */
 static void assert_only_first(const char *dir)
 {
@@ -251,13 +386,20 @@ static void test_atomic_write(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_ci_coverage),
 		cmocka_unit_test(test_validation),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_atomic_write),
 	};
+	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + sizeof(rcases) / sizeof(rcases[0])];
+	size_t i, n = 0;
 
-	return cmocka_run_group_tests_name("orchestrator/results", tests, NULL, NULL);
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		tests[n++] = fixed[i];
+	for (i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
+		tests[n++] = (struct CMUnitTest){ rcases[i].name, test_record_cells, NULL, NULL,
+						  (void *)(uintptr_t)&rcases[i] };
+	return _cmocka_run_group_tests("orchestrator/results", tests, n, NULL, NULL);
 }

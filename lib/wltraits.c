@@ -1,0 +1,270 @@
+#include "wltraits.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const want_names[] = {
+	[WL_WANT_NONE] = "none",
+	[WL_WANT_SETTING] = "setting",
+	[WL_WANT_ALWAYS] = "always",
+	[WL_WANT_HUGE] = "huge",
+	[WL_WANT_BASE] = "base",
+	[WL_WANT_FIELD] = "field",
+	[WL_WANT_UNMEASURED] = "unmeasured",
+};
+_Static_assert(sizeof(want_names) / sizeof(want_names[0]) == WL_WANT__COUNT,
+	       "want_names out of sync with enum wl_want");
+
+const char *wl_want_name(enum wl_want w)
+{
+	return (unsigned)w < WL_WANT__COUNT ? want_names[w] : "?";
+}
+
+/*
+ * The rules. Field names are the ones the guest workloads write (their
+ * metric tables declare them; tests/guest/test_workload.c checks that).
+ */
+static const struct wl_rule memset_rules[] = {
+	/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
+	{ "*", "guest_huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the buffer" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule tlb_rules[] = {
+	/* the baseline page and the 4K-backed points: a MADV_NOHUGEPAGE (or split) region */
+	{ "base", "huge_pct", WL_WANT_BASE, NULL, NULL, NULL, NULL, "the 4K-backed region" },
+	{ "ws*_4k", "huge_pct", WL_WANT_BASE, NULL, NULL, NULL, NULL, "the 4K-backed region" },
+	/* the 2M-backed points and the summary's 4K - 2M differences: a MADV_HUGEPAGE region */
+	{ "*", "huge_pct", WL_WANT_HUGE, NULL, NULL, NULL, NULL, "the 2M-backed region" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule hzp_rules[] = {
+	/* use_zero_page=1: the read faults must map the huge zero page */
+	{ "zp1", NULL, WL_WANT_NONE, NULL, "zero_page_in_effect", "huge zero page", "zero_page_reason",
+	  "the buffer" },
+	/* use_zero_page=0 (or no knob): the reads allocate, huge pages unless THP is never */
+	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the buffer" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule clearorder_rules[] = {
+	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the tasks' buffers" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule color_rules[] = {
+	/* its frames one cache way apart must be physically contiguous: one huge page */
+	{ "*", "huge_pct", WL_WANT_HUGE, NULL, NULL, NULL, NULL, "the region" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule dd_rules[] = {
+	/* the tmpfs file: its page size is the tmpfs mount's (huge=) and shmem_enabled's */
+	{ "tmpfs-*", "tmpfs_huge_pct", WL_WANT_FIELD, "tmpfs_huge_want", NULL, NULL, "cov_note",
+	  "the tmpfs file" },
+	/* /dev/null: the memory is dd's own buffer, in the dd process */
+	{ "*", NULL, WL_WANT_UNMEASURED, NULL, NULL, NULL, "cov_note", "dd's buffer" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule kcompile_rules[] = {
+	/* gcc and make do not madvise: huge pages under always only */
+	{ "*", "huge_fault_pct", WL_WANT_ALWAYS, NULL, NULL, NULL, "cov_note",
+	  "the build's faults that tried a huge page" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_traits traits[] = {
+	{ "memset", memset_rules },
+	{ "tlb", tlb_rules },
+	{ "hzp", hzp_rules },
+	{ "clearorder", clearorder_rules },
+	{ "color", color_rules },
+	{ "dd", dd_rules },
+	{ "kcompile", kcompile_rules },
+};
+
+/* a workload without traits: the record field memset has always carried */
+static const struct wl_rule default_rule = {
+	"*", "guest_huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the buffer"
+};
+
+const struct wl_traits *wltraits_at(size_t i)
+{
+	return i < sizeof(traits) / sizeof(traits[0]) ? &traits[i] : NULL;
+}
+
+const struct wl_traits *wltraits_find(const char *workload)
+{
+	const struct wl_traits *t;
+	size_t i;
+
+	for (i = 0; workload && (t = wltraits_at(i)); i++)
+		if (!strcmp(t->name, workload))
+			return t;
+	return NULL;
+}
+
+const struct wl_rule *wltraits_rule(const char *workload, const char *variant)
+{
+	const struct wl_traits *t = wltraits_find(workload);
+	const struct wl_rule *r;
+
+	for (r = t ? t->rules : NULL; r && r->variant; r++)
+		if (!fnmatch(r->variant, variant ? variant : "", 0))
+			return r;
+	return &default_rule;
+}
+
+void wltraits_describe(const struct wl_rule *r, char *buf, size_t len)
+{
+	const char *cov = r->cov_field ? r->cov_field : "-";
+
+	switch (r->want) {
+	case WL_WANT_NONE:
+		if (r->effect_field)
+			snprintf(buf, len, "%s=1 (%s in effect), else invalid with %s", r->effect_field,
+				 r->effect_what ? r->effect_what : "treatment",
+				 r->reason_field ? r->reason_field : "no reason");
+		else
+			snprintf(buf, len, "no evidence rule");
+		return;
+	case WL_WANT_SETTING:
+		snprintf(buf, len, "%s: huge pages of %s unless THP is never, none under never", cov,
+			 r->what);
+		return;
+	case WL_WANT_ALWAYS:
+		snprintf(buf, len, "%s: huge pages of %s under THP always, none under madvise or never",
+			 cov, r->what);
+		return;
+	case WL_WANT_HUGE:
+		snprintf(buf, len, "%s: huge pages of %s whatever the THP setting (MADV_HUGEPAGE)", cov,
+			 r->what);
+		return;
+	case WL_WANT_BASE:
+		snprintf(buf, len, "%s: no huge pages of %s whatever the THP setting (MADV_NOHUGEPAGE)",
+			 cov, r->what);
+		return;
+	case WL_WANT_FIELD:
+		snprintf(buf, len, "%s: huge pages of %s where %s=1, none where 0", cov, r->what,
+			 r->want_field ? r->want_field : "?");
+		return;
+	case WL_WANT_UNMEASURED:
+		snprintf(buf, len, "coverage of %s not measured (%s says why): never valid", r->what,
+			 r->reason_field ? r->reason_field : "no field");
+		return;
+	case WL_WANT__COUNT:
+		break;
+	}
+	snprintf(buf, len, "?");
+}
+
+static bool is_never(const char *setting)
+{
+	return setting && !strcmp(setting, "never");
+}
+
+static const char *note_or(const struct wl_evidence *ev, const char *def)
+{
+	return ev->note && ev->note[0] ? ev->note : def;
+}
+
+/* huge pages expected (1), none (0), or unknown (-1 with why set) */
+static int expect_huge(const struct wl_rule *r, const struct wl_evidence *ev, char *why, size_t len)
+{
+	switch (r->want) {
+	case WL_WANT_SETTING:
+		return !is_never(ev->setting);
+	case WL_WANT_ALWAYS:
+		return ev->setting && !strcmp(ev->setting, "always");
+	case WL_WANT_HUGE:
+		return 1;
+	case WL_WANT_BASE:
+		return 0;
+	case WL_WANT_FIELD:
+		if (!ev->nwant) {
+			snprintf(why, len, "no %s in the records: what the arm asked for is unknown",
+				 r->want_field ? r->want_field : "want field");
+			return -1;
+		}
+		if (ev->want_min != ev->want_max) {
+			snprintf(why, len, "the repetitions disagree on %s (%g and %g)", r->want_field,
+				 ev->want_min, ev->want_max);
+			return -1;
+		}
+		return ev->want_min >= 0.5;
+	case WL_WANT_NONE:
+	case WL_WANT_UNMEASURED:
+	case WL_WANT__COUNT:
+		break;
+	}
+	snprintf(why, len, "no coverage rule '%s'", wl_want_name(r->want));
+	return -1;
+}
+
+/* "guest THP is always" / "the arm asks for huge pages (MADV_HUGEPAGE)" / "tmpfs_huge_want=1" */
+static void asked(const struct wl_rule *r, const struct wl_evidence *ev, int huge, char *buf, size_t len)
+{
+	if (r->want == WL_WANT_HUGE)
+		snprintf(buf, len, "the arm asks for huge pages (MADV_HUGEPAGE, %s THP %s)", ev->layer,
+			 ev->setting ? ev->setting : "?");
+	else if (r->want == WL_WANT_BASE)
+		snprintf(buf, len, "the arm asks for base pages (MADV_NOHUGEPAGE)");
+	else if (r->want == WL_WANT_FIELD)
+		snprintf(buf, len, "%s=%d", r->want_field, huge);
+	else
+		snprintf(buf, len, "%s THP is %s", ev->layer, ev->setting ? ev->setting : "?");
+}
+
+bool wltraits_judge(const struct wl_rule *r, const struct wl_evidence *ev, char *why, size_t len)
+{
+	const char *what = r->what ? r->what : "the memory measured";
+	char a[128];
+	int huge;
+
+	if (r->effect_field && ev->neffect && ev->effect_min < 0.5) {
+		snprintf(why, len, "%s not in effect (%s=0): %s",
+			 r->effect_what ? r->effect_what : "treatment", r->effect_field,
+			 note_or(ev, "no reason given"));
+		return false;
+	}
+	if (r->want == WL_WANT_UNMEASURED) {
+		snprintf(why, len, "coverage of %s not measured: %s", what,
+			 note_or(ev, "the workload cannot measure it"));
+		return false;
+	}
+	if (r->want == WL_WANT_NONE) {
+		if (r->effect_field && !ev->neffect) {
+			snprintf(why, len, "no evidence of the %s: the records lack %s",
+				 r->effect_what ? r->effect_what : "treatment", r->effect_field);
+			return false;
+		}
+		return true;
+	}
+	if (!ev->ncov) {
+		snprintf(why, len, "no coverage evidence: the records lack %s%s%s",
+			 r->cov_field ? r->cov_field : "a coverage field", ev->note && ev->note[0] ? ": " : "",
+			 note_or(ev, ""));
+		return false;
+	}
+	huge = expect_huge(r, ev, why, len);
+	if (huge < 0)
+		return false;
+	asked(r, ev, huge, a, sizeof(a));
+	if (huge && ev->cov_min < ev->min_cov) {
+		snprintf(why, len, "%s but only %.1f%% of %s is on %s huge pages (need %.0f%%)%s%s", a,
+			 ev->cov_min, what, ev->layer, ev->min_cov, ev->note && ev->note[0] ? ": " : "",
+			 note_or(ev, ""));
+		return false;
+	}
+	if (!huge && ev->cov_max > ev->off_max) {
+		snprintf(why, len, "%s but %.1f%% of %s is on %s huge pages%s", a, ev->cov_max, what,
+			 ev->layer,
+			 r->want == WL_WANT_ALWAYS && !is_never(ev->setting) ?
+				 " (it does not madvise: none expected)" : "");
+		return false;
+	}
+	return true;
+}
