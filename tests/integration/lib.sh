@@ -98,19 +98,19 @@ free_2m_mib() {
 }
 
 # thpeval's cell validity rule (orchestrator/results.c cell_validate) applied to
-# the coverage samples a cell records: what .valid must say. $min is
+# the coverage samples a cell records: what .valid must say. $need is
 # settings.min_coverage_pct; a host-never cell may hold up to 1% huge pages.
 # shellcheck disable=SC2016
-JQ_EXPECT_VALID='def expect_valid($min):
+JQ_EXPECT_VALID='def expect_valid($need):
 	([.coverage.host_huge_pct_samples.samples[]? | select(. != null)]) as $h
 	| ([.coverage.guest_huge_pct_samples.samples[]? | select(. != null)]) as $g
 	| if .reps_ok == 0 then false
 	  elif ($h | length) == 0 then .target == "host"
 	  elif .host_thp == "never" and ($h | max) > 1 then false
-	  elif .host_thp != "never" and ($h | min) < $min and .host_state != "fragmented" then false
+	  elif .host_thp != "never" and ($h | min) < $need and .host_state != "fragmented" then false
 	  elif .target == "host" or ($g | length) == 0 then true
 	  elif .guest_thp == "never" and ($g | max) > 1 then false
-	  elif .guest_thp != "never" and ($g | min) < $min then false
+	  elif .guest_thp != "never" and ($g | min) < $need then false
 	  else true end;'
 
 # the cells of results.json $1 whose .valid is not what their evidence says, as
