@@ -47,7 +47,9 @@ fi
 
 PNG=$OUT/report.png
 rm -f "$PNG"
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+# sRGB output: the pixel check below matches the charts' exact colours, which a
+# display colour profile would shift
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --force-color-profile=srgb \
 	--disable-background-networking --disable-component-update --disable-sync \
 	--user-data-dir="$TMP/profile" --screenshot="$PNG" --window-size=$W,$H \
 	"file://$(readlink -f "$OUT/report.html")" >"$TMP/chromium.log" 2>&1
