@@ -31,7 +31,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 for i in $(seq 1 "$N"); do
 	start=$SECONDS
-	until "$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M --size=16M \
+	until "$BIN" run --host-thp=never --guest-thp=never --boots=1 --reps=1 --warmup=0 --memory=512M --size=16M \
 		--accesses=10000 --db=none --out="$WORK/o$i" --quiet >/dev/null 2>"$WORK/e$i"; do
 		if grep -q "are locked by" "$WORK/e$i" && [ $((SECONDS - start)) -lt "$LOCK_WAIT" ]; then
 			sleep 2
@@ -83,7 +83,7 @@ jq -r '"mde (\(.accel)): memset access_ns, default reps: " + ([.cells[] | "\(.ho
 #  repetitions, warm-up and host-cold repetitions; the guest's total_s runs from domain
 #  create to power-off. Target under TCG here: 180 s.
 wl=$("$BIN" workloads | grep -v '^[[:space:]]' | grep -vx kcompile | paste -sd, -)
-"$BIN" run --workloads="$wl" --host-thp=never --db=none --out="$WORK/wl" --quiet \
+"$BIN" run --workloads="$wl" --host-thp=never --boots=1 --db=none --out="$WORK/wl" --quiet \
 	>/dev/null 2>"$WORK/wl.err" || { echo "bench: workloads run failed: $(tail -1 "$WORK/wl.err")" >&2; exit 1; }
 jq --arg wl "$wl" '{ benchmark: "workloads", accel, target_s: 180, workloads: ($wl | split(",")),
 	  guests: [.guests[] | { name, total_s, create_to_first_record_s }],
@@ -107,7 +107,7 @@ fi
 # ---- kcompile under TCG (slow: opt in with BENCH_KCOMPILE=1) -------------------------
 #  tinyconfig mm/ in one guest; target: at most 10 minutes of build (wall_s) under TCG here.
 if [ "${BENCH_KCOMPILE:-0}" = 1 ]; then
-	"$BIN" run --workloads=kcompile --host-thp=never --guest-thp=never --reps=1 --warmup=0 --vcpus=2 \
+	"$BIN" run --workloads=kcompile --host-thp=never --guest-thp=never --boots=1 --reps=1 --warmup=0 --vcpus=2 \
 		--db=none --out="$WORK/kc" --quiet >/dev/null 2>"$WORK/kc.err" ||
 		{ echo "bench: kcompile run failed: $(tail -1 "$WORK/kc.err")" >&2; exit 1; }
 	jq '{ benchmark: "kcompile", accel, target_s: 600,

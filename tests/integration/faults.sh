@@ -13,7 +13,7 @@ if [ "$(id -u)" -ne 0 ] || [ ! -w "$THP/enabled" ]; then
 	finish
 fi
 tools/services.sh || { ko "libvirtd could not be started"; finish; }
-ARGS="--guest-thp=always --memory=512M --size=32M --state-dir=$STATE --db=none"
+ARGS="--boots=1 --guest-thp=always --memory=512M --size=32M --state-dir=$STATE --db=none"
 # bounds (lib.sh it_run): every run here ends its guests itself within --timeout
 # (5 minutes, 25 s in the hang test), so 7 minutes without a line on stderr is a hang
 LIMIT=2400 STALL=420

@@ -24,7 +24,7 @@ if ! tools/services.sh; then
 	finish
 fi
 
-COMMON="--workloads=kcompile --reps=1 --warmup=0 --state-dir=$STATE --db=none"
+COMMON="--workloads=kcompile --boots=1 --reps=1 --warmup=0 --state-dir=$STATE --db=none"
 # bounds (lib.sh it_run): a kcompile guest may build silently for up to thpeval's own
 # limits (--timeout 15m plus --kcompile-timeout 20m by default), so 40 minutes
 # without a line on stderr is a hang

@@ -17,7 +17,7 @@ fi
 tools/services.sh || { ko "libvirtd could not be started"; finish; }
 [ -z "$(holders)" ] || { sk "a memory fragmenter of another run is alive: $(holders)"; finish; }
 
-RUNARGS="--reps=2 --warmup=0 --cold-reps=0 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=none --format=text,json,html"
+RUNARGS="--boots=1 --reps=2 --warmup=0 --cold-reps=0 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=none --format=text,json,html"
 # bounds (lib.sh it_run): thpeval prints progress on stderr and ends a guest itself
 # after --timeout=10m, so 12 minutes without a line is a hang
 LIMIT=3600 STALL=720

@@ -66,7 +66,7 @@ else
 	WL=memset,tlb,hzp,clearorder,color,dd
 	before=$(thp_snapshot)
 	t0=$(date +%s)
-	nothp timeout -k 10 600 "$BIN" run --target=host --workloads=$WL --host-thp=always --reps=1 \
+	nothp timeout -k 10 600 "$BIN" run --target=host --workloads=$WL --host-thp=always --boots=1 --reps=1 \
 		--warmup=0 --cold-reps=0 --size=64M --state-dir="$STATE" --db=none --out="$WORK/h" \
 		>"$WORK/h.out" 2>"$WORK/h.err"
 	rc=$?
@@ -115,7 +115,7 @@ if ! tools/services.sh; then
 else
 	t0=$(date +%s)
 	timeout -k 10 900 "$BIN" run --target=guest --workloads=hzp,color --host-thp=never \
-		--guest-thp=always --reps=1 --warmup=0 --cold-reps=0 --state-dir="$STATE" --db=none \
+		--guest-thp=always --boots=1 --reps=1 --warmup=0 --cold-reps=0 --state-dir="$STATE" --db=none \
 		--out="$WORK/g" >"$WORK/g.out" 2>"$WORK/g.err"
 	rc=$?
 	J=$WORK/g/results.json

@@ -32,7 +32,7 @@ t0=$(date +%s)
 # bounds (lib.sh it_run): thpeval prints progress on stderr and ends a guest itself
 # after its --timeout (15 minutes by default): 20 minutes without a line is a hang
 it_run 3600 1200 "$WORK/r1.out" "$WORK/r1.err" "$BIN" run --target=both --workloads="$WL" --host-thp=always \
-	--guest-thp=always --reps=1 --warmup=0 --cold-reps=0 --state-dir="$STATE" --db=none --out="$WORK/r1"
+	--guest-thp=always --boots=1 --reps=1 --warmup=0 --cold-reps=0 --state-dir="$STATE" --db=none --out="$WORK/r1"
 rc=$it_rc
 t1=$(date +%s)
 f2m1=$(free_2m_mib)
