@@ -20,8 +20,9 @@ if ! tools/services.sh; then
 	finish
 fi
 
-# small but real: 2 measured reps + 1 warm-up per cell, 64 MiB buffer
-RUNARGS="--reps=2 --warmup=1 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=$WORK/history.db"
+# small but real: 2 boots per host setting (host-side effects replicate over boots), 1
+# measured rep + 1 warm-up per cell in each, 2 host-cold reps, 64 MiB buffer
+RUNARGS="--boots=2 --reps=1 --warmup=1 --cold-reps=2 --memory=512M --size=64M --accesses=300000 --timeout=10m --state-dir=$STATE --db=$WORK/history.db"
 # bounds of a run (lib.sh it_run): thpeval prints progress on stderr and ends a
 # guest itself after --timeout=10m, so 12 minutes without a line is a hang; a run
 # still printing after 45 minutes is on a host too slow for these checks
@@ -50,12 +51,19 @@ if [ -z "$it_stop" ] && [ -s "$J" ]; then
 	[ "$combos" = "always/always always/never never/always never/never" ] && ok "cell grid complete" || ko "grid: $combos"
 	bad=$(jq '[.cells[] | select(.variant == null) | select((.metrics.access_ns.samples | length) != 2 or (.metrics.fault_ns_per_4k.samples | length) != 2)] | length' "$J")
 	[ "$bad" = 0 ] && ok "every cell has 2 access and fault samples" || ko "$bad cells lack samples"
+	nb=$(jq -c '[.cells[] | .metrics.fault_ns_per_4k.boot | unique | length] | unique' "$J")
+	[ "$nb" = "[2]" ] && ok "every cell's samples come from its 2 boots" || ko "boots per cell: $nb"
+	order=$(jq -r .settings.group_order "$J")
+	echo "$order" | grep -Eq '^0:([a-z]+)/ondemand 0:([a-z]+)/ondemand 1:\2/ondemand 1:\1/ondemand$' &&
+		ok "host groups in ABBA order ($order)" || ko "host group order not ABBA: $order"
+	hm=$(jq -r '[.effects[] | select(.side == "host" and .available) | .method] | unique | join(",")' "$J")
+	[ "$hm" = boots ] && ok "host-side effects are computed over boots" || ko "host-side effect methods: '$hm'"
 	# the host-cold series (--cold-reps default 3): fresh guest memory, so the
 	# QEMU process faults during it; with host never one fault per 4K page, unless
 	# a per-size mTHP knob of this host gives large folios while 'enabled' is never
 	# (a plain --host-thp value sets only the top-level knob)
-	ncold=$(jq '[.cells[] | select(.variant == "cold" and (.metrics.fault_ns_per_4k.samples | length) == 3)] | length' "$J")
-	[ "$ncold" = 4 ] && ok "4 host-cold cells with 3 fault samples each" || ko "host-cold cells: $ncold"
+	ncold=$(jq '[.cells[] | select(.variant == "cold" and (.metrics.fault_ns_per_4k.samples | length) == 4)] | length' "$J")
+	[ "$ncold" = 4 ] && ok "4 host-cold cells with 2 boots x 2 fault samples each" || ko "host-cold cells: $ncold"
 	coldf=$(jq --argjson ps "$(getconf PAGESIZE)" '[.cells[] | select(.variant == "cold" and .host_thp == "never") | (.metrics.host_qemu_minflt.mean / (.metrics.rss_bytes.mean / $ps))] | min' "$J")
 	mon=$(mthp_on_under_never)
 	if [ -n "$mon" ]; then
@@ -125,7 +133,7 @@ if [ -z "$it_stop" ] && [ -s "$J" ]; then
 	fi
 	nx=$(ls "$WORK"/r1/guests/*.xml 2>/dev/null | wc -l)
 	nl=$(ls "$WORK"/r1/guests/*.console.log 2>/dev/null | wc -l)
-	[ "$nx" = 2 ] && [ "$nl" = 2 ] && ok "domain XML and console log kept for both guests" || ko "guest files: $nx xml, $nl logs"
+	[ "$nx" = 4 ] && [ "$nl" = 4 ] && ok "domain XML and console log kept for all 4 guests" || ko "guest files: $nx xml, $nl logs"
 	grep -q 'host_thp' "$WORK/r1.out" && ok "table printed" || ko "no table on stdout"
 	tests/report/schema.sh "$J" >"$WORK/schema.out" 2>&1 && ok "results.json valid against doc/results.schema.json" ||
 		ko "schema: $(grep -v PASS "$WORK/schema.out" | head -3)"
@@ -140,7 +148,7 @@ fi
 # cell may well be valid: only thpeval's validity rule is checked then
 mk=$(memfd_huge_knobs)
 it_run 1800 720 "$WORK/rb.out" "$WORK/rb.err" "$BIN" run --host-thp=always --guest-thp=never --host-backing=memfd \
-	--reps=2 --warmup=0 --memory=512M --size=16M --accesses=20000 --timeout=10m --state-dir="$STATE" \
+	--boots=2 --reps=1 --warmup=0 --memory=512M --size=16M --accesses=20000 --timeout=10m --state-dir="$STATE" \
 	--db="$WORK/history.db" --out="$WORK/rb"
 J=$WORK/rb/results.json
 if it_over "memfd run"; then :; elif [ -s "$J" ]; then
@@ -170,7 +178,7 @@ if ! grep -q ' hugetlbfs ' /proc/mounts || [ ! -w "$POOL" ]; then
 else
 	pool0=$(cat "$POOL")
 	it_run 1800 720 "$WORK/rh.out" "$WORK/rh.err" "$BIN" run --host-thp=always --guest-thp=always \
-		--host-backing=anonymous,hugetlbfs --reps=2 --warmup=0 --cold-reps=0 --memory=512M --size=16M \
+		--host-backing=anonymous,hugetlbfs --boots=2 --reps=1 --warmup=0 --cold-reps=0 --memory=512M --size=16M \
 		--accesses=20000 --timeout=10m --state-dir="$STATE" --db=none --out="$WORK/rh"
 	J=$WORK/rh/results.json
 	if it_over "hugetlbfs run"; then :; elif [ -s "$J" ]; then
@@ -185,6 +193,36 @@ else
 	fi
 	[ "$(cat "$POOL")" = "$pool0" ] && ok "2M hugetlb pool back at $pool0 pages after the run" ||
 		ko "hugetlb pool not restored: $pool0 -> $(cat "$POOL")"
+fi
+
+# ---- 1d. both allocation modes, and --target-ci bounded by --max-reps ------------------
+# one boot per host group, then --target-ci (unreachable) adds rounds until another
+# would pass --max-reps=2: 2 rounds of the 4 groups (never/always x ondemand/immediate);
+# QEMU preallocates 'immediate' guests, so their host-cold reps take no host faults, and
+# host prefault is the ondemand-minus-immediate contrast
+it_run 1800 720 "$WORK/rp.out" "$WORK/rp.err" "$BIN" run --host-thp=always --guest-thp=always \
+	--host-prefault=ondemand,immediate --boots=1 --reps=1 --warmup=0 --cold-reps=1 --target-ci=0.01 \
+	--max-reps=2 --memory=512M --size=16M --accesses=20000 --timeout=10m --state-dir="$STATE" --db=none \
+	--out="$WORK/rp"
+J=$WORK/rp/results.json
+if it_over "allocation and target-ci run"; then :; elif [ "$it_rc" -eq 0 ] && [ -s "$J" ]; then
+	rounds=$(jq .settings.rounds "$J")
+	[ "$rounds" = 2 ] && grep -q -- "--max-reps 2 is reached" "$WORK/rp.err" &&
+		ok "--target-ci added rounds until --max-reps: $rounds rounds, stopped with the reason" ||
+		ko "--target-ci/--max-reps: $rounds rounds; $(grep -i 'half-width\|max-reps' "$WORK/rp.err" | tail -2)"
+	pfs=$(jq -r '[.cells[] | .host_prefault] | unique | join(",")' "$J")
+	[ "$pfs" = "immediate,ondemand" ] && ok "--host-prefault=ondemand,immediate: cells of both modes" ||
+		ko "allocation modes in the cells: $pfs"
+	fi_od=$(jq --argjson ps "$(getconf PAGESIZE)" '[.cells[] | select(.variant == "cold" and .host_thp == "never" and .host_prefault == "ondemand") | .metrics.host_qemu_minflt.mean / (.metrics.rss_bytes.mean / $ps)] | min' "$J")
+	fi_im=$(jq --argjson ps "$(getconf PAGESIZE)" '[.cells[] | select(.variant == "cold" and .host_thp == "never" and .host_prefault == "immediate") | .metrics.host_qemu_minflt.mean / (.metrics.rss_bytes.mean / $ps)] | max' "$J")
+	jq -e "$fi_im < 0.5 * $fi_od" >/dev/null <<<'null' &&
+		ok "immediate guests were preallocated: QEMU faults per host-cold page at most $fi_im, under half of ondemand's least ($fi_od)" ||
+		ko "immediate allocation: QEMU faults per host-cold page $fi_im against ondemand $fi_od"
+	note=$(jq -r '[.effects[] | select(.side == "host" and .component == "prefault" and .available) | .note] | first // ""' "$J")
+	echo "$note" | grep -q "ondemand minus immediate" && ok "host prefault from the ondemand-minus-immediate contrast" ||
+		ko "host prefault contrast: '$note' ($(jq -c '[.effects[] | select(.side == "host" and .component == "prefault") | .note]' "$J"))"
+else
+	ko "allocation and target-ci run: exit $it_rc; $(tail -2 "$WORK/rp.err")"
 fi
 
 # ---- 2. bad input: one-line error, non-zero exit, host untouched ------------------
