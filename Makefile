@@ -58,6 +58,8 @@ TEST_SRC := $(wildcard tests/lib/test_*.c tests/host/test_*.c tests/images/test_
 GTEST_SRC := $(wildcard tests/guest/test_*.c)
 TEST_BIN := $(patsubst %.c,$(O)/%,$(TEST_SRC))
 GTEST_BIN := $(patsubst %.c,$(O)/%,$(GTEST_SRC))
+# test-only programs that print figures for a script to check (no cmocka)
+STATS_BIN := $(O)/tests/stats/t_table
 
 .PHONY: all clean check unit integration run bench help deps fuzz sanitize
 all: $(BIN) $(GUEST_BIN)
@@ -103,15 +105,20 @@ $(GTEST_BIN): $(O)/tests/guest/%: tests/guest/%.c $(O)/libguest.a
 	$(Q)$(CC) $(BASE_CFLAGS) -DTHPEVAL_GUEST $(CMOCKA_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ $< \
 		$(O)/libguest.a $(CMOCKA_LIBS) -lm
 
+$(STATS_BIN): $(O)/tests/stats/%: tests/stats/%.c $(O)/libthpeval.a
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(O)/libthpeval.a -lm
+
 # ---- tests --------------------------------------------------------------------
-SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh)
+SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh tests/stats/*.sh)
 
 # each stage ends with "STAGE: N passed, N failed, N skipped" (tests/run-stage.sh);
 # STAGE_PREFIX names the sanitizer pass's stages apart
 STAGE_PREFIX ?=
-unit: all $(TEST_BIN) $(GTEST_BIN)
+unit: all $(TEST_BIN) $(GTEST_BIN) $(STATS_BIN)
 	@tools/services.sh
-	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" \
+	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" THPEVAL_T_TABLE=$(abspath $(STATS_BIN)) \
 		tests/run-stage.sh $(STAGE_PREFIX)unit $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
