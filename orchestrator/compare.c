@@ -150,67 +150,13 @@ bool cell_same_key(const struct cell *a, const struct cell *b)
 /* ---- statistics ----------------------------------------------------------------- */
 
 /* continued fraction of the incomplete beta function (modified Lentz) */
-static double betacf(double a, double b, double x)
-{
-	const double eps = 1e-15, tiny = 1e-300;
-	double qab = a + b, qap = a + 1, qam = a - 1;
-	double c = 1, d = 1 - qab * x / qap, h;
-	int m;
-
-	if (fabs(d) < tiny)
-		d = tiny;
-	d = 1 / d;
-	h = d;
-	for (m = 1; m <= 500; m++) {
-		double m2 = 2.0 * m, aa, del;
-
-		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		del = d * c;
-		h *= del;
-		if (fabs(del - 1) < eps)
-			break;
-	}
-	return h;
-}
-
-/* regularized incomplete beta I_x(a, b) */
-static double betai(double a, double b, double x)
-{
-	double bt;
-
-	if (x <= 0)
-		return 0;
-	if (x >= 1)
-		return 1;
-	bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
-	if (x < (a + 1) / (a + b + 2))
-		return bt * betacf(a, b, x) / a;
-	return 1 - bt * betacf(b, a, 1 - x) / b;
-}
-
 double student_t_p2(double t, double df)
 {
 	if (!isfinite(df) || df <= 0 || isnan(t))
 		return NAN;
 	if (isinf(t))
 		return 0;
-	return betai(df / 2, 0.5, df / (df + t * t));
+	return 2 * t_cdf(-fabs(t), df);	/* the lower tail: no cancellation for small p */
 }
 
 int welch_test(const struct summary *a, const struct summary *b, double *t, double *df, double *p)
@@ -376,7 +322,7 @@ static void test_row(struct cmp_row *row, const struct metric *bm, const struct 
 	d = c.mean - b.mean;
 	se = sqrt(b.var + c.var);
 	df = se > 0 ? pow(se, 4) / (b.var * b.var / b.df + c.var * c.var / c.df) : 1e9;
-	half = t95(df < 1 ? 1 : (size_t)floor(df)) * se;
+	half = t975(df) * se;
 	row->change_pct = (exp(d) - 1) * 100.0;
 	row->change_lo_pct = (exp(d - half) - 1) * 100.0;
 	row->change_hi_pct = (exp(d + half) - 1) * 100.0;

@@ -237,7 +237,7 @@ static void eval_arms(const struct results *r, struct effect *e, const struct ar
 		snprintf(e->method, sizeof(e->method), "boots");
 	}
 	e->df = dfden > 0 ? var * var / dfden : 1e9;
-	t = t95(e->df < 1 ? 1 : (size_t)floor(e->df));
+	t = t975(e->df);
 	half = t * sqrt(var);
 	e->log_est = d;
 	e->log_se = sqrt(var);
