@@ -19,18 +19,13 @@
 #include "orchestrator/analysis/boots.h"
 #include "orchestrator/effects.h"
 #include "orchestrator/results.h"
+#include "tests/orchestrator/sim.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
 static double gauss(void)
 {
-	double u1, u2;
-
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	u1 = ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	u2 = ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+	return sim_gauss(&rng);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "orchestrator/stats.h"
+#include "tests/orchestrator/sim.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -237,28 +238,6 @@ static void test_invalid(void **state)
  * two log-normal arms of 5, CV 10%. The normal's 1.96 in its place covers
  * about 91% at these df, so a quantile that ignores df fails here.
  */
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double unif(uint64_t *s)
-{
-	return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-/* Box-Muller, one of the pair */
-static double gauss(uint64_t *s)
-{
-	double u1 = unif(s), u2 = unif(s);
-
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-
 /* log(mean ratio) b / a from log-values, Welch: estimate, df, half width */
 static void welch_log_ratio(const double *a, size_t na, const double *b, size_t nb,
 			    double *est, double *df, double *half)
@@ -295,8 +274,8 @@ static void test_welch_coverage(void **state)
 			double a[5], b[5], est, df, half, se;
 
 			for (i = 0; i < n; i++) {
-				a[i] = 100 * exp(sigma * gauss(&seed));
-				b[i] = 100 * ratios[k] * exp(sigma * gauss(&seed));
+				a[i] = 100 * exp(sigma * sim_gauss(&seed));
+				b[i] = 100 * ratios[k] * exp(sigma * sim_gauss(&seed));
 			}
 			welch_log_ratio(a, n, b, n, &est, &df, &half);
 			se = half / t975(df);
