@@ -1633,6 +1633,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 
 		if (!cfg->pin)
 			snprintf(res->settings.pin, sizeof(res->settings.pin), "none: the host scheduler places them");
+		else if (guest_pins(cfg, 0, res->settings.guests, pins) && res->settings.guests * cfg->vcpus == 1)
+			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: QEMU's other threads on CPU 0, "
+				 "the vCPU on CPU 1");
 		else if (guest_pins(cfg, 0, res->settings.guests, pins))
 			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: QEMU's other threads on CPU 0, "
 				 "the vCPUs on CPUs 1-%u", res->settings.guests * cfg->vcpus);
