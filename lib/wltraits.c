@@ -76,15 +76,35 @@ static const struct wl_rule kcompile_rules[] = {
 	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
 };
 
+/* the primary metrics: the figure each workload exists to measure */
+static const char *const memset_primary[] = { "fault_ns_per_4k", "access_ns", NULL };
+static const char *const tlb_primary[] = { "large_2m_access_ns", "walk_shared_4k_access_ns", NULL };
+static const char *const hzp_primary[] = { "memcmp_ns", "stride_ns_per_compare", NULL };
+static const char *const clearorder_primary[] = { "ns_per_4k", NULL };
+static const char *const color_primary[] = { "l1d_nways1_ns", "l2_nways1_ns", NULL };
+static const char *const dd_primary[] = { "mib_s", NULL };
+static const char *const kcompile_primary[] = { "wall_s", NULL };
+
 static const struct wl_traits traits[] = {
-	{ "memset", memset_rules },
-	{ "tlb", tlb_rules },
-	{ "hzp", hzp_rules },
-	{ "clearorder", clearorder_rules },
-	{ "color", color_rules },
-	{ "dd", dd_rules },
-	{ "kcompile", kcompile_rules },
+	{ "memset", memset_rules, memset_primary },
+	{ "tlb", tlb_rules, tlb_primary },
+	{ "hzp", hzp_rules, hzp_primary },
+	{ "clearorder", clearorder_rules, clearorder_primary },
+	{ "color", color_rules, color_primary },
+	{ "dd", dd_rules, dd_primary },
+	{ "kcompile", kcompile_rules, kcompile_primary },
 };
+
+bool wltraits_primary(const char *workload, const char *metric)
+{
+	const struct wl_traits *t = wltraits_find(workload);
+	size_t i;
+
+	for (i = 0; t && t->primary && t->primary[i]; i++)
+		if (!strcmp(t->primary[i], metric))
+			return true;
+	return false;
+}
 
 /* a workload without traits: the record field memset has always carried */
 static const struct wl_rule default_rule = {

@@ -44,10 +44,13 @@ struct wl_rule {
 struct wl_traits {
 	const char *name;
 	const struct wl_rule *rules;	/* ends with a NULL variant */
+	const char *const *primary;	/* the metrics a nightly gate tests by default; NULL-terminated */
 };
 
 /* The traits of a workload; NULL if it has none (not one of the guest program's). */
 const struct wl_traits *wltraits_find(const char *workload);
+/* Whether metric is one of the workload's primary (gated by default) metrics. */
+bool wltraits_primary(const char *workload, const char *metric);
 /* The traits at index i (0, 1, ...); NULL past the end. */
 const struct wl_traits *wltraits_at(size_t i);
 /*

@@ -1,4 +1,5 @@
 #include "orchestrator/compare.h"
+#include "lib/wltraits.h"
 #include "orchestrator/analysis/boots.h"
 
 #include <errno.h>
@@ -205,31 +206,9 @@ static struct cmp_row *add_row(struct comparison *c, struct err *e)
 	return row;
 }
 
-/* the metrics each workload gates by default: what a nightly run is for */
-static const struct {
-	const char *workload;
-	const char *metric;
-} primary[] = {
-	{ "memset", "fault_ns_per_4k" },
-	{ "memset", "access_ns" },
-	{ "kcompile", "wall_s" },
-	{ "dd", "mib_s" },
-	{ "tlb", "large_2m_access_ns" },
-	{ "tlb", "walk_shared_4k_access_ns" },
-	{ "clearorder", "ns_per_4k" },
-	{ "color", "nways_ns" },
-	{ "hzp", "memcmp_ns" },
-	{ "hzp", "stride_ns_per_compare" },
-};
-
 bool metric_is_primary(const char *workload, const char *metric)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(primary); i++)
-		if (!strcmp(primary[i].workload, workload) && !strcmp(primary[i].metric, metric))
-			return true;
-	return false;
+	return wltraits_primary(workload, metric);
 }
 
 int cmp_gate_parse(const char *s, enum cmp_gate *g, struct err *e)

@@ -56,6 +56,11 @@ static void test_fields_declared(void **state)
 					fail_msg("%s rule '%s' reads '%s', which %s does not declare",
 						 t->name, r->variant, fields[k], t->name);
 		}
+		/* the gate's primary metrics are fields the workload sends */
+		for (k = 0; t->primary && t->primary[k]; k++)
+			if (!workload_has_field(w, t->primary[k]))
+				fail_msg("%s's primary metric '%s' is not a field it declares", t->name,
+					 t->primary[k]);
 	}
 }
 

@@ -211,13 +211,34 @@ static void test_judge(void **state)
 		fail_msg("reason '%s' lacks '%s'", why, c->why);
 }
 
+/* every workload names its primary metrics for the gate; unknown names have none */
+static void test_primary(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; wltraits_at(i); i++) {
+		const struct wl_traits *t = wltraits_at(i);
+
+		if (!t->primary || !t->primary[0])
+			fail_msg("%s names no primary metric", t->name);
+		assert_true(wltraits_primary(t->name, t->primary[0]));
+	}
+	assert_true(wltraits_primary("memset", "fault_ns_per_4k"));
+	assert_true(wltraits_primary("memset", "access_ns"));
+	assert_false(wltraits_primary("memset", "fault_elapsed_ns"));
+	assert_true(wltraits_primary("kcompile", "wall_s"));
+	assert_false(wltraits_primary("newcomer", "wall_s"));
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(judge_cases) + 2];
+	struct CMUnitTest tests[N(judge_cases) + 3];
 	size_t i, n = 0;
 
 	tests[n++] = (struct CMUnitTest){ "rule per workload and variant", test_rules, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "rule tables complete", test_tables, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "primary metrics for the gate", test_primary, NULL, NULL, NULL };
 	for (i = 0; i < N(judge_cases); i++)
 		tests[n++] = (struct CMUnitTest){ judge_cases[i].name, test_judge, NULL, NULL,
 						  (void *)(uintptr_t)&judge_cases[i] };
