@@ -177,6 +177,11 @@ r 2 "missing value at the end" --reps
 r 2 "host-thp: empty" --host-thp=
 r 2 "host-thp: comma only" --host-thp=,
 r 2 "host-thp: empty item" --host-thp=always,,never
+r 2 "boots: zero" --boots=0
+r 2 "boots: too many" --boots=51
+r 2 "boots: not a number" --boots=four
+r 2 "pin: unknown" --pin=sometimes
+r 2 "gate: unknown" --gate=some
 r 2 "host-thp: trailing comma" --host-thp=always,
 r 2 "guest-thp: leading comma" --guest-thp=,always
 r 2 "workloads: empty item" --workloads=memset,,tlb
