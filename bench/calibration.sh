@@ -25,6 +25,40 @@ WORK=$(mktemp -d /tmp/thpeval-calib.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 "$BIN" image build >/dev/null 2>"$WORK/image.err" || { cat "$WORK/image.err" >&2; exit 1; }
 
+# the summary of the runs' results.json files (jq -s); also used by the test of this script
+CALIB_JQ='
+	def median: sort | if length % 2 == 1 then .[(length - 1) / 2] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+	def sd: (add / length) as $m | (map((. - $m) * (. - $m)) | add / (length - 1)) | sqrt;
+	length as $runs
+	| [.[] | .effects[] | select(.workload == "memset" and .side != "total")
+	   | .key = "\(.side) \(.component)\(if .at_guest then " (guest \(.at_guest))" else "" end) \(.metric), host \(.host_thp) guest \(.guest_thp)"]
+	| group_by(.key)
+	| map([.[] | select(.available)] as $a
+		| ($a | map(.estimate_pct)) as $est
+		| (if ($est | length) > 0 then ($est | median) else null end) as $med
+		| { effect: .[0].key, side: .[0].side, runs: $runs, runs_available: ($a | length),
+		    estimates_pct: $est, median_pct: $med,
+		    half_widths_pct: ($a | map((.ci95_high_pct - .ci95_low_pct) / 2)),
+		    runs_holding_median: (if $med == null then 0 else
+			[$a[] | select(.ci95_low_pct <= $med and $med <= .ci95_high_pct)] | length end),
+		    notes: ([.[] | select(.available | not) | .note] | unique) }
+		| .mean_half_width_pct = (if (.half_widths_pct | length) > 0 then (.half_widths_pct | add / length) else null end)
+		| .spread_sd_pct = (if (.estimates_pct | length) > 1 then (.estimates_pct | sd) else null end)
+		| .spread_range_pct = (if (.estimates_pct | length) > 0 then ((.estimates_pct | max) - (.estimates_pct | min)) else null end)
+		| .half_width_target_pct = (if .side == "guest" then 5 else 15 end)
+		| .calibrated = (.runs_available == $runs and .runs_holding_median >= $runs - 1)
+		| .narrow_enough = (.mean_half_width_pct != null and .mean_half_width_pct <= .half_width_target_pct))
+	| { benchmark: "calibration", runs: $runs, run_seconds: $secs, max_run_s: ($secs | max),
+	    run_target_s: 600, effects: .,
+	    aa: { comparisons: $aa_n, flagged: $aa_flagged, target_max_flagged: 1 },
+	    worse_access_20pct: { gate_failed: ($worse_rc == 1) } }
+	| .all_calibrated = ([.effects[].calibrated] | all)
+	| .all_narrow = ([.effects[].narrow_enough] | all)'
+# CALIBRATION_JQ_ONLY=1 FILE...: print the summary of existing results.json files (a check of this script)
+if [ "${CALIBRATION_JQ_ONLY:-0}" = 1 ]; then
+	exec jq -s --argjson aa_n 0 --argjson aa_flagged 0 --argjson worse_rc 0 --argjson secs '[0]' "$CALIB_JQ" "$@"
+fi
+
 for i in $(seq 1 "$RUNS"); do
 	t0=$(date +%s)
 	if ! "$BIN" run --host-thp=always --db=none --out="$WORK/r$i" --quiet >"$WORK/r$i.out" 2>"$WORK/r$i.err"; then
@@ -54,37 +88,12 @@ jq '(.cells[] | select(.workload == "memset") | .metrics.access_ns.samples) |= m
 worse_rc=$?
 
 jq -s --argjson aa_n "$aa_n" --argjson aa_flagged "$aa_flagged" --argjson worse_rc "$worse_rc" \
-	--argjson secs "$(cat "$WORK"/r*.secs | jq -s .)" '
-	def median: sort | if length % 2 == 1 then .[(length - 1) / 2] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-	def sd: (add / length) as $m | (map((. - $m) * (. - $m)) | add / (length - 1)) | sqrt;
-	length as $runs
-	| [.[] | .effects[] | select(.workload == "memset" and .side != "total")
-	   | .key = "\(.side) \(.component)\(if .at_guest then " (guest \(.at_guest))" else "" end) \(.metric) host \(.host_thp) guest \(.guest_thp)"]
-	| group_by(.key)
-	| map(. as $g | [$g[] | select(.available)] as $a
-		| ($a | map(.estimate_pct)) as $est
-		| { effect: $g[0].key, side: $g[0].side, runs_available: ($a | length),
-		    estimates_pct: $est,
-		    median_pct: (if ($est | length) > 0 then ($est | median) else null end),
-		    half_widths_pct: ($a | map((.ci95_high_pct - .ci95_low_pct) / 2)),
-		    notes: ([$g[] | select(.available | not) | .note] | unique) }
-		| .runs_holding_median = (if .median_pct == null then 0 else
-			[$a[] | select(.ci95_low_pct <= .median_pct and .median_pct <= .ci95_high_pct)] as $h | ($h | length) end)
-		| .mean_half_width_pct = (if (.half_widths_pct | length) > 0 then (.half_widths_pct | add / length) else null end)
-		| .spread_sd_pct = (if (.estimates_pct | length) > 1 then (.estimates_pct | sd) else null end)
-		| .spread_range_pct = (if (.estimates_pct | length) > 0 then ((.estimates_pct | max) - (.estimates_pct | min)) else null end)
-		| .half_width_target_pct = (if .side == "guest" then 5 else 15 end)
-		| .calibrated = (.runs_available == $runs and .runs_holding_median >= $runs - 1)
-		| .narrow_enough = (.mean_half_width_pct != null and .mean_half_width_pct <= .half_width_target_pct))
-	| { benchmark: "calibration", runs: $runs, run_seconds: $secs, max_run_s: ($secs | max),
-	    run_target_s: 600, effects: .,
-	    aa: { comparisons: $aa_n, flagged: $aa_flagged, target_max_flagged: 1 },
-	    worse_access_20pct: { gate_failed: ($worse_rc == 1) } }
-	| .all_calibrated = ([.effects[].calibrated] | all)
-	| .all_narrow = ([.effects[].narrow_enough] | all)' "$WORK"/r*/results.json >"$OUT/calibration.json"
+	--argjson secs "$(cat "$WORK"/r*.secs | jq -s .)" "$CALIB_JQ" "$WORK"/r*/results.json >"$OUT/calibration.json"
 cp "$WORK/worse.txt" "$OUT/calibration-worse-compare.txt"
+rm -rf "$OUT/calibration-runs" && mkdir -p "$OUT/calibration-runs" &&
+	for i in $(seq 1 "$RUNS"); do cp "$WORK/r$i/results.json" "$OUT/calibration-runs/r$i.json"; done
 cp "$WORK/aa-1-2.txt" "$OUT/calibration-aa-compare.txt"
 jq -r '"calibration: \(.runs) default runs of --host-thp=always, \(.run_seconds | map(tostring + " s") | join(", ")) (target <= \(.run_target_s) s each)",
-	(.effects[] | "  \(.effect): estimates \(.estimates_pct | map(.*10|round/10) | join(", ")) (sd \(.spread_sd_pct // 0 | .*10|round/10), range \(.spread_range_pct // 0 | .*10|round/10)); mean CI half-width \(.mean_half_width_pct // 0 | .*10|round/10) (target <= \(.half_width_target_pct)); \(.runs_holding_median) of \(.runs) CIs hold the median\(if .runs_available < 5 then "; not available in \(5 - .runs_available): \(.notes | join("; "))" else "" end)"),
+	(.effects[] | "  \(.effect): estimates \(.estimates_pct | map(.*10|round/10) | join(", ")) (sd \(.spread_sd_pct // 0 | .*10|round/10), range \(.spread_range_pct // 0 | .*10|round/10)); mean CI half-width \(.mean_half_width_pct // 0 | .*10|round/10) (target <= \(.half_width_target_pct)); \(.runs_holding_median) of \(.runs) CIs hold the median\(if .runs_available < .runs then "; not available in \(.runs - .runs_available): \(.notes | join("; "))" else "" end)"),
 	"  A/A: \(.aa.flagged) of \(.aa.comparisons) comparisons failed the gate (target <= \(.aa.target_max_flagged)); access_ns 20% worse: gate \(if .worse_access_20pct.gate_failed then "failed (caught)" else "passed (NOT caught)" end)",
 	"  every effect calibrated: \(.all_calibrated); every half-width within target: \(.all_narrow)"' "$OUT/calibration.json"
