@@ -82,10 +82,11 @@ for i in $(seq 1 "$RUNS"); do
 done
 # one run against a copy of another with every access_ns sample 20% worse (the
 # loader recomputes every statistic from the samples)
-jq '(.cells[] | select(.workload == "memset") | .metrics.access_ns.samples) |= map(. * 1.2)' \
-	"$WORK/r1/results.json" >"$WORK/worse.json"
+jq '(.cells[] | select(.workload == "memset" and .metrics.access_ns != null) | .metrics.access_ns.samples) |= map(. * 1.2)' \
+	"$WORK/r1/results.json" >"$WORK/worse.json" || { echo "calibration: cannot make the worse copy" >&2; exit 1; }
 "$BIN" compare "$WORK/r2/results.json" "$WORK/worse.json" >"$WORK/worse.txt" 2>&1
 worse_rc=$?
+[ "$worse_rc" -eq 2 ] && { echo "calibration: compare with the worse copy: $(tail -n 1 "$WORK/worse.txt")" >&2; exit 1; }
 
 jq -s --argjson aa_n "$aa_n" --argjson aa_flagged "$aa_flagged" --argjson worse_rc "$worse_rc" \
 	--argjson secs "$(cat "$WORK"/r*.secs | jq -s .)" "$CALIB_JQ" "$WORK"/r*/results.json >"$OUT/calibration.json"
