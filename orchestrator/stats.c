@@ -35,6 +35,19 @@ static double lgamma_half_ratio(double a)
 	return 0.5 * log(a) - r / 8 + r * r * r / 192 - r * r * r * r * r / 640;
 }
 
+/* one step of Lentz's method: the new c and d from the coefficient aa; the factor d * c */
+static double cf_step(double aa, double *c, double *d)
+{
+	*d = 1 + aa * *d;
+	if (fabs(*d) < CF_TINY)
+		*d = CF_TINY;
+	*c = 1 + aa / *c;
+	if (fabs(*c) < CF_TINY)
+		*c = CF_TINY;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* continued fraction for I_x(a, b), y = 1 - x (Numerical Recipes' betacf,
  * Lentz); the first denominator 1 - (a + b) x / (a + 1) is also
  * (1 - b + (a + b) y) / (a + 1), free of cancellation when b <= 1 */
@@ -53,23 +66,9 @@ static double beta_cf(double a, double b, double x, double y)
 		int m2 = 2 * m;
 
 		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < CF_TINY)
-			d = CF_TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < CF_TINY)
-			c = CF_TINY;
-		d = 1 / d;
-		h *= d * c;
+		h *= cf_step(aa, &c, &d);
 		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < CF_TINY)
-			d = CF_TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < CF_TINY)
-			c = CF_TINY;
-		d = 1 / d;
-		del = d * c;
+		del = cf_step(aa, &c, &d);
 		h *= del;
 		if (fabs(del - 1) < CF_EPS || isnan(del))
 			break;
