@@ -160,27 +160,6 @@ double student_t_p2(double t, double df)
 	return 2 * t_cdf(-fabs(t), df);	/* the lower tail: no cancellation for small p */
 }
 
-int welch_test(const struct summary *a, const struct summary *b, double *t, double *df, double *p)
-{
-	double va, vb, se2;
-
-	*t = *df = *p = NAN;
-	if (a->n < 2 || b->n < 2 || !isfinite(a->sd) || !isfinite(b->sd))
-		return -EDOM;
-	va = a->sd * a->sd / (double)a->n;
-	vb = b->sd * b->sd / (double)b->n;
-	se2 = va + vb;
-	if (se2 == 0) {
-		*t = a->mean == b->mean ? 0 : (b->mean > a->mean ? INFINITY : -INFINITY);
-		*p = a->mean == b->mean ? 1 : 0;
-		return 0;
-	}
-	*t = (b->mean - a->mean) / sqrt(se2);
-	*df = se2 * se2 / (va * va / (double)(a->n - 1) + vb * vb / (double)(b->n - 1));
-	*p = student_t_p2(*t, *df);
-	return 0;
-}
-
 /* ---- comparison ------------------------------------------------------------------- */
 
 static struct cmp_row *add_row(struct comparison *c, struct err *e)

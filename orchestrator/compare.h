@@ -99,13 +99,6 @@ void cell_key_label(const char *target, const char *host_thp, const char *prefau
 		    const char *guest_thp, const char *workload, const char *variant, char *buf, size_t len);
 bool cell_same_key(const struct cell *a, const struct cell *b);
 
-/*
- * Welch's unequal-variance t-test of the means of a and b (n >= 2 each):
- * two-sided p from Student's t with Welch-Satterthwaite (fractional) degrees of
- * freedom. Zero variance on both sides: p = 1 for equal means, else 0.
- * -EDOM when a side has fewer than 2 samples.
- */
-int welch_test(const struct summary *a, const struct summary *b, double *t, double *df, double *p);
 /* two-sided p-value of Student's t with df (> 0) degrees of freedom */
 double student_t_p2(double t, double df);
 
