@@ -103,4 +103,35 @@ if it_over "--kcompile=randconfig:mm/"; then :; elif [ -s "$J" ] && jq -e '[.cel
 else
 	ko "randconfig: $(jq -c '[.cells[] | {target, failures}]' "$J" 2>/dev/null) $(tail -2 "$WORK/r3.err")"
 fi
+
+# ---- 3. the treatment made to fail (issue 17): host THP always, the build may not ----
+# use THP (prctl PR_SET_THP_DISABLE, inherited by thpeval's children): no fault of
+# the build tries a huge page, so the 'always' cell is invalid with kcompile's reason
+# (lib/wltraits.c), and the 'never' baseline stays valid
+if [ "$(uname -m)" != x86_64 ] || ! command -v perl >/dev/null; then
+	sk "kcompile treatment: PR_SET_THP_DISABLE is set through perl's syscall() with x86_64's number"
+elif ! nothp true 2>"$WORK/prctl.err"; then
+	sk "kcompile treatment: this kernel refuses PR_SET_THP_DISABLE: $(cat "$WORK/prctl.err")"
+else
+	before=$(thp_snapshot)
+	# shellcheck disable=SC2086
+	it_run $LIMIT $STALL /dev/null "$WORK/r4.err" nothp "$BIN" run --target=host --host-thp=always \
+		--guest-thp=never $COMMON --out="$WORK/r4"
+	rc=$it_rc
+	J=$WORK/r4/results.json
+	if it_over "kcompile with THP disabled for the build"; then :; elif [ "$rc" -eq 0 ] && [ -s "$J" ]; then
+		c=$(jq -r '[.cells[] | select(.workload == "kcompile" and .host_thp == "always")
+			| "\(.valid)|\(.invalid_reason // "")"] | .[0] // "missing"' "$J")
+		[ "${c%%|*}" = false ] && grep -qF "no page fault of the build tried a huge page" <<<"$c" &&
+			ok "kcompile host always, THP disabled for the build: invalid: ${c#*|}" ||
+			ko "kcompile host always with THP disabled: [$c], want invalid with kcompile's reason"
+		c=$(jq -r '[.cells[] | select(.workload == "kcompile" and .host_thp == "never") | .valid] | .[0]' "$J")
+		[ "$c" = true ] && ok "kcompile host never: valid (it asked for what it got)" ||
+			ko "kcompile host never: valid=$c"
+	else
+		ko "kcompile with THP disabled: exit $rc; $(tail -2 "$WORK/r4.err")"
+	fi
+	[ "$before" = "$(thp_snapshot)" ] && ok "host THP settings identical before and after" ||
+		ko "host THP changed: before [$before] after [$(thp_snapshot)]"
+fi
 finish

@@ -29,6 +29,13 @@ finish() {
 }
 
 # every host THP knob thpeval may touch, per-size ones included, as name=value lines
+# run "$@" with THP disabled for it and its children (prctl(PR_SET_THP_DISABLE, 1);
+# 157 and 41 are x86_64's prctl and PR_SET_THP_DISABLE)
+nothp() {
+	perl -e 'syscall(157, 41, 1, 0, 0, 0) == 0 or die "prctl(PR_SET_THP_DISABLE): $!\n";
+		exec @ARGV or die "exec: $!\n"' -- "$@"
+}
+
 thp_snapshot() {
 	local f
 	for f in "$THP"/enabled "$THP"/defrag "$THP"/use_zero_page "$THP"/shmem_enabled \

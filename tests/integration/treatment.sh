@@ -12,8 +12,8 @@
 #    pages (hzp's zero page, color) are invalid there too.
 #  - one TCG guest with guest THP 'never': hzp's zero page arm and color are
 #    invalid on the guest target alike.
-# kcompile is left out (a kernel source and minutes of build); its rule is
-# tested in tests/lib/test_wltraits.c and tests/guest/test_kcompile.c.
+# kcompile's cell is in tests/integration/kcompile.sh (it needs the kernel
+# source and minutes of build); its rule is also in tests/lib/test_wltraits.c.
 # Prints PASS/FAIL/SKIP lines and a summary line. Run it under the host lock.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -24,12 +24,6 @@ if [ "$(id -u)" -ne 0 ]; then
 	sk "treatment integration needs root (host THP writes)"
 	finish
 fi
-
-# run "$@" with THP disabled for it and its children (prctl(PR_SET_THP_DISABLE, 1))
-nothp() {
-	perl -e 'syscall(157, 41, 1, 0, 0, 0) == 0 or die "prctl(PR_SET_THP_DISABLE): $!\n";
-		exec @ARGV or die "exec: $!\n"' -- "$@"
-}
 
 # the cell of workload/variant ("-": none) at host/guest THP; "valid|reason|note"
 cell() {
@@ -134,6 +128,5 @@ else
 	fi
 	[ -z "$(leftover_domains)" ] && ok "no domain left" || ko "domains left: $(leftover_domains)"
 fi
-sk "kcompile: a kernel source and minutes of build; its rule is in tests/lib/test_wltraits.c"
 
 finish
