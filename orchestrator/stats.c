@@ -308,6 +308,8 @@ void summarize(const double *x, size_t n, struct summary *out)
 			out->max = x[i];
 	}
 	out->mean = sum / (double)n;
+	out->ci_n = n;
+	out->ci_blocks = false;
 	if (n < 2)
 		return;
 	for (i = 0; i < n; i++)
@@ -318,4 +320,41 @@ void summarize(const double *x, size_t n, struct summary *out)
 	half = t95(n - 1) * out->sd / sqrt((double)n);
 	out->ci95_low = out->mean - half;
 	out->ci95_high = out->mean + half;
+}
+
+void summarize_blocked(const double *x, const uint16_t *block, size_t n, struct summary *out)
+{
+	double bmean[512], bsum = 0, bss = 0, half;
+	size_t nb = 0, i, j;
+
+	summarize(x, n, out);
+	for (i = 0; i < n; i++) {
+		double s = 0;
+		size_t k = 0;
+
+		for (j = 0; j < i && block[j] != block[i]; j++)
+			;
+		if (j < i)
+			continue;	/* block seen */
+		if (nb == sizeof(bmean) / sizeof(bmean[0]))
+			return;		/* more blocks than kept: the sample interval stays */
+		for (j = i; j < n; j++)
+			if (block[j] == block[i]) {
+				s += x[j];
+				k++;
+			}
+		bmean[nb++] = s / (double)k;
+	}
+	if (nb < 2)
+		return;
+	for (i = 0; i < nb; i++)
+		bsum += bmean[i];
+	out->mean = bsum / (double)nb;
+	for (i = 0; i < nb; i++)
+		bss += (bmean[i] - out->mean) * (bmean[i] - out->mean);
+	half = t95(nb - 1) * sqrt(bss / (double)(nb - 1)) / sqrt((double)nb);
+	out->ci95_low = out->mean - half;
+	out->ci95_high = out->mean + half;
+	out->ci_n = nb;
+	out->ci_blocks = true;
 }

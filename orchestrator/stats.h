@@ -17,7 +17,9 @@
 #ifndef THPEVAL_ORCH_STATS_H
 #define THPEVAL_ORCH_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct summary {
 	size_t n;
@@ -27,6 +29,8 @@ struct summary {
 	double ci95_low;	/* NAN when n < 2 */
 	double ci95_high;
 	double min, max;
+	size_t ci_n;		/* the units of the interval: n, or the blocks (boots) it is over */
+	bool ci_blocks;		/* the interval is over block means (summarize_blocked, 2+ blocks) */
 };
 
 /* P(T <= t) for Student's t with df degrees of freedom; NAN when t is NAN
@@ -39,5 +43,13 @@ double t975(double df);
 /* the same for an integer df; NAN for df 0 */
 double t95(size_t df);
 void summarize(const double *x, size_t n, struct summary *out);
+/*
+ * summarize, with the 95% CI over blocks where the samples came from 2 or more
+ * (block[i] is sample i's block: a guest boot): the mean is then the mean of
+ * the block means and the interval Student's t over them (df blocks - 1), so
+ * the spread between boots is in it; sd, cv, min and max stay those of the
+ * samples. With one block it is summarize's interval over the samples.
+ */
+void summarize_blocked(const double *x, const uint16_t *block, size_t n, struct summary *out);
 
 #endif
