@@ -81,7 +81,7 @@ if [ -z "$check" ]; then
 	fi
 	mkdir -p "$out" || exit 2
 	echo "kvm_accept: running thpeval (a few minutes); results in $out"
-	"$BIN" run --accel=kvm --host-thp=always --workloads=memset --reps=2 --size=64M --memory=512M \
+	"$BIN" run --accel=kvm --host-thp=always --workloads=memset --reps=2 --boots=2 --size=64M --memory=512M \
 		--db=none --out="$out" --quiet >"$out/run.log" 2>&1
 	rc=$?
 	# thpeval's own test: vmx/svm in /proc/cpuinfo and libvirt's 'kvm' domain type

@@ -81,10 +81,11 @@ static void print_wrapped(FILE *out, const char *left, const char *text)
 	const char *p = text;
 	int col;
 
-	col = fprintf(out, "  %-26s ", left);
-	if (col > indent) {
-		fputc('\n', out);
+	if ((int)strlen(left) > indent - 3) {	/* too long for the column: the text starts below it */
+		fprintf(out, "  %s\n", left);
 		col = fprintf(out, "%*s", indent, "");
+	} else {
+		col = fprintf(out, "  %-26s ", left);
 	}
 	while (*p) {
 		const char *w = p;
@@ -150,7 +151,7 @@ static const struct opt run_opts[] = {
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
 	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
-	{ "boots", "N", "4", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more", RO_BOOTS },
+	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
 	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
 	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
 	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
@@ -160,9 +161,9 @@ static const struct opt run_opts[] = {
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
 	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
-	{ "target-ci", "PCT", NULL, "after --boots, keep adding rounds (one more boot per host setting each) until every main effect's 95% CI half-width is under PCT points", RO_TARGET_CI },
-	{ "max-reps", "N", "30", "with --target-ci: repetitions per cell at most, over all boots", RO_MAX_REPS },
-	{ "budget", "DURATION", NULL, "with --target-ci: stop adding rounds when another would end past this much time", RO_BUDGET },
+	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
+	{ "max-reps", "N", "10 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
 	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
@@ -229,7 +230,6 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->sysfs_root, "/");
 	c->prefault[0] = PREFAULT_ONDEMAND;
 	c->n_prefault = 1;
-	c->max_reps = 30;
 	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
 	strcpy(c->db, "/var/lib/thpeval/history.db");
 	c->threshold = 5.0;
@@ -416,6 +416,32 @@ static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
 	return 0;
 }
 
+/* --target-ci=HOST[,GUEST] or none */
+static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[32], *comma;
+	double h, g = 0;
+
+	c->target_ci_set = true;
+	if (!strcmp(arg, "none")) {
+		c->target_ci_host = c->target_ci_guest = 0;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "'%.20s...' is too long for --target-ci: use HOST[,GUEST], e.g. 15,5", arg);
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
+	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
+		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none", arg);
+	c->target_ci_host = h;
+	c->target_ci_guest = comma ? g : h;
+	return 0;
+}
+
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct run_config *c = ctx;
@@ -463,6 +489,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (r)
 			return bad_value(e, r, arg, "a boot count from 1 to 50");
 		c->boots = (unsigned)v;
+		c->boots_set = true;
 		return 0;
 	case RO_REPS:
 		r = parse_u64_range(arg, 1, 100, &v);
@@ -590,16 +617,13 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RO_BACKING:
 		return backing_parse(arg, c, e);
 	case RO_TARGET_CI:
-		r = parse_double(arg, &d);
-		if (r || d <= 0 || d > 100)
-			return bad_value(e, r ? r : -ERANGE, arg, "a confidence half-width in percentage points (0-100]");
-		c->target_ci = d;
-		return 0;
+		return target_ci_parse(arg, c, e);
 	case RO_MAX_REPS:
 		r = parse_u64_range(arg, 2, 1000, &v);
 		if (r)
 			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
 		c->max_reps = (unsigned)v;
+		c->max_reps_set = true;
 		return 0;
 	case RO_GUESTS:
 		r = parse_u64_range(arg, 1, 8, &v);
@@ -662,9 +686,18 @@ int run_config_check(struct run_config *c, struct err *e)
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
 			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
 			       (unsigned long long)((c->size + margin) >> 20));
-	if ((c->budget_ms || c->max_reps != 30) && c->target_ci == 0)
-		return err_set(e, -EINVAL, "--budget and --max-reps only apply with --target-ci");
-	if (c->target_ci > 0 && c->max_reps < c->reps * c->boots)
+	if (!c->boots_set && !c->target_ci_set) {	/* the default: narrow the split within 9 minutes */
+		c->target_ci_host = RUN_TARGET_CI_HOST;
+		c->target_ci_guest = RUN_TARGET_CI_GUEST;
+		if (!c->budget_ms)
+			c->budget_ms = RUN_BUDGET_MS;
+	}
+	if (c->target_ci_host == 0 && (c->budget_ms || c->max_reps_set))
+		return err_set(e, -EINVAL, "--budget and --max-reps only apply with a CI target: "
+			       "add --target-ci, or drop --boots for the default one");
+	if (!c->max_reps_set)
+		c->max_reps = c->reps * (c->boots > 10 ? c->boots : 10);
+	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
 		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
 			       "or lower --boots", c->max_reps, c->reps, c->boots);
 	if (c->kernel[0] && access(c->kernel, R_OK) != 0)

@@ -54,7 +54,9 @@ struct run_config {
 	size_t n_wl_info;
 	bool target_guest, target_host;
 	unsigned reps, warmup, vcpus;
-	unsigned boots;			/* guest boots per host setting: the samples of a host effect */
+	unsigned boots;			/* guest boots per host setting: the samples of a host effect; with
+					 * a CI target, the fewest */
+	bool boots_set;			/* --boots given: exactly that many, unless --target-ci */
 	bool pin;			/* --pin=auto: vCPUs and QEMU's other threads on their own host CPUs */
 	unsigned cold_reps;		/* memset host-cold series per guest THP setting */
 	uint64_t memory, size, accesses, seed;
@@ -78,9 +80,12 @@ struct run_config {
 	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
 	double threshold;		/* regression threshold, percent */
 	bool gate_all;			/* --gate=all: every metric with a direction gates */
-	double target_ci;		/* pct points; 0 = fixed repetitions */
-	unsigned max_reps;		/* with target_ci: repetitions per cell at most */
-	uint64_t budget_ms;		/* with target_ci: wall-clock budget, 0 = none */
+	double target_ci_host;		/* pct points, host-side effects and interactions; 0 = none */
+	double target_ci_guest;		/* pct points, guest-side effects; 0 = none */
+	bool target_ci_set;		/* --target-ci given (also "none") */
+	unsigned max_reps;		/* with a CI target: repetitions per cell at most */
+	bool max_reps_set;
+	uint64_t budget_ms;		/* with a CI target: wall-clock budget, 0 = none */
 	unsigned guests;		/* guests running the same cells at once (--guests) */
 	char host_state[2][CLI_THP_LEN];	/* "fresh" and/or "fragmented", in order */
 	size_t n_host_state;
@@ -89,6 +94,15 @@ struct run_config {
 	char kc_target[64];
 	uint64_t kc_timeout_ms;		/* one kcompile run at most */
 };
+
+/*
+ * The default run (no --boots, no --target-ci): at least 4 boots per host
+ * setting, more while a split effect's 95% CI half-width is over 15 points
+ * (host-side, interactions) or 5 points (guest-side), within 9 minutes.
+ */
+#define RUN_TARGET_CI_HOST 15.0
+#define RUN_TARGET_CI_GUEST 5.0
+#define RUN_BUDGET_MS (9ull * 60 * 1000)
 
 extern const struct command cli_run_cmd;
 

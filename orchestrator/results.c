@@ -314,7 +314,8 @@ void results_finish(struct results *r, double min_cov_pct)
 		struct cell *c = &r->cells[i];
 
 		for (j = 0; j < c->nmetrics; j++)
-			summarize(c->metrics[j].samples, c->metrics[j].n, &c->metrics[j].s);
+			summarize_blocked(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n,
+					  &c->metrics[j].s);
 		summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
 		summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
 		cell_validate(c, min_cov_pct);
@@ -357,6 +358,9 @@ static json_object *j_metric(const struct metric *m)
 	json_object_object_add(o, "cv_pct", jnum(m->s.cv_pct));
 	json_object_object_add(o, "ci95_low", jnum(m->s.ci95_low));
 	json_object_object_add(o, "ci95_high", jnum(m->s.ci95_high));
+	json_object_object_add(o, "ci_over", isfinite(m->s.ci95_high) ?
+				jstr(m->s.ci_blocks ? "boots" : "repetitions") : NULL);
+	json_object_object_add(o, "ci_n", json_object_new_int64((int64_t)m->s.ci_n));
 	return o;
 }
 
@@ -613,7 +617,10 @@ static json_object *j_results(const struct results *r)
 	json_object_object_add(set, "boots", json_object_new_int64(s->boots));
 	json_object_object_add(set, "pin", jstr(s->pin));
 	json_object_object_add(set, "group_order", jstr(s->group_order));
-	json_object_object_add(set, "target_ci_pct", s->target_ci > 0 ? jnum(s->target_ci) : NULL);
+	json_object_object_add(set, "target_ci_host_pct", s->target_ci_host > 0 ? jnum(s->target_ci_host) : NULL);
+	json_object_object_add(set, "target_ci_guest_pct", s->target_ci_guest > 0 ? jnum(s->target_ci_guest) : NULL);
+	json_object_object_add(set, "budget_s", s->budget_s > 0 ? jnum(s->budget_s) : NULL);
+	json_object_object_add(set, "rounds_stopped", s->stopped[0] ? jstr(s->stopped) : NULL);
 	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
 	json_object_object_add(set, "cold_reps", json_object_new_int64(s->cold_reps));
 	json_object_object_add(set, "vcpus", json_object_new_int64(s->vcpus));
@@ -779,9 +786,14 @@ void results_print_table(const struct results *r, FILE *out)
 
 	fprintf(out, "thpeval %s  accel=%s  host kernel %s  %s\n", r->thpeval_version, r->accel,
 		r->host.kernel, r->host.cpu_model);
-	fprintf(out, "reps=%u (+%u warm-up)  memory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width\n\n",
-		r->settings.reps, r->settings.warmup, r->settings.memory_bytes >> 20,
-		r->settings.size_bytes >> 20);
+	fprintf(out, "reps=%u per boot (+%u warm-up)  boots=%u per host setting", r->settings.reps,
+		r->settings.warmup, r->settings.rounds);
+	if (r->settings.target_ci_host > 0)
+		fprintf(out, " (CI target host-side %.3g, guest-side %.3g points: %s)", r->settings.target_ci_host,
+			r->settings.target_ci_guest, r->settings.stopped[0] ? r->settings.stopped : "not judged");
+	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width (over boot means where a "
+		     "cell ran in 2 or more boots, else over repetitions)\n\n",
+		r->settings.memory_bytes >> 20, r->settings.size_bytes >> 20);
 	fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3s  %s\n", "host_thp", "alloc", "guest_thp",
 		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
 	for (i = 0; i < r->ncells; i++) {

@@ -138,7 +138,9 @@ struct run_settings {			/* echo of the configuration */
 	char prefault_list[64];
 	char backing[32];
 	char group_order[512];		/* host groups in the order they ran */
-	double target_ci;
+	double target_ci_host, target_ci_guest;	/* points; 0 = none */
+	double budget_s;		/* 0 = none */
+	char stopped[32];		/* why rounds stopped (stop_verdict_name), "" when fixed */
 	unsigned long long memory_bytes, size_bytes, accesses, seed;
 	double min_coverage_pct;
 	char host_thp_list[256], guest_thp_list[128], workloads[128];

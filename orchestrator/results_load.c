@@ -322,8 +322,10 @@ static int load_metric(const struct jwhere *w, json_object *o, const char *at, s
 		m->boot[m->n] = 0;	/* files before boot ids: one boot */
 		m->samples[m->n++] = d;
 	}
-	summarize(m->samples, m->n, &m->s);
-	return load_boots(w, o, at, m);
+	if (load_boots(w, o, at, m))
+		return -EINVAL;
+	summarize_blocked(m->samples, m->boot, m->n, &m->s);
+	return 0;
 }
 
 static int load_thp(const struct jwhere *w, json_object *o, const char *at, struct thp_settings *s)
@@ -572,6 +574,25 @@ static int load_frag(const struct jwhere *w, struct results *r, json_object *o, 
 	return 0;
 }
 
+/* the CI target and why rounds stopped; absent in older files */
+static int load_stopping(const struct jwhere *w, json_object *o, struct run_settings *s)
+{
+	const char *at = "settings";
+	const char *keys[] = { "target_ci_host_pct", "target_ci_guest_pct", "budget_s" };
+	double *out[] = { &s->target_ci_host, &s->target_ci_guest, &s->budget_s };
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		*out[i] = 0;
+		if (json_object_object_get_ex(o, keys[i], NULL) && jnum(w, o, at, keys[i], true, out[i]))
+			return -EINVAL;
+		if (!isfinite(*out[i]) || *out[i] < 0)
+			*out[i] = 0;
+	}
+	s->stopped[0] = '\0';
+	return jstr_opt(w, o, at, "rounds_stopped", "", s->stopped, sizeof(s->stopped));
+}
+
 static int load_settings(const struct jwhere *w, json_object *o, struct run_settings *s)
 {
 	const char *at = "settings";
@@ -600,7 +621,7 @@ static int load_settings(const struct jwhere *w, json_object *o, struct run_sett
 		return -EINVAL;
 	if (json_object_object_get_ex(o, "mthp_sweep", NULL) && jbool(w, o, at, "mthp_sweep", &s->mthp_sweep))
 		return -EINVAL;
-	return 0;
+	return load_stopping(w, o, s);
 }
 
 static int load_host(const struct jwhere *w, json_object *o, struct results *r)

@@ -1448,41 +1448,63 @@ static void reverse_groups(struct host_group *g, size_t n)
 	}
 }
 
-/* --boots, then --target-ci: another round while a main effect's interval is wider than asked */
+/* "host tlb (guest never) access_ns": which effect a stopping message is about */
+static void gap_name(const struct results *res, const struct stop_gap *g, char *buf, size_t len)
+{
+	const struct effect *e = g->effect >= 0 ? &res->effects->e[g->effect] : NULL;
+
+	if (e)
+		snprintf(buf, len, "%s %s%s%s%s %s", e->side, e->component, e->at_guest[0] ? " (guest " : "",
+			 e->at_guest, e->at_guest[0] ? ")" : "", e->metric);
+	else
+		snprintf(buf, len, "none");
+}
+
+/* --boots, then the CI target: another round while a split effect's interval is wider than asked */
 static bool more_rounds(const struct run_config *cfg, const struct run_io *io, struct results *res,
 			unsigned rounds_done, double elapsed_s)
 {
-	const struct stop_params sp = { cfg->boots, cfg->reps, cfg->target_ci, cfg->max_reps, cfg->budget_ms };
-	double worst;
+	const struct stop_params sp = { cfg->boots, cfg->reps, cfg->target_ci_host, cfg->target_ci_guest,
+					cfg->max_reps, cfg->budget_ms };
+	struct stop_gap g;
 	enum stop_verdict v;
+	char name[160];
 
-	if (rounds_done >= cfg->boots && cfg->target_ci > 0)
+	if (rounds_done >= cfg->boots && cfg->target_ci_host > 0)
 		results_finish(res, cfg->min_coverage);
-	v = stop_decide(res->effects, &sp, rounds_done, elapsed_s, &worst);
+	v = stop_decide(res->effects, &sp, rounds_done, elapsed_s, &g);
+	if (v != STOP_BOOTS && v != STOP_MORE && v != STOP_NO_EFFECT)
+		snprintf(res->settings.stopped, sizeof(res->settings.stopped), "%s", stop_verdict_name(v));
+	gap_name(res, &g, name, sizeof(name));
 	switch (v) {
 	case STOP_BOOTS:
 		return true;
 	case STOP_FIXED:
 		return false;
+	case STOP_NO_TARGETS:
+		progress(io, "no split effect in these workloads to narrow: %u rounds", rounds_done);
+		return false;
 	case STOP_TARGET_MET:
-		progress(io, "every main effect's 95%% CI half-width is at most %.2f points (target %.2f)", worst,
-			 cfg->target_ci);
+		progress(io, "every split effect's 95%% CI is within its target (host-side %.1f, guest-side %.1f "
+			 "points) after %u rounds; closest: %s, %.2f of %.1f", cfg->target_ci_host,
+			 cfg->target_ci_guest, rounds_done, name, g.half, g.target);
 		return false;
 	case STOP_MAX_REPS:
-		progress(io, "widest CI half-width %.2f points > target %.2f, but --max-reps %u is reached", worst,
-			 cfg->target_ci, cfg->max_reps);
+		progress(io, "%s: 95%% CI half-width %.2f points > target %.1f, but --max-reps %u is reached; "
+			 "the results say so", name, g.half, g.target, cfg->max_reps);
 		return false;
 	case STOP_BUDGET:
-		progress(io, "widest CI half-width %.2f points > target %.2f, but another round would exceed --budget",
-			 worst, cfg->target_ci);
+		progress(io, "%s: 95%% CI half-width %.2f points > target %.1f, but another round would end past "
+			 "the %llu s budget; the results say so", name, g.half, g.target,
+			 (unsigned long long)(cfg->budget_ms / 1000));
 		return false;
 	case STOP_NO_EFFECT:
-		progress(io, "no main effect is available yet: another round");
+		progress(io, "no split effect is available yet: another round");
 		return true;
 	case STOP_MORE:
 		break;
 	}
-	progress(io, "widest CI half-width %.2f points > target %.2f: another round", worst, cfg->target_ci);
+	progress(io, "%s: 95%% CI half-width %.2f points > target %.1f: another round", name, g.half, g.target);
 	return true;
 }
 
@@ -1626,7 +1648,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	for (i = 0; i < cfg->n_prefault; i++)
 		append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
 		       prefault_name(cfg->prefault[i]));
-	res->settings.target_ci = cfg->target_ci;
+	res->settings.target_ci_host = cfg->target_ci_host;
+	res->settings.target_ci_guest = cfg->target_ci_guest;
+	res->settings.budget_s = (double)cfg->budget_ms / 1000;
 	res->settings.guests = cfg->guests ? cfg->guests : 1;
 	{
 		int pins[64];
@@ -1765,6 +1789,10 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 			}
 		}
 	t_start = mono_s();
+	if (cfg->target_ci_host > 0)
+		progress(io, "%u rounds (a boot per host setting each), then more while a split effect's 95%% CI half-width "
+			 "is over %.3g points (host-side) or %.3g (guest-side)%s", cfg->boots, cfg->target_ci_host,
+			 cfg->target_ci_guest, cfg->budget_ms ? ", within the --budget" : "");
 	if (io->bar)
 		progress_init(io->bar, io->progress,
 			      cfg->boots * ((cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0)));

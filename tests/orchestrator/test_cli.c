@@ -39,6 +39,16 @@ static const struct case_ cases[] = {
 	{ "boots 1", { "--boots=1" }, 1, NULL },
 	{ "max-reps below reps x boots", { "--target-ci=5", "--reps=3", "--boots=4", "--max-reps=10" }, 0,
 	  "--max-reps 10 is below --reps 3 x --boots 4" },
+	{ "target ci both", { "--target-ci=15,5" }, 1, NULL },
+	{ "target ci none", { "--target-ci=none" }, 1, NULL },
+	{ "target ci zero", { "--target-ci=0" }, 0, "'0' is not a CI target" },
+	{ "target ci empty guest", { "--target-ci=15," }, 0, "'15,' is not a CI target" },
+	{ "target ci empty host", { "--target-ci=,5" }, 0, "is not a CI target" },
+	{ "target ci three", { "--target-ci=15,5,2" }, 0, "is not a CI target" },
+	{ "target ci words", { "--target-ci=narrow" }, 0, "is not a CI target" },
+	{ "budget with fixed boots", { "--boots=2", "--budget=5m" }, 0, "only apply with a CI target" },
+	{ "max-reps with target none", { "--target-ci=none", "--max-reps=12" }, 0, "only apply with a CI target" },
+	{ "budget with the default target", { "--budget=5m" }, 1, NULL },
 	{ "reps negative", { "--reps=-3" }, 0, "not a repetition count" },
 	{ "reps huge", { "--reps=99999999999999999999999" }, 0, "not a repetition count" },
 	{ "vcpus zero", { "--vcpus=0" }, 0, "vCPU count" },
@@ -101,6 +111,60 @@ static void test_run_options(void **state)
 			fail_msg("case '%s': message '%s' lacks '%s'", c->name, e.msg, c->msg);
 		if (!c->ok && strchr(e.msg, '\n'))
 			fail_msg("case '%s': message is not one line", c->name);
+	}
+}
+
+static int parse(const char *const *args, struct run_config *cfg, struct err *e)
+{
+	char *argv[MAXARGS + 2];
+	char store[MAXARGS + 1][128];
+	bool help;
+	int argc = 0, first, r;
+
+	snprintf(store[0], sizeof(store[0]), "run");
+	argv[argc++] = store[0];
+	while (argc - 1 < MAXARGS && args[argc - 1]) {
+		snprintf(store[argc], sizeof(store[argc]), "%s", args[argc - 1]);
+		argv[argc] = store[argc];
+		argc++;
+	}
+	argv[argc] = NULL;
+	run_config_defaults(cfg);
+	r = cli_parse(&cli_run_cmd, argc, argv, run_config_opt, cfg, &first, &help, e);
+	return r ? r : run_config_check(cfg, e);
+}
+
+/* the default run narrows the split; --boots alone fixes the rounds; --target-ci makes --boots a floor */
+static void test_target_defaults(void **state)
+{
+	static const struct {
+		const char *args[MAXARGS];
+		double host, guest;
+		unsigned boots, max_reps;
+		unsigned long long budget_ms;
+	} t[] = {
+		{ { NULL }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 30, RUN_BUDGET_MS },
+		{ { "--reps=5" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 50, RUN_BUDGET_MS },
+		{ { "--budget=20m" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 30, 20ull * 60 * 1000 },
+		{ { "--boots=2" }, 0, 0, 2, 30, 0 },
+		{ { "--boots=12" }, 0, 0, 12, 36, 0 },
+		{ { "--boots=2", "--target-ci=10" }, 10, 10, 2, 30, 0 },
+		{ { "--target-ci=20,4", "--max-reps=60" }, 20, 4, 4, 60, 0 },
+		{ { "--target-ci=none" }, 0, 0, 4, 30, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct run_config cfg;
+		struct err e = ERR_INIT;
+
+		if (parse(t[i].args, &cfg, &e))
+			fail_msg("case %zu: %s", i, e.msg);
+		if (cfg.target_ci_host != t[i].host || cfg.target_ci_guest != t[i].guest || cfg.boots != t[i].boots ||
+		    cfg.max_reps != t[i].max_reps || cfg.budget_ms != t[i].budget_ms)
+			fail_msg("case %zu: target %g,%g boots %u max-reps %u budget %llu ms", i, cfg.target_ci_host,
+				 cfg.target_ci_guest, cfg.boots, cfg.max_reps, (unsigned long long)cfg.budget_ms);
 	}
 }
 
@@ -250,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_sized_and_new_values),
 		cmocka_unit_test(test_guests_fit),
 		cmocka_unit_test(test_help_golden),
+		cmocka_unit_test(test_target_defaults),
 	};
 
 	return cmocka_run_group_tests_name("orchestrator/cli", tests, NULL, NULL);

@@ -203,8 +203,8 @@ if [ -r /dev/null ] && [ -w /dev/null ] && [ -c /dev/null ]; then
 	fake_bin "cp '$PWD/$KVMF' \"\$out/results.json\""
 	live
 	verdict "live mode: a KVM run that passes" 0 "kvm_accept: 16 passed, 0 failed, 0 skipped"
-	if [ "$(cat "$WORK/args" 2>/dev/null)" = "run --accel=kvm --host-thp=always --workloads=memset --reps=2 --size=64M --memory=512M --db=none --out=$WORK/live --quiet" ]; then
-		ok "live mode runs 'thpeval run --accel=kvm --host-thp=always --workloads=memset --reps=2 --size=64M --memory=512M'"
+	if [ "$(cat "$WORK/args" 2>/dev/null)" = "run --accel=kvm --host-thp=always --workloads=memset --reps=2 --boots=2 --size=64M --memory=512M --db=none --out=$WORK/live --quiet" ]; then
+		ok "live mode runs 'thpeval run --accel=kvm --host-thp=always --workloads=memset --reps=2 --boots=2 --size=64M --memory=512M'"
 	else
 		ko "live mode ran: thpeval $(cat "$WORK/args" 2>/dev/null)"
 	fi
