@@ -43,7 +43,7 @@ endif
 LIB_SRC := $(wildcard lib/*.c)
 HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
-ORCH_SRC := $(filter-out orchestrator/main.c,$(wildcard orchestrator/*.c orchestrator/analysis/*.c))
+ORCH_SRC := $(filter-out orchestrator/cmd/main.c,$(wildcard orchestrator/*/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
 GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c
 
@@ -83,7 +83,7 @@ $(O)/libguest.a: $(GUEST_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(O)/orchestrator/main.o $(O)/libthpeval.a
+$(BIN): $(O)/orchestrator/cmd/main.o $(O)/libthpeval.a
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lm

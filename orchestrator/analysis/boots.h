@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "orchestrator/results.h"
+#include "orchestrator/model/results.h"
 
 #define BOOTS_MAX 128
 

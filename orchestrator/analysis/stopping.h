@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "orchestrator/effects.h"
+#include "orchestrator/analysis/effects.h"
 
 enum stop_verdict {
 	STOP_MORE,		/* another round */

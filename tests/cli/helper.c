@@ -19,7 +19,7 @@
 
 #include "host/journal.h"
 #include "lib/err.h"
-#include "orchestrator/results.h"
+#include "orchestrator/model/results.h"
 
 static volatile sig_atomic_t stop;
 

@@ -104,7 +104,7 @@ free_2m_mib() {
 		END { print int(kb / 1024) }' /proc/buddyinfo
 }
 
-# thpeval's cell validity rule (orchestrator/results.c cell_validate) applied to
+# thpeval's cell validity rule (orchestrator/model/results.c cell_validate) applied to
 # the coverage samples a cell records: what .valid must say. $need is
 # settings.min_coverage_pct; a host-never cell may hold up to 1% huge pages.
 # shellcheck disable=SC2016

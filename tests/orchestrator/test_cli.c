@@ -1,4 +1,4 @@
-/* tests for orchestrator/cli.c: the run option table, its checks and --help */
+/* tests for orchestrator/cmd/cli.c: the run option table, its checks and --help */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/cli.h"
+#include "orchestrator/cmd/cli.h"
 
 #define MAXARGS 8
 

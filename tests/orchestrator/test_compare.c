@@ -1,4 +1,4 @@
-/* tests for orchestrator/compare.c and `thpeval compare` (cmd_compare.c) */
+/* tests for orchestrator/analysis/compare.c and `thpeval compare` (cmd_compare.c) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "orchestrator/commands.h"
-#include "orchestrator/compare.h"
-#include "orchestrator/results.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/analysis/compare.h"
+#include "orchestrator/model/results.h"
 #include "tests/orchestrator/sim.h"
-#include "orchestrator/results_load.h"
+#include "orchestrator/model/results_load.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "orchestrator/cmd/cli.h"
+#include "orchestrator/cmd/commands.h"
 
 #define MAX_OPTS 64
 

@@ -1,6 +1,6 @@
 /*
- * tests for orchestrator/domain.c: enum tables, spec validation, golden
- * XML (byte for byte), escaping, and orchestrator/virt.c's accel_decide
+ * tests for orchestrator/virt/domain.c: enum tables, spec validation, golden
+ * XML (byte for byte), escaping, and orchestrator/virt/virt.c's accel_decide
  * (a pure function: every combination). THPEVAL_REGENERATE_GOLDEN=1
  * rewrites the golden files instead of comparing.
  */
@@ -18,8 +18,8 @@
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 
-#include "orchestrator/domain.h"
-#include "orchestrator/virt.h"
+#include "orchestrator/virt/domain.h"
+#include "orchestrator/virt/virt.h"
 
 /* run from the repository root (make unit does); THPEVAL_SRCDIR overrides */
 static void golden_path(const char *name, char *buf, size_t len)

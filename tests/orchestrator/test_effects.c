@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/effects.c and orchestrator/analysis/boots.c: the
+ * tests for orchestrator/analysis/effects.c and orchestrator/analysis/boots.c: the
  * split recovers known multiplicative effects from synthetic samples with a
  * boot-to-boot random effect, its intervals cover the truth at the nominal
  * rate, host-side effects replicate over boots (never over repetitions), and
@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "orchestrator/analysis/boots.h"
-#include "orchestrator/effects.h"
-#include "orchestrator/results.h"
+#include "orchestrator/analysis/effects.h"
+#include "orchestrator/model/results.h"
 #include "tests/orchestrator/sim.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/history.c and `thpeval history` (cmd_history.c):
+ * tests for orchestrator/report/history.c and `thpeval history` (cmd_history.c):
  * append, trend, baseline choice, file modes, schema checks, and the clear
  * errors for a locked and a corrupt database (no partial output).
  */
@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "orchestrator/commands.h"
-#include "orchestrator/history.h"
-#include "orchestrator/results.h"
-#include "orchestrator/results_load.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/report/history.h"
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 

@@ -1,4 +1,4 @@
-/* tests for orchestrator/progress.c: plain lines, the redrawn terminal line, ETA */
+/* tests for orchestrator/run/progress.c: plain lines, the redrawn terminal line, ETA */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/progress.h"
+#include "orchestrator/run/progress.h"
 
 static double fake_time;
 

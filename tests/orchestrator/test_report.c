@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report.c and `thpeval report` (cmd_report.c):
+ * tests for orchestrator/report/report.c and `thpeval report` (cmd_report.c):
  * CSV parsed back (RFC 4180) equals the samples; JUnit and HTML accepted by
  * xmllint; everything escaped; files appear only complete; exit codes.
  */
@@ -20,11 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "orchestrator/commands.h"
-#include "orchestrator/compare.h"
-#include "orchestrator/report.h"
-#include "orchestrator/results.h"
-#include "orchestrator/results_load.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/analysis/compare.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 #define HOSTILE "w,\"<b>&'x\r\n"

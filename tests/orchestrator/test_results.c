@@ -1,4 +1,4 @@
-/* tests for orchestrator/stats.c and orchestrator/results.c */
+/* tests for lib/stats.c and orchestrator/model/results.c */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "orchestrator/results.h"
-#include "orchestrator/results_load.h"
-#include "orchestrator/stats.h"
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
+#include "lib/stats.h"
 
 static void test_summary(void **state)
 {

@@ -1,4 +1,4 @@
-/* tests for orchestrator/results_load.c: round trip and strict rejection of bad files */
+/* tests for orchestrator/model/results_load.c: round trip and strict rejection of bad files */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "orchestrator/effects.h"
-#include "orchestrator/results.h"
-#include "orchestrator/results_load.h"
+#include "orchestrator/analysis/effects.h"
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
 #include "host/procfs.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"

@@ -1,4 +1,4 @@
-/* tests for orchestrator/sizing.c: the host-sizing summary computed from a synthetic results model */
+/* tests for orchestrator/analysis/sizing.c: the host-sizing summary computed from a synthetic results model */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/sizing.h"
+#include "orchestrator/analysis/sizing.h"
 
 /* a guest cell of memset with 4 samples of each phase around the given means, 2 boots of 2 */
 static struct cell *mk(struct results *r, const char *hs, const char *host, const char *guest, double fault,

@@ -1,5 +1,5 @@
 /*
- * tests for the Student-t distribution in orchestrator/stats.c: closed forms
+ * tests for the Student-t distribution in lib/stats.c: closed forms
  * (df 1, 2, 3), reference quantiles computed apart (mpmath, 40 digits), the
  * normal limit, monotonicity, symmetry, round trips, invalid inputs, and the
  * coverage of a Welch 95% interval that uses t975 of a real df. The scipy
@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "orchestrator/stats.h"
+#include "lib/stats.h"
 #include "tests/orchestrator/sim.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/virt.c.
+ * tests for orchestrator/virt/virt.c.
  * Unit tier (no root): libvirt's in-process mock driver test:///default,
  * fake cpuinfo files, capabilities strings, connection errors.
  * Integration tier (root + a running libvirtd; THPEVAL_SKIP_INTEGRATION=1
@@ -28,8 +28,8 @@
 
 #include <libvirt/virterror.h>
 
-#include "orchestrator/domain.h"
-#include "orchestrator/virt.h"
+#include "orchestrator/virt/domain.h"
+#include "orchestrator/virt/virt.h"
 
 #define TEST_URI "test:///default"
 #define SYSTEM_SOCK "/run/libvirt/libvirt-sock"

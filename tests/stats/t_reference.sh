@@ -1,5 +1,5 @@
 #!/bin/bash
-# thpeval's Student-t quantiles and cdf (orchestrator/stats.c) against an
+# thpeval's Student-t quantiles and cdf (lib/stats.c) against an
 # independent reference, scipy.stats.t: build/tests/stats/t_table prints
 # thpeval's figures over a grid, t_reference.py compares them (1e-6 relative).
 # THPEVAL_T_TABLE names the table program (make unit sets it; the sanitizer

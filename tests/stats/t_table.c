@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "orchestrator/stats.h"
+#include "lib/stats.h"
 
 static void line(double df, double p)
 {

@@ -1,0 +1,707 @@
+#include "orchestrator/cmd/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/procfs.h"
+#include "lib/parse.h"
+#include "orchestrator/report/report.h"
+
+#define CLI_MAX_OPTS 64
+
+int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, void *ctx,
+	      int *first_arg, bool *want_help, struct err *e)
+{
+	struct option lo[CLI_MAX_OPTS + 2];
+	size_t i, n = 0;
+	int c, idx;
+
+	*want_help = false;
+	if (cmd->nopts > CLI_MAX_OPTS)
+		return err_set(e, -E2BIG, "internal: too many options for '%s'", cmd->name);
+	for (i = 0; i < cmd->nopts; i++) {
+		lo[n].name = cmd->opts[i].name;
+		lo[n].has_arg = cmd->opts[i].arg ? required_argument : no_argument;
+		lo[n].flag = NULL;
+		lo[n].val = 1000 + (int)i;
+		n++;
+	}
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ NULL, 0, NULL, 0 };
+
+	optind = 0;	/* full reset (GNU) */
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		c = getopt_long(argc, argv, "+:h", lo, &idx);
+		if (c == -1)
+			break;
+		if (c == 'h') {
+			*want_help = true;
+			continue;
+		}
+		if (c == '?') {
+			const char *bad = argv[optind - 1];
+
+			if (optopt && optopt < 1000)
+				return err_set(e, -EINVAL, "%s: unknown option '-%c'; see 'thpeval %s --help'",
+					       cmd->name, optopt, cmd->name);
+			return err_set(e, -EINVAL, "%s: unknown option '%s'; see 'thpeval %s --help'",
+				       cmd->name, bad ? bad : "?", cmd->name);
+		}
+		if (c == ':') {
+			const char *bad = argv[optind - 1];
+
+			return err_set(e, -EINVAL, "%s: option '%s' needs a value; see 'thpeval %s --help'",
+				       cmd->name, bad ? bad : "?", cmd->name);
+		}
+		if (c >= 1000 && (size_t)(c - 1000) < cmd->nopts) {
+			const struct opt *o = &cmd->opts[c - 1000];
+			int r;
+
+			if (o->arg && optarg && !*optarg)
+				return err_set(e, -EINVAL, "%s: option '--%s' needs a non-empty value",
+					       cmd->name, o->name);
+			r = fn(ctx, o->id, optarg, e);
+			if (r)
+				return err_wrap(e, "%s: --%s", cmd->name, o->name);
+		}
+	}
+	*first_arg = optind;
+	return 0;
+}
+
+/* "  --left   text..." with text wrapped at 79 columns under itself */
+static void print_wrapped(FILE *out, const char *left, const char *text)
+{
+	const int indent = 29, width = 79;
+	const char *p = text;
+	int col;
+
+	if ((int)strlen(left) > indent - 3) {	/* too long for the column: the text starts below it */
+		fprintf(out, "  %s\n", left);
+		col = fprintf(out, "%*s", indent, "");
+	} else {
+		col = fprintf(out, "  %-26s ", left);
+	}
+	while (*p) {
+		const char *w = p;
+		bool line_start = col <= indent;
+		int wl;
+
+		while (*w && *w != ' ')
+			w++;
+		wl = (int)(w - p);
+		if (!line_start && col + 1 + wl > width) {
+			fputc('\n', out);
+			col = fprintf(out, "%*s", indent, "");
+			line_start = true;
+		}
+		col += fprintf(out, "%s%.*s", line_start ? "" : " ", wl, p);
+		p = w;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+void cli_help(const struct command *cmd, FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: thpeval %s [options]%s%s\n\n%s\n", cmd->name, cmd->args ? " " : "",
+		cmd->args ? cmd->args : "", cmd->summary);
+	if (cmd->details)
+		fprintf(out, "\n%s\n", cmd->details);
+	fprintf(out, "\noptions:\n");
+	for (i = 0; i < cmd->nopts; i++) {
+		const struct opt *o = &cmd->opts[i];
+		char left[64];
+
+		char text[512];
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? "=" : "", o->arg ? o->arg : "");
+		snprintf(text, sizeof(text), "%s%s%s%s", o->help, o->def ? " (default: " : "",
+			 o->def ? o->def : "", o->def ? ")" : "");
+		print_wrapped(out, left, text);
+	}
+	print_wrapped(out, "-h, --help", "show this help");
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+enum run_opt {
+	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
+	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
+	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
+	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
+	RO_BOOTS, RO_GATE, RO_PIN,
+};
+
+static const struct opt run_opts[] = {
+	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
+	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
+	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
+	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), or both", RO_HOST_STATE },
+	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
+	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
+	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
+	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
+	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
+	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
+	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
+	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
+	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
+	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
+	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
+	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
+	{ "max-reps", "N", "10 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
+	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
+	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
+	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
+	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
+	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
+	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
+	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
+	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
+	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", RO_GUEST_BIN },
+	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
+	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
+	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
+	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
+	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
+	{ "db", "PATH", "/var/lib/thpeval/history.db", "history database every finished run is appended to; 'none' for no history", RO_DB },
+	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
+};
+
+const struct command cli_run_cmd = {
+	.name = "run",
+	.args = NULL,
+	.summary = "Boot guests over libvirt with host THP set to 'never' and to each setting under\n"
+		   "evaluation, run the workloads inside with guest THP 'never' and each guest setting,\n"
+		   "and report every cell with its repetitions, 95% confidence intervals and the\n"
+		   "evidence (host and guest huge-page coverage) that the intended THP state held.",
+	.details = "Host THP settings are journaled before they are changed and restored on exit,\n"
+		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
+		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
+	.opts = run_opts,
+	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+};
+
+void run_config_defaults(struct run_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->host_thp[0], "always");
+	c->n_host_thp = 1;
+	strcpy(c->guest_thp[0], "always");
+	c->n_guest_thp = 1;
+	strcpy(c->workloads, "memset");
+	c->target_guest = true;
+	c->reps = 3;
+	c->boots = 4;
+	c->pin = true;
+	c->warmup = 1;
+	c->cold_reps = 3;
+	c->vcpus = 1;
+	c->memory = 1ull << 30;
+	c->size = 256ull << 20;
+	c->accesses = 1000000;
+	c->seed = 0;
+	c->timeout_ms = 15 * 60 * 1000;
+	strcpy(c->kc_config, "tinyconfig");
+	strcpy(c->kc_target, "mm/");
+	c->kc_timeout_ms = 20 * 60 * 1000;
+	c->min_coverage = 90.0;
+	c->accel = ACCEL_AUTO;
+	strcpy(c->uri, "qemu:///system");
+	strcpy(c->cache_dir, "/var/cache/thpeval/images");
+	strcpy(c->state_dir, "/var/lib/thpeval");
+	strcpy(c->sysfs_root, "/");
+	c->prefault[0] = PREFAULT_ONDEMAND;
+	c->n_prefault = 1;
+	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
+	strcpy(c->db, "/var/lib/thpeval/history.db");
+	c->threshold = 5.0;
+	c->guests = 1;
+	strcpy(c->host_state[0], "fresh");
+	c->n_host_state = 1;
+}
+
+bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len)
+{
+	uint64_t v;
+	const char *colon = strchr(s, ':');
+	char num[16];
+	size_t n;
+
+	if (!colon || colon == s || colon[-1] != 'K')
+		return false;
+	n = (size_t)(colon - 1 - s);
+	if (n == 0 || n >= sizeof(num))
+		return false;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (num[0] == '0' || parse_u64_range(num, 8, 1u << 30, &v) || (v & (v - 1)))
+		return false;
+	if (strcmp(colon + 1, "always") && strcmp(colon + 1, "madvise"))
+		return false;
+	if (strlen(colon + 1) >= len)
+		return false;
+	*kb = (unsigned)v;
+	strcpy(mode, colon + 1);
+	return true;
+}
+
+int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)
+{
+	uint64_t avail_kb, need, want;
+	int r;
+
+	r = meminfo_available_kb(proc_root, &avail_kb, e);
+	if (r)
+		return r;
+	need = (uint64_t)n * (memory + GUEST_HOST_OVERHEAD);
+	want = need + need / 10 + (512ull << 20);	/* 10% and 512M for the host itself */
+	if (note)
+		snprintf(note, len, "%u x (%llu MiB guest RAM + %llu MiB QEMU overhead) = %llu MiB, %llu MiB available",
+			 n, (unsigned long long)(memory >> 20), (unsigned long long)(GUEST_HOST_OVERHEAD >> 20),
+			 (unsigned long long)(need >> 20), (unsigned long long)(avail_kb >> 10));
+	if (want > avail_kb * 1024)
+		return err_set(e, -ENOMEM,
+			       "%u guests need %llu MiB (%u x (%llu MiB RAM + %llu MiB QEMU overhead) + 10%% + 512 MiB for the host) but the host has %llu MiB available (MemAvailable): lower --guests or --memory, or free host memory",
+			       n, (unsigned long long)(want >> 20), n, (unsigned long long)(memory >> 20),
+			       (unsigned long long)(GUEST_HOST_OVERHEAD >> 20), (unsigned long long)(avail_kb >> 10));
+	return 0;
+}
+
+int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
+		   const char *what, struct err *e)
+{
+	static const char *const valid[] = { "always", "madvise", "never" };
+	char buf[256], *tok, *save = NULL;
+	size_t i, k;
+
+	*n = 0;
+	if (strlen(s) >= sizeof(buf))
+		return err_set(e, -EINVAL, "%s list too long", what);
+	if (parse_list_check(s))
+		return err_set(e, -EINVAL, "empty item in %s list '%s': separate settings with "
+			       "single commas (e.g. always,never)", what, s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool ok = false, dup = false;
+
+		for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+			if (!strcmp(tok, valid[i]))
+				ok = true;
+		if (!ok && !strcmp(what, "host THP")) {
+			unsigned kb;
+			char mode[16];
+
+			ok = thp_sized_value(tok, &kb, mode, sizeof(mode));
+			if (!ok)
+				return err_set(e, -EINVAL,
+					       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
+					       tok, what);
+		}
+		if (!ok)
+			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
+		if (drop_never && !strcmp(tok, "never"))
+			continue;
+		for (k = 0; k < *n; k++)
+			if (!strcmp(out[k], tok))
+				dup = true;
+		if (dup)
+			continue;
+		if (*n >= max)
+			return err_set(e, -E2BIG, "too many %s settings", what);
+		strcpy(out[(*n)++], tok);
+	}
+	if (*n == 0 && !strstr(s, "never"))
+		return err_set(e, -EINVAL, "empty %s list", what);
+	return 0;
+}
+
+/* anonymous|memfd for the THP arms, plus optionally hugetlbfs: the reference arm */
+static int backing_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+	bool thp_set = false;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs (e.g. anonymous,hugetlbfs)", arg);
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
+			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
+	strcpy(buf, arg);
+	c->memfd = false;
+	c->hugetlbfs = false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "hugetlbfs")) {
+			c->hugetlbfs = true;
+			continue;
+		}
+		if (strcmp(tok, "anonymous") && strcmp(tok, "memfd"))
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
+				       tok);
+		if (thp_set)
+			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
+				       "backing), optionally with hugetlbfs");
+		thp_set = true;
+		c->memfd = !strcmp(tok, "memfd");
+	}
+	if (!thp_set && !c->hugetlbfs)
+		return err_set(e, -EINVAL, "empty list");
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *arg, const char *what, struct err *e)
+{
+	if (strlen(arg) >= len)
+		return err_set(e, -ENAMETOOLONG, "%s path too long", what);
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
+{
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+}
+
+/*
+ * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
+ * command line); the guest workload checks CONFIG against its list and says so
+ * in a fail record.
+ */
+static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	const char *colon = strchr(arg, ':'), *t;
+	size_t n, i;
+
+	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
+		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
+			       arg);
+	n = (size_t)(colon - arg);
+	if (n >= sizeof(c->kc_config))
+		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_'))
+			return err_set(e, -EINVAL, "--kcompile config in '%.64s': use a config target such as tinyconfig or defconfig",
+				       arg);
+	t = colon + 1;
+	if (strlen(t) >= sizeof(c->kc_target))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s' is too long", t);
+	if (t[0] == '-' || t[0] == '/' || t[0] == '.' || strstr(t, ".."))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s': a directory such as mm/ or a target such as vmlinux",
+			       t);
+	for (i = 0; t[i]; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9') ||
+		      t[i] == '_' || t[i] == '.' || t[i] == '/' || t[i] == '-'))
+			return err_set(e, -EINVAL, "--kcompile target '%.64s': use letters, digits and _./- only", t);
+	memcpy(c->kc_config, arg, n);
+	c->kc_config[n] = '\0';
+	strcpy(c->kc_target, t);
+	return 0;
+}
+
+/* --target-ci=HOST[,GUEST] or none */
+static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[32], *comma;
+	double h, g = 0;
+
+	c->target_ci_set = true;
+	if (!strcmp(arg, "none")) {
+		c->target_ci_host = c->target_ci_guest = 0;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "'%.20s...' is too long for --target-ci: use HOST[,GUEST], e.g. 15,5", arg);
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
+	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
+		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none", arg);
+	c->target_ci_host = h;
+	c->target_ci_guest = comma ? g : h;
+	return 0;
+}
+
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct run_config *c = ctx;
+	uint64_t v;
+	double d;
+	int r;
+
+	switch ((enum run_opt)id) {
+	case RO_HOST_THP:
+		return thp_list_parse(arg, c->host_thp, CLI_MAX_THP, &c->n_host_thp, true, "host THP", e);
+	case RO_GUEST_THP:
+		return thp_list_parse(arg, c->guest_thp, CLI_MAX_THP, &c->n_guest_thp, true, "guest THP", e);
+	case RO_WORKLOADS: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+			      arg[i] == ','))
+				break;
+		if (i != n || n >= sizeof(c->workloads))
+			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
+		strcpy(c->workloads, arg);
+		return 0;
+	}
+	case RO_TARGET:
+		if (!strcmp(arg, "guest") || !strcmp(arg, "both"))
+			c->target_guest = true, c->target_host = !strcmp(arg, "both");
+		else if (!strcmp(arg, "host"))
+			c->target_guest = false, c->target_host = true;
+		else
+			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		return 0;
+	case RO_PIN:
+		if (strcmp(arg, "auto") && strcmp(arg, "none"))
+			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+		c->pin = !strcmp(arg, "auto");
+		return 0;
+	case RO_GATE:
+		if (strcmp(arg, "primary") && strcmp(arg, "all"))
+			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+		c->gate_all = !strcmp(arg, "all");
+		return 0;
+	case RO_BOOTS:
+		r = parse_u64_range(arg, 1, 50, &v);
+		if (r)
+			return bad_value(e, r, arg, "a boot count from 1 to 50");
+		c->boots = (unsigned)v;
+		c->boots_set = true;
+		return 0;
+	case RO_REPS:
+		r = parse_u64_range(arg, 1, 100, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition count from 1 to 100");
+		c->reps = (unsigned)v;
+		return 0;
+	case RO_WARMUP:
+		r = parse_u64_range(arg, 0, 10, &v);
+		if (r)
+			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
+		c->warmup = (unsigned)v;
+		return 0;
+	case RO_COLD_REPS:
+		r = parse_u64_range(arg, 0, 20, &v);
+		if (r)
+			return bad_value(e, r, arg, "a host-cold repetition count from 0 to 20");
+		c->cold_reps = (unsigned)v;
+		return 0;
+	case RO_MEMORY:
+		r = parse_size(arg, &v);
+		if (r || v < (256ull << 20) || v > (1ull << 40))
+			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
+		c->memory = v;
+		return 0;
+	case RO_VCPUS:
+		r = parse_u64_range(arg, 1, 64, &v);
+		if (r)
+			return bad_value(e, r, arg, "a vCPU count from 1 to 64");
+		c->vcpus = (unsigned)v;
+		return 0;
+	case RO_SIZE:
+		r = parse_size(arg, &v);
+		if (r || v == 0 || v % (2u << 20))
+			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
+		c->size = v;
+		return 0;
+	case RO_ACCESSES:
+		r = parse_u64_range(arg, 1000, 1000000000ull, &v);
+		if (r)
+			return bad_value(e, r, arg, "an access count from 1000 to 1000000000");
+		c->accesses = v;
+		return 0;
+	case RO_SEED:
+		r = parse_u64_range(arg, 1, 0xffffffffull, &v);
+		if (r)
+			return bad_value(e, r, arg, "a seed from 1 to 4294967295");
+		c->seed = v;
+		return 0;
+	case RO_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 48ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 48h (e.g. 900, 15m)");
+		c->timeout_ms = v;
+		return 0;
+	case RO_MIN_COV:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 100)
+			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
+		c->min_coverage = d;
+		return 0;
+	case RO_ACCEL:
+		if (accel_parse(arg, &c->accel))
+			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+		return 0;
+	case RO_CONNECT:
+		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
+	case RO_OUT:
+		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
+	case RO_KERNEL:
+		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
+	case RO_GUEST_BIN:
+		return set_path(c->guest_bin, sizeof(c->guest_bin), arg, "guest program", e);
+	case RO_CACHE_DIR:
+		return set_path(c->cache_dir, sizeof(c->cache_dir), arg, "cache", e);
+	case RO_STATE_DIR:
+		return set_path(c->state_dir, sizeof(c->state_dir), arg, "state", e);
+	case RO_SYSFS_ROOT:
+		return set_path(c->sysfs_root, sizeof(c->sysfs_root), arg, "sysfs root", e);
+	case RO_QUIET:
+		c->quiet = true;
+		return 0;
+	case RO_PREFAULT: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
+				       "use ondemand, immediate or ondemand,immediate", arg);
+		strcpy(buf, arg);
+		c->n_prefault = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum prefault p;
+			size_t i;
+			bool dup = false;
+
+			if (prefault_parse(tok, &p))
+				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+			for (i = 0; i < c->n_prefault; i++)
+				dup |= c->prefault[i] == p;
+			if (!dup)
+				c->prefault[c->n_prefault++] = p;
+		}
+		if (c->n_prefault == 0)
+			return err_set(e, -EINVAL, "empty host allocation list");
+		return 0;
+	}
+	case RO_FORMAT:
+		return report_formats_parse(arg, &c->formats, e);
+	case RO_DB:
+		if (!strcmp(arg, "none")) {
+			c->db[0] = '\0';
+			return 0;
+		}
+		return set_path(c->db, sizeof(c->db), arg, "database", e);
+	case RO_BASELINE:
+		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);
+	case RO_THRESHOLD:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a threshold in percent from 0 to 1000");
+		c->threshold = d;
+		return 0;
+	case RO_BACKING:
+		return backing_parse(arg, c, e);
+	case RO_TARGET_CI:
+		return target_ci_parse(arg, c, e);
+	case RO_MAX_REPS:
+		r = parse_u64_range(arg, 2, 1000, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
+		c->max_reps = (unsigned)v;
+		c->max_reps_set = true;
+		return 0;
+	case RO_GUESTS:
+		r = parse_u64_range(arg, 1, 8, &v);
+		if (r)
+			return bad_value(e, r, arg, "a guest count from 1 to 8");
+		c->guests = (unsigned)v;
+		return 0;
+	case RO_MTHP_SWEEP:
+		c->mthp_sweep = true;
+		return 0;
+	case RO_HOST_STATE: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host state list '%s': "
+				       "use fresh, fragmented or fresh,fragmented", arg);
+		strcpy(buf, arg);
+		c->n_host_state = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			size_t i;
+			bool dup = false;
+
+			if (strcmp(tok, "fresh") && strcmp(tok, "fragmented"))
+				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+			for (i = 0; i < c->n_host_state; i++)
+				dup |= !strcmp(c->host_state[i], tok);
+			if (!dup)
+				strcpy(c->host_state[c->n_host_state++], tok);
+		}
+		if (c->n_host_state == 0)
+			return err_set(e, -EINVAL, "empty host state list");
+		return 0;
+	}
+	case RO_BUDGET:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
+		c->budget_ms = v;
+		return 0;
+	case RO_KCOMPILE:
+		return kcompile_parse(arg, c, e);
+	case RO_KCOMPILE_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 24ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
+		c->kc_timeout_ms = v;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+int run_config_check(struct run_config *c, struct err *e)
+{
+	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
+
+	if (c->size + margin > c->memory)
+		return err_set(e, -EINVAL,
+			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
+			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
+			       (unsigned long long)((c->size + margin) >> 20));
+	if (!c->boots_set && !c->target_ci_set) {	/* the default: narrow the split within 9 minutes */
+		c->target_ci_host = RUN_TARGET_CI_HOST;
+		c->target_ci_guest = RUN_TARGET_CI_GUEST;
+		if (!c->budget_ms)
+			c->budget_ms = RUN_BUDGET_MS;
+	}
+	if (c->target_ci_host == 0 && (c->budget_ms || c->max_reps_set))
+		return err_set(e, -EINVAL, "--budget and --max-reps only apply with a CI target: "
+			       "add --target-ci, or drop --boots for the default one");
+	if (!c->max_reps_set)
+		c->max_reps = c->reps * (c->boots > 10 ? c->boots : 10);
+	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
+		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
+			       "or lower --boots", c->max_reps, c->reps, c->boots);
+	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
+		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
+			       c->kernel);
+	return 0;
+}

@@ -1,0 +1,221 @@
+/*
+ * results: the one results model of a run (cells, samples, coverage
+ * evidence, validity, guests) and its renderers: results.json (json-c,
+ * written atomically) and the terminal table. Statistics are computed here
+ * once (results_finish); renderers are pure. Never touches /sys or libvirt.
+ */
+#ifndef THPEVAL_ORCH_RESULTS_H
+#define THPEVAL_ORCH_RESULTS_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "host/procfs.h"
+#include "host/thp.h"
+#include "lib/err.h"
+#include "lib/record.h"
+#include "lib/stats.h"
+
+#define RESULTS_SCHEMA_VERSION 1
+#define RES_MAX_METRICS 64	/* a KVM memset cell has 45: 29 guest, 9 host, 7 KVM/PMU; +2 mTHP */
+#define RES_MAX_SAMPLES 512
+#define RES_MAX_FAILURES 8
+#define RES_NAME_MAX 32
+
+struct metric {
+	char name[REC_KEY_MAX];
+	size_t n;
+	double samples[RES_MAX_SAMPLES];
+	/* the guest boot each sample came from (an index into results.guests), or
+	 * for bare-host cells the round (the host setting is applied anew each round) */
+	uint16_t boot[RES_MAX_SAMPLES];
+	struct summary s;
+};
+
+/* what identifies a cell; empty prefault means "ondemand", empty variant none */
+struct cell_key {
+	const char *target;		/* "guest" or "host" */
+	const char *host_thp;
+	const char *prefault;		/* host allocation: "ondemand" or "immediate" */
+	const char *guest_thp;
+	const char *workload;
+	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
+	const char *host_state;		/* "fresh" (NULL) or "fragmented" */
+};
+
+struct cell {
+	char target[8];			/* "guest" or "host" */
+	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	char guest_thp[RES_NAME_MAX];
+	char workload[RES_NAME_MAX];
+	char variant[RES_NAME_MAX];
+	char host_state[16];		/* host memory before the guests: "fresh", "fragmented" */
+	char host_cov_source[16];	/* "smaps" (AnonHugePages of guest RAM) or "mthp_stats" */
+	char guest[64];			/* domain that produced the samples */
+	size_t nmetrics;
+	struct metric metrics[RES_MAX_METRICS];
+	struct metric host_cov;		/* host_huge_pct per repetition */
+	struct metric guest_cov;	/* guest_huge_pct per repetition */
+	unsigned reps_ok, reps_failed, warmups;
+	size_t nfailures;
+	char failures[RES_MAX_FAILURES][200];
+	bool valid;
+	char invalid_reason[256];
+	/* the workload's own word on its treatment (lib/wltraits.h reason_field of its records:
+	 * zero_page_reason, cov_note), the first one seen; "" none */
+	char treatment_note[200];
+};
+
+/* one guest's own view of one cell (with --guests=N each guest has its own) */
+#define GLOG_MAX_CELLS 8
+struct guest_cellstat {
+	char guest_thp[RES_NAME_MAX];
+	char workload[RES_NAME_MAX];
+	unsigned reps;
+	unsigned ncov, nfault, naccess;
+	double cov_sum, fault_sum, access_sum;
+};
+
+struct guest_log {
+	char name[64];
+	char host_state[16];
+	unsigned index, concurrency;	/* this guest's index among the group's concurrent guests */
+	char mthp_sizes_kb[64];		/* per-size mTHP the guest kernel offers, "none" */
+	size_t ncs;
+	struct guest_cellstat cs[GLOG_MAX_CELLS];
+	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	unsigned round;
+	char xml_path[PATH_MAX];
+	char console_path[PATH_MAX];
+	char status[32];		/* "ok", "timeout", "failed", "interrupted" */
+	char error[ERR_MSG_MAX];
+	double create_to_first_record_s;
+	double teardown_s;
+	double total_s;
+	unsigned records, rejected;
+	char guest_kernel[64];
+};
+
+/* the fragmented-host arm of one host group */
+#define RES_BUDDY_ORDERS 16		/* orders a buddyinfo record keeps */
+
+struct frag_log {
+	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	unsigned round;
+	unsigned long long bytes, huge_kb, held_kb;
+	unsigned long long free2m_before_kb, free2m_after_kb, free2m_undone_kb;	/* free in >= 2M blocks */
+	unsigned long long avail_before_kb, avail_undone_kb;	/* MemAvailable before fragmenting and once undone */
+	unsigned orders;
+	unsigned long long buddy_before[RES_BUDDY_ORDERS], buddy_after[RES_BUDDY_ORDERS],
+		buddy_undone[RES_BUDDY_ORDERS];	/* free blocks per order */
+	bool restored, compacted, have_undone;
+	bool pcp_low;			/* the per-CPU free lists were kept short while fragmenting */
+	bool pcp_drained;		/* undo emptied the per-CPU free lists (percpu_pagelist_high_fraction) */
+	unsigned long long compact_scanned;	/* pages undo's compact_memory scanned (compact_migrate_scanned) */
+	char stopped[16];		/* why the fragmenter stopped: cap, floor, exhausted */
+	char proactiveness[8];		/* vm.compaction_proactiveness before the arm set it to 0; "" when the
+					 * kernel has none */
+	unsigned long long frag_compact_scanned;	/* pages compaction scanned while fragmenting */
+	double seconds;
+	/* host-wide vmstat deltas while the guests ran on the fragmented host */
+	unsigned long long compact_stall, compact_success, compact_fail, thp_fault_alloc, thp_fault_fallback;
+	unsigned long long compact_scanned_guests, pgmigrate_success, pgsteal_direct;
+	char error[ERR_MSG_MAX];
+};
+
+struct run_settings {			/* echo of the configuration */
+	unsigned reps, warmup, vcpus, rounds;
+	unsigned boots;			/* asked for per host setting; rounds = what ran */
+	char pin[128];			/* where vCPUs and QEMU's other threads ran (--pin) */
+	unsigned cold_reps;
+	char prefault_list[64];
+	char backing[32];
+	char group_order[512];		/* host groups in the order they ran */
+	double target_ci_host, target_ci_guest;	/* points; 0 = none */
+	double budget_s;		/* 0 = none */
+	char stopped[32];		/* why rounds stopped (stop_verdict_name), "" when fixed */
+	unsigned long long memory_bytes, size_bytes, accesses, seed;
+	double min_coverage_pct;
+	char host_thp_list[256], guest_thp_list[128], workloads[128];
+	unsigned guests;		/* concurrent guests per group */
+	char host_state_list[32];
+	bool mthp_sweep;
+	char guest_mthp[256];		/* what the guest kernel offers for a guest-side sweep */
+	char uri[256];
+	char kcompile[128];		/* "CONFIG:TARGET" when kcompile ran, else "" */
+	char srcdisk_id[20];		/* the kernel source disk kcompile used, else "" */
+};
+
+struct effects;
+
+struct results {
+	char thpeval_version[32];
+	char accel[8];
+	char accel_reason[256];
+	char libvirt_version[32];
+	char hypervisor_version[32];
+	char image_id[20];
+	char kvm_stats_note[200];	/* availability of host telemetry, with the reason */
+	char pmu_note[200];
+	struct host_info host;
+	struct thp_settings thp_before;
+	struct thp_settings thp_after;
+	bool have_thp_after;
+	struct run_settings settings;
+	time_t started, finished;
+	char status[32];		/* "running", "complete", "interrupted", "failed" */
+	char error[ERR_MSG_MAX];
+	size_t ncells, cap_cells;
+	struct cell *cells;
+	size_t nguests, cap_guests;
+	struct guest_log *guests;
+	struct effects *effects;	/* computed by results_finish; NULL before */
+	size_t nfrags, cap_frags;
+	struct frag_log *frags;
+};
+
+void results_init(struct results *r);
+void results_release(struct results *r);
+
+/* find or add the cell with this key */
+struct cell *results_cell_key(struct results *r, const struct cell_key *k, struct err *e);
+/* shorthand: prefault "ondemand", no variant */
+struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
+			  const char *guest_thp, const char *workload, struct err *e);
+struct guest_log *results_guest_add(struct results *r, struct err *e);
+struct frag_log *results_frag_add(struct results *r, struct err *e);
+/* the guest's own stats for a cell, added when new; NULL when full */
+struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
+/* a sample of boot 0 (tests, one-boot data) */
+int metric_add(struct metric *m, double v);
+int metric_add_boot(struct metric *m, double v, unsigned boot);
+struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
+const struct metric *cell_metric_find(const struct cell *c, const char *name);
+void cell_add_failure(struct cell *c, const char *reason);
+struct wl_rule;
+/* the rule that decides the cell's validity (lib/wltraits.h), never NULL */
+const struct wl_rule *cell_rule(const struct cell *c);
+/*
+ * A result record's treatment evidence into the cell: its coverage field (per
+ * the workload's rule) into cov (guest_cov for a guest cell, host_cov for a
+ * bare-host one), its reason field into treatment_note (first one kept).
+ */
+void cell_take_evidence(struct cell *c, const struct record *rec, struct metric *cov, unsigned boot);
+
+/* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
+void results_finish(struct results *r, double min_cov_pct);
+
+int results_write_json(const struct results *r, const char *path, struct err *e);
+void results_print_table(const struct results *r, FILE *out);
+
+/* write buf to path atomically: temp file in the same dir, fsync, rename, fsync dir */
+int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
+
+#endif

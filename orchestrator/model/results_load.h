@@ -1,0 +1,35 @@
+/*
+ * results_load: results.json back into the results model (json-c), strictly:
+ * a known schema_version, every key the writer writes, the right JSON types
+ * (errors name the key), bounded strings and counts. Derived numbers (metric
+ * summaries, the effects split) are recomputed from the samples with stats.h
+ * and effects.h, so they cannot disagree with them.
+ * Also the model as JSON text (the inverse). Never prints, never exits.
+ */
+#ifndef THPEVAL_ORCH_RESULTS_LOAD_H
+#define THPEVAL_ORCH_RESULTS_LOAD_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+#include "orchestrator/model/results.h"
+
+#define RESULTS_FILE "results.json"
+#define RESULTS_MAX_BYTES (256u << 20)	/* larger is not a results file */
+
+/*
+ * Load path (a results.json, or a directory holding one) into out, which is
+ * initialised here. On error out is left empty (released) and e says why:
+ * not JSON (json-c's reason, line and column), not a thpeval results file,
+ * an unknown schema version, or a key with the wrong type or size.
+ */
+int results_load(const char *path, struct results *out, struct err *e);
+/* the same from text in memory; name is used in messages */
+int results_load_text(const char *text, size_t len, const char *name, struct results *out,
+		      struct err *e);
+/* results.json text of r exactly as results_write_json() writes it; free() it */
+int results_to_json_text(const struct results *r, char **text, size_t *len, struct err *e);
+/* "DIR/results.json" when path is a directory, else path */
+int results_path_resolve(const char *path, char *buf, size_t len, struct err *e);
+
+#endif
