@@ -84,4 +84,15 @@ int thp_read_one(const char *root, const char *key, char *value, size_t len, str
  */
 int thp_sizes(const char *root, unsigned *sizes_kb, size_t max, size_t *n, struct err *e);
 
+/* a host THP treatment as the user names it ("always", "64K:always"): at most
+ * THP_NAME_LEN - 1 characters, at most THP_LIST_MAX of them in one run */
+#define THP_NAME_LEN 16
+#define THP_LIST_MAX 16
+
+/*
+ * A per-size host THP value: "64K:always" (only hugepages-64kB/enabled on,
+ * every other size and the top-level knob off). *kb and mode set on true.
+ */
+bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len);
+
 #endif

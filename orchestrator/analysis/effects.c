@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "orchestrator/cmd/cli.h"
+#include "host/thp.h"
 #include "lib/stats.h"
 
 /* the two phase metrics of each workload that the split is computed from */
@@ -413,7 +413,7 @@ void effects_compute(const struct results *r, struct effects *out)
 	for (i = 0; i < sizeof(phase_metrics) / sizeof(phase_metrics[0]); i++) {
 		const char *hs = states[si];
 		const char *w = phase_metrics[i].workload;
-		char hosts[CLI_MAX_THP][RES_NAME_MAX], guests[8][RES_NAME_MAX];
+		char hosts[THP_LIST_MAX][RES_NAME_MAX], guests[8][RES_NAME_MAX];
 		size_t nh = 0, ng = 0;
 
 		/* the treatment levels present (everything but never) */
@@ -425,7 +425,7 @@ void effects_compute(const struct results *r, struct effects *out)
 				continue;
 			for (k = 0; k < nh; k++)
 				seen |= !strcmp(hosts[k], c->host_thp);
-			if (!seen && strcmp(c->host_thp, "never") && nh < CLI_MAX_THP)
+			if (!seen && strcmp(c->host_thp, "never") && nh < THP_LIST_MAX)
 				snprintf(hosts[nh++], RES_NAME_MAX, "%s", c->host_thp);
 			seen = false;
 			for (k = 0; k < ng; k++)

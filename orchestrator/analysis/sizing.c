@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "host/procfs.h"
-#include "orchestrator/cmd/cli.h"
+#include "host/thp.h"
 #include "orchestrator/analysis/effects.h"
 
 /* the workload whose two phases make the split, and its metrics (as effects.c) */

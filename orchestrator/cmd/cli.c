@@ -238,31 +238,6 @@ void run_config_defaults(struct run_config *c)
 	c->n_host_state = 1;
 }
 
-bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len)
-{
-	uint64_t v;
-	const char *colon = strchr(s, ':');
-	char num[16];
-	size_t n;
-
-	if (!colon || colon == s || colon[-1] != 'K')
-		return false;
-	n = (size_t)(colon - 1 - s);
-	if (n == 0 || n >= sizeof(num))
-		return false;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (num[0] == '0' || parse_u64_range(num, 8, 1u << 30, &v) || (v & (v - 1)))
-		return false;
-	if (strcmp(colon + 1, "always") && strcmp(colon + 1, "madvise"))
-		return false;
-	if (strlen(colon + 1) >= len)
-		return false;
-	*kb = (unsigned)v;
-	strcpy(mode, colon + 1);
-	return true;
-}
-
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)
 {
 	uint64_t avail_kb, need, want;
@@ -285,7 +260,7 @@ int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, s
 	return 0;
 }
 
-int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
+int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
 		   const char *what, struct err *e)
 {
 	static const char *const valid[] = { "always", "madvise", "never" };
@@ -451,9 +426,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 
 	switch ((enum run_opt)id) {
 	case RO_HOST_THP:
-		return thp_list_parse(arg, c->host_thp, CLI_MAX_THP, &c->n_host_thp, true, "host THP", e);
+		return thp_list_parse(arg, c->host_thp, THP_LIST_MAX, &c->n_host_thp, true, "host THP", e);
 	case RO_GUEST_THP:
-		return thp_list_parse(arg, c->guest_thp, CLI_MAX_THP, &c->n_guest_thp, true, "guest THP", e);
+		return thp_list_parse(arg, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, true, "guest THP", e);
 	case RO_WORKLOADS: {
 		size_t i, n = strlen(arg);
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "host/thp.h"
 #include "lib/err.h"
 #include "orchestrator/virt/domain.h"
 #include "orchestrator/run/workloads.h"
@@ -39,13 +40,11 @@ int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, v
 	      int *first_arg, bool *want_help, struct err *e);
 void cli_help(const struct command *cmd, FILE *out);
 
-#define CLI_MAX_THP 16
-#define CLI_THP_LEN 16
 
 struct run_config {
-	char host_thp[CLI_MAX_THP][CLI_THP_LEN];	/* treatments, "never" baseline implied */
+	char host_thp[THP_LIST_MAX][THP_NAME_LEN];	/* treatments, "never" baseline implied */
 	size_t n_host_thp;
-	char guest_thp[CLI_MAX_THP][CLI_THP_LEN];
+	char guest_thp[THP_LIST_MAX][THP_NAME_LEN];
 	size_t n_guest_thp;
 	char workloads[128];		/* as given: "memset,tlb" or "all" */
 	char wl[16][32];		/* resolved against the guest program (main) */
@@ -87,7 +86,7 @@ struct run_config {
 	bool max_reps_set;
 	uint64_t budget_ms;		/* with a CI target: wall-clock budget, 0 = none */
 	unsigned guests;		/* guests running the same cells at once (--guests) */
-	char host_state[2][CLI_THP_LEN];	/* "fresh" and/or "fragmented", in order */
+	char host_state[2][THP_NAME_LEN];	/* "fresh" and/or "fragmented", in order */
 	size_t n_host_state;
 	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
 	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
@@ -112,14 +111,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
 /* cross-option checks after parsing */
 int run_config_check(struct run_config *c, struct err *e);
 /* "always,madvise" -> validated, deduplicated list; "never" dropped when drop_never */
-int thp_list_parse(const char *s, char out[][CLI_THP_LEN], size_t max, size_t *n, bool drop_never,
+int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
 		   const char *what, struct err *e);
 
-/*
- * A per-size host THP value: "64K:always" (only hugepages-64kB/enabled on,
- * every other size and the top-level knob off). *kb and mode set on true.
- */
-bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len);
 /* --guests: refuse when N guests will not fit in MemAvailable of proc_root */
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e);
 /* memory one guest takes on the host beyond its RAM (QEMU, TCG code buffer) */

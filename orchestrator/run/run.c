@@ -147,7 +147,7 @@ struct guest_ctx {
 	struct err err;		/* a protocol violation that stops this guest */
 };
 
-static bool in_list(const char list[][CLI_THP_LEN], size_t n, const char *s)
+static bool in_list(const char list[][THP_NAME_LEN], size_t n, const char *s)
 {
 	size_t i;
 
@@ -1151,7 +1151,7 @@ static void run_proc_root(const struct run_config *cfg, char *buf, size_t len)
  * offers. Records what a guest-side sweep would need in the settings.
  */
 static int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
-			 char list[][CLI_THP_LEN], size_t *n, struct err *e)
+			 char list[][THP_NAME_LEN], size_t *n, struct err *e)
 {
 	unsigned sizes[32], kb;
 	size_t ns = 0, i, k;
@@ -1182,7 +1182,7 @@ static int plan_host_thp(const struct run_config *cfg, struct results *res, stru
 					       cfg->host_thp[i], kb, hp->nsizes ? offered : "no per-size mTHP before Linux 6.8");
 			hp->sized = true;
 		}
-		snprintf(list[(*n)++], CLI_THP_LEN, "%s", cfg->host_thp[i]);
+		snprintf(list[(*n)++], THP_NAME_LEN, "%s", cfg->host_thp[i]);
 	}
 	if (!cfg->mthp_sweep)
 		return 0;
@@ -1192,7 +1192,7 @@ static int plan_host_thp(const struct run_config *cfg, struct results *res, stru
 			       THP_DIR);
 	hp->sized = true;
 	for (k = 0; k < hp->nsizes; k++) {
-		char v[CLI_THP_LEN];
+		char v[THP_NAME_LEN];
 		bool dup = false;
 
 		snprintf(v, sizeof(v), "%uK:always", hp->sizes[k]);
@@ -1200,10 +1200,10 @@ static int plan_host_thp(const struct run_config *cfg, struct results *res, stru
 			dup |= !strcmp(list[i], v);
 		if (dup)
 			continue;
-		if (*n >= CLI_MAX_THP)
+		if (*n >= THP_LIST_MAX)
 			return err_set(e, -E2BIG, "--mthp-sweep: %zu host settings plus %zu sizes are more than %d: shorten --host-thp",
-				       cfg->n_host_thp, hp->nsizes, CLI_MAX_THP);
-		snprintf(list[(*n)++], CLI_THP_LEN, "%s", v);
+				       cfg->n_host_thp, hp->nsizes, THP_LIST_MAX);
+		snprintf(list[(*n)++], THP_NAME_LEN, "%s", v);
 	}
 	return 0;
 }
@@ -1612,9 +1612,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	enum accel accel = ACCEL_TCG;
 	bool session = false, stale = false, built = false, kc = kcompile_planned(cfg);
 	char gdir[PATH_MAX];
-	struct host_group groups[2 * (CLI_MAX_THP + 2) * PREFAULT__COUNT];
+	struct host_group groups[2 * (THP_LIST_MAX + 2) * PREFAULT__COUNT];
 	char pool_orig[32] = "";
-	char hthp[CLI_MAX_THP][CLI_THP_LEN];	/* host treatments: --host-thp + the sweep's sizes */
+	char hthp[THP_LIST_MAX][THP_NAME_LEN];	/* host treatments: --host-thp + the sweep's sizes */
 	size_t nh = 0;
 	struct host_plan hp = { .before = &res->thp_before };
 	size_t i, p, ngroups, st;

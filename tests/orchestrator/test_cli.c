@@ -170,15 +170,15 @@ static void test_target_defaults(void **state)
 
 static void test_thp_list(void **state)
 {
-	char out[CLI_MAX_THP][CLI_THP_LEN];
+	char out[THP_LIST_MAX][THP_NAME_LEN];
 	struct err e = ERR_INIT;
 	size_t n;
 
-	assert_int_equal(thp_list_parse("always,never,madvise,always", out, CLI_MAX_THP, &n, true, "host THP", &e), 0);
+	assert_int_equal(thp_list_parse("always,never,madvise,always", out, THP_LIST_MAX, &n, true, "host THP", &e), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[0], "always");
 	assert_string_equal(out[1], "madvise");
-	assert_int_equal(thp_list_parse("never", out, CLI_MAX_THP, &n, true, "host THP", &e), 0);
+	assert_int_equal(thp_list_parse("never", out, THP_LIST_MAX, &n, true, "host THP", &e), 0);
 	assert_int_equal(n, 0);
 }
 
