@@ -12,7 +12,7 @@
 #include <signal.h>
 
 #include "lib/err.h"
-#include "orchestrator/cmd/cli.h"
+#include "orchestrator/run/config.h"
 #include "orchestrator/model/results.h"
 
 struct progress;

@@ -1,0 +1,148 @@
+#include "orchestrator/run/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/procfs.h"
+#include "lib/parse.h"
+#include "orchestrator/report/report.h"
+
+void run_config_defaults(struct run_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->host_thp[0], "always");
+	c->n_host_thp = 1;
+	strcpy(c->guest_thp[0], "always");
+	c->n_guest_thp = 1;
+	strcpy(c->workloads, "memset");
+	c->target_guest = true;
+	c->reps = 3;
+	c->boots = 4;
+	c->pin = true;
+	c->warmup = 1;
+	c->cold_reps = 3;
+	c->vcpus = 1;
+	c->memory = 1ull << 30;
+	c->size = 256ull << 20;
+	c->accesses = 1000000;
+	c->seed = 0;
+	c->timeout_ms = 15 * 60 * 1000;
+	strcpy(c->kc_config, "tinyconfig");
+	strcpy(c->kc_target, "mm/");
+	c->kc_timeout_ms = 20 * 60 * 1000;
+	c->min_coverage = 90.0;
+	c->accel = ACCEL_AUTO;
+	strcpy(c->uri, "qemu:///system");
+	strcpy(c->cache_dir, "/var/cache/thpeval/images");
+	strcpy(c->state_dir, "/var/lib/thpeval");
+	strcpy(c->sysfs_root, "/");
+	c->prefault[0] = PREFAULT_ONDEMAND;
+	c->n_prefault = 1;
+	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
+	strcpy(c->db, "/var/lib/thpeval/history.db");
+	c->threshold = 5.0;
+	c->guests = 1;
+	strcpy(c->host_state[0], "fresh");
+	c->n_host_state = 1;
+}
+
+int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)
+{
+	uint64_t avail_kb, need, want;
+	int r;
+
+	r = meminfo_available_kb(proc_root, &avail_kb, e);
+	if (r)
+		return r;
+	need = (uint64_t)n * (memory + GUEST_HOST_OVERHEAD);
+	want = need + need / 10 + (512ull << 20);	/* 10% and 512M for the host itself */
+	if (note)
+		snprintf(note, len, "%u x (%llu MiB guest RAM + %llu MiB QEMU overhead) = %llu MiB, %llu MiB available",
+			 n, (unsigned long long)(memory >> 20), (unsigned long long)(GUEST_HOST_OVERHEAD >> 20),
+			 (unsigned long long)(need >> 20), (unsigned long long)(avail_kb >> 10));
+	if (want > avail_kb * 1024)
+		return err_set(e, -ENOMEM,
+			       "%u guests need %llu MiB (%u x (%llu MiB RAM + %llu MiB QEMU overhead) + 10%% + 512 MiB for the host) but the host has %llu MiB available (MemAvailable): lower --guests or --memory, or free host memory",
+			       n, (unsigned long long)(want >> 20), n, (unsigned long long)(memory >> 20),
+			       (unsigned long long)(GUEST_HOST_OVERHEAD >> 20), (unsigned long long)(avail_kb >> 10));
+	return 0;
+}
+
+int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
+		   const char *what, struct err *e)
+{
+	static const char *const valid[] = { "always", "madvise", "never" };
+	char buf[256], *tok, *save = NULL;
+	size_t i, k;
+
+	*n = 0;
+	if (strlen(s) >= sizeof(buf))
+		return err_set(e, -EINVAL, "%s list too long", what);
+	if (parse_list_check(s))
+		return err_set(e, -EINVAL, "empty item in %s list '%s': separate settings with "
+			       "single commas (e.g. always,never)", what, s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool ok = false, dup = false;
+
+		for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+			if (!strcmp(tok, valid[i]))
+				ok = true;
+		if (!ok && !strcmp(what, "host THP")) {
+			unsigned kb;
+			char mode[16];
+
+			ok = thp_sized_value(tok, &kb, mode, sizeof(mode));
+			if (!ok)
+				return err_set(e, -EINVAL,
+					       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
+					       tok, what);
+		}
+		if (!ok)
+			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
+		if (drop_never && !strcmp(tok, "never"))
+			continue;
+		for (k = 0; k < *n; k++)
+			if (!strcmp(out[k], tok))
+				dup = true;
+		if (dup)
+			continue;
+		if (*n >= max)
+			return err_set(e, -E2BIG, "too many %s settings", what);
+		strcpy(out[(*n)++], tok);
+	}
+	if (*n == 0 && !strstr(s, "never"))
+		return err_set(e, -EINVAL, "empty %s list", what);
+	return 0;
+}
+
+int run_config_check(struct run_config *c, struct err *e)
+{
+	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
+
+	if (c->size + margin > c->memory)
+		return err_set(e, -EINVAL,
+			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
+			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
+			       (unsigned long long)((c->size + margin) >> 20));
+	if (!c->boots_set && !c->target_ci_set) {	/* the default: narrow the split within 9 minutes */
+		c->target_ci_host = RUN_TARGET_CI_HOST;
+		c->target_ci_guest = RUN_TARGET_CI_GUEST;
+		if (!c->budget_ms)
+			c->budget_ms = RUN_BUDGET_MS;
+	}
+	if (c->target_ci_host == 0 && (c->budget_ms || c->max_reps_set))
+		return err_set(e, -EINVAL, "--budget and --max-reps only apply with a CI target: "
+			       "add --target-ci, or drop --boots for the default one");
+	if (!c->max_reps_set)
+		c->max_reps = c->reps * (c->boots > 10 ? c->boots : 10);
+	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
+		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
+			       "or lower --boots", c->max_reps, c->reps, c->boots);
+	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
+		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
+			       c->kernel);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * config: the parsed `run` configuration, its defaults and its cross-option
+ * checks (the option table that fills it is the run command's, cmd/cli.c).
+ * Never prints, never exits.
+ */
+#ifndef THPEVAL_ORCH_RUN_CONFIG_H
+#define THPEVAL_ORCH_RUN_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/thp.h"
+#include "lib/err.h"
+#include "orchestrator/run/workloads.h"
+#include "orchestrator/virt/domain.h"
+
+struct run_config {
+	char host_thp[THP_LIST_MAX][THP_NAME_LEN];	/* treatments, "never" baseline implied */
+	size_t n_host_thp;
+	char guest_thp[THP_LIST_MAX][THP_NAME_LEN];
+	size_t n_guest_thp;
+	char workloads[128];		/* as given: "memset,tlb" or "all" */
+	char wl[16][32];		/* resolved against the guest program (main) */
+	size_t n_wl;
+	struct workload_info wl_info[16];	/* what the guest program offers */
+	size_t n_wl_info;
+	bool target_guest, target_host;
+	unsigned reps, warmup, vcpus;
+	unsigned boots;			/* guest boots per host setting: the samples of a host effect; with
+					 * a CI target, the fewest */
+	bool boots_set;			/* --boots given: exactly that many, unless --target-ci */
+	bool pin;			/* --pin=auto: vCPUs and QEMU's other threads on their own host CPUs */
+	unsigned cold_reps;		/* memset host-cold series per guest THP setting */
+	uint64_t memory, size, accesses, seed;
+	uint64_t timeout_ms;
+	double min_coverage;
+	enum accel accel;
+	char uri[256];
+	char out_dir[PATH_MAX];
+	char kernel[PATH_MAX];
+	char guest_bin[PATH_MAX];
+	char cache_dir[PATH_MAX];
+	char state_dir[PATH_MAX];
+	char sysfs_root[PATH_MAX];
+	bool quiet;
+	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
+	size_t n_prefault;
+	bool memfd;			/* --host-backing=memfd */
+	bool hugetlbfs;			/* --host-backing=...,hugetlbfs: the reference arm */
+	unsigned formats;		/* report formats written under --out (report.h bits) */
+	char db[PATH_MAX];		/* history database, "" = none */
+	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
+	double threshold;		/* regression threshold, percent */
+	bool gate_all;			/* --gate=all: every metric with a direction gates */
+	double target_ci_host;		/* pct points, host-side effects and interactions; 0 = none */
+	double target_ci_guest;		/* pct points, guest-side effects; 0 = none */
+	bool target_ci_set;		/* --target-ci given (also "none") */
+	unsigned max_reps;		/* with a CI target: repetitions per cell at most */
+	bool max_reps_set;
+	uint64_t budget_ms;		/* with a CI target: wall-clock budget, 0 = none */
+	unsigned guests;		/* guests running the same cells at once (--guests) */
+	char host_state[2][THP_NAME_LEN];	/* "fresh" and/or "fragmented", in order */
+	size_t n_host_state;
+	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
+	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
+	char kc_target[64];
+	uint64_t kc_timeout_ms;		/* one kcompile run at most */
+};
+
+/*
+ * The default run (no --boots, no --target-ci): at least 4 boots per host
+ * setting, more while a split effect's 95% CI half-width is over 15 points
+ * (host-side, interactions) or 5 points (guest-side), within 9 minutes.
+ */
+#define RUN_TARGET_CI_HOST 15.0
+#define RUN_TARGET_CI_GUEST 5.0
+#define RUN_BUDGET_MS (9ull * 60 * 1000)
+
+void run_config_defaults(struct run_config *c);
+/* cross-option checks after parsing */
+int run_config_check(struct run_config *c, struct err *e);
+/* "always,madvise" -> validated, deduplicated list; "never" dropped when drop_never */
+int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
+		   const char *what, struct err *e);
+
+/* --guests: refuse when N guests will not fit in MemAvailable of proc_root */
+int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e);
+/* memory one guest takes on the host beyond its RAM (QEMU, TCG code buffer) */
+#define GUEST_HOST_OVERHEAD (320ull << 20)
+
+#endif
