@@ -15,7 +15,7 @@
  * boots; with a single boot, from the repetitions inside it (labelled so).
  * Invalid cells, missing cells and too few boots make an effect "not
  * available" with a reason, never a number. Pure: reads the results model,
- * never prints except effects_print to the FILE* it is given.
+ * never prints (report/text.c renders the effects).
  */
 #ifndef THPEVAL_ORCH_EFFECTS_H
 #define THPEVAL_ORCH_EFFECTS_H
@@ -80,7 +80,6 @@ void effects_compute(const struct results *r, struct effects *out);
 /* the guest cell (no variant) with this host state, workload and levels; NULL if not run */
 const struct cell *effects_find(const struct results *r, const char *host_state, const char *w, const char *host,
 				const char *pf, const char *guest);
-void effects_print(const struct effects *fx, FILE *out);
 /* minimum detectable effect (% of the mean), two cells of n samples with this cv, 80% power */
 double mde_pct(double cv_pct, size_t n);
 

@@ -57,7 +57,5 @@ struct sizing {
 /* true when the run has something to size: --guests > 1, a fragmented arm or per-size settings */
 bool sizing_applies(const struct results *r);
 void sizing_compute(const struct results *r, struct sizing *out);
-void sizing_print(const struct results *r, FILE *out);
-void sizing_html(const struct results *r, FILE *o);
 
 #endif

@@ -22,6 +22,7 @@
 #include "lib/err.h"
 #include "orchestrator/cmd/cli.h"
 #include "orchestrator/model/results.h"
+#include "orchestrator/report/text.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/report/history.h"

@@ -213,7 +213,6 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 void results_finish(struct results *r, double min_cov_pct);
 
 int results_write_json(const struct results *r, const char *path, struct err *e);
-void results_print_table(const struct results *r, FILE *out);
 
 /* write buf to path atomically: temp file in the same dir, fsync, rename, fsync dir */
 int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);

@@ -1,5 +1,6 @@
 #include "orchestrator/report/report.h"
-#include "orchestrator/analysis/sizing.h"
+#include "orchestrator/report/sizing.h"
+#include "orchestrator/report/text.h"
 
 #include <errno.h>
 #include <libxml/xmlwriter.h>

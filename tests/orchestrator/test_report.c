@@ -24,6 +24,7 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/model/results.h"
+#include "orchestrator/report/text.h"
 #include "orchestrator/model/results_load.h"
 
 #define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"

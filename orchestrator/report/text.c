@@ -1,0 +1,176 @@
+#include "orchestrator/report/text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "orchestrator/analysis/sizing.h"
+#include "orchestrator/report/sizing.h"
+
+/* ---- text table ------------------------------------------------------------- */
+
+static void fmt_ci(char *buf, size_t len, const struct metric *m, int prec)
+{
+	if (!m || m->s.n == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	if (isfinite(m->s.ci95_high))
+		snprintf(buf, len, "%.*f ±%.*f", prec, m->s.mean, prec, m->s.ci95_high - m->s.mean);
+	else
+		snprintf(buf, len, "%.*f", prec, m->s.mean);
+}
+
+static void fmt_pct(char *buf, size_t len, const struct metric *m)
+{
+	if (m->s.n == 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f", m->s.mean);
+}
+
+/* that the host-cold repetitions were host-cold: the QEMU process faulted during them */
+static void print_cold_evidence(const struct results *r, FILE *out)
+{
+	bool head = false;
+	size_t i;
+
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		const struct metric *m = cell_metric_find(c, "host_qemu_minflt");
+		const struct metric *sz = cell_metric_find(c, "rss_bytes");
+
+		if (strcmp(c->variant, "cold") || !m || !m->s.n || !sz || !sz->s.n)
+			continue;
+		if (!head)
+			fprintf(out, "\nhost-cold evidence (QEMU minor faults during each host-cold repetition;"
+				     " a host-cold buffer of N 4K pages needs N on host 4K pages, N/512 on host 2M):\n");
+		head = true;
+		fprintf(out, "  host %s/%s, guest %s: %.0f faults per repetition for %.0f pages\n", c->host_thp,
+			c->prefault, c->guest_thp, m->s.mean, sz->s.mean / 4096.0);
+	}
+}
+
+void results_print_table(const struct results *r, FILE *out)
+{
+	size_t i;
+	bool any_invalid = false;
+
+	fprintf(out, "thpeval %s  accel=%s  host kernel %s  %s\n", r->thpeval_version, r->accel,
+		r->host.kernel, r->host.cpu_model);
+	fprintf(out, "reps=%u per boot (+%u warm-up)  boots=%u per host setting", r->settings.reps,
+		r->settings.warmup, r->settings.rounds);
+	if (r->settings.target_ci_host > 0)
+		fprintf(out, " (CI target host-side %.3g, guest-side %.3g points: %s)", r->settings.target_ci_host,
+			r->settings.target_ci_guest, r->settings.stopped[0] ? r->settings.stopped : "not judged");
+	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width (over boot means where a "
+		     "cell ran in 2 or more boots, else over repetitions)\n\n",
+		r->settings.memory_bytes >> 20, r->settings.size_bytes >> 20);
+	fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3s  %s\n", "host_thp", "alloc", "guest_thp",
+		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		char f[40], a[40], hp[16], gp[16], w[64];
+
+		bool cold = !strcmp(c->variant, "cold"), tlb_sum = !strcmp(c->variant, "summary") &&
+								   !strcmp(c->workload, "tlb");
+
+		if (c->variant[0] && !cold && !tlb_sum)
+			continue;	/* sub-measurements are in results.json */
+		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
+			 cold ? ":host-cold" : "");
+		fmt_ci(f, sizeof(f), cell_metric_find(c, "fault_ns_per_4k"), 1);
+		fmt_ci(a, sizeof(a), cell_metric_find(c, tlb_sum ? "large_2m_access_ns" : "access_ns"), 1);
+		fmt_pct(hp, sizeof(hp), &c->host_cov);
+		fmt_pct(gp, sizeof(gp), &c->guest_cov);
+		fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3u  %s\n", c->host_thp, c->prefault,
+			c->guest_thp, w, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
+		if (!c->valid)
+			any_invalid = true;
+	}
+	if (any_invalid) {
+		fprintf(out, "\ninvalid cells:\n");
+		for (i = 0; i < r->ncells; i++)
+			if (!r->cells[i].valid)
+				fprintf(out, "  host %s/%s, guest %s, %s: %s\n", r->cells[i].host_thp,
+					r->cells[i].prefault, r->cells[i].guest_thp, r->cells[i].workload,
+					r->cells[i].invalid_reason);
+	}
+	print_cold_evidence(r, out);
+	if (r->effects)
+		effects_print(r->effects, out);
+	if (sizing_applies(r))
+		sizing_print(r, out);
+	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
+		     " guest%% = share of the workload buffer on guest huge pages;\n"
+		     "memset:host-cold = first touch of guest memory the host never backed;"
+		     " tlb access = ns per load at the largest working set (2M-asking region)\n");
+}
+
+static void print_var(const struct effects *fx, const char *w, FILE *out)
+{
+	size_t i;
+	bool head = false;
+
+	for (i = 0; i < fx->nvar; i++) {
+		const struct effect_var *v = &fx->var[i];
+		char within[16] = "n/a", between[16] = "n/a";
+
+		if (strcmp(v->workload, w))
+			continue;
+		if (!head) {
+			fprintf(out, "\nvariance components: %s (CV of each cell's samples within a boot and of its "
+				     "boot means beyond that)\n", w);
+			head = true;
+		}
+		if (isfinite(v->vc.within_cv_pct))
+			snprintf(within, sizeof(within), "%.1f%%", v->vc.within_cv_pct);
+		if (isfinite(v->vc.between_cv_pct))
+			snprintf(between, sizeof(between), "%.1f%%", v->vc.between_cv_pct);
+		fprintf(out, "  %-44s %-16s %2zu boots %3zu samples  within %-7s between %s\n", v->label,
+			v->metric, v->vc.boots, v->vc.samples, within, between);
+	}
+}
+
+void effects_print(const struct effects *fx, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < fx->n; i++) {
+		const struct effect *e = &fx->e[i];
+		const struct effect *p = i ? &fx->e[i - 1] : NULL;
+		char head[80], what[40];
+
+		if (!p && fx->tcg)
+			fprintf(out, "\nnote: %s\n", EFFECTS_TCG_NOTE);
+		if (!p || strcmp(p->workload, e->workload))
+			print_var(fx, e->workload, out);
+		if (!p || strcmp(p->workload, e->workload) || strcmp(p->host_thp, e->host_thp) ||
+		    strcmp(p->guest_thp, e->guest_thp) || strcmp(p->host_state, e->host_state)) {
+			fprintf(out, "\nsplit: %s, host THP %s / guest THP %s against never%s%s (%% of time "
+				     "saved with THP, 95%% CI on the log scale; host-side over boots)\n",
+				e->workload, e->host_thp, e->guest_thp, strcmp(e->host_state, "fresh") ? ", host " : "",
+				strcmp(e->host_state, "fresh") ? e->host_state : "");
+			fprintf(out, "  %-12s %-24s %-18s %-30s %s\n", "side", "component", "metric", "effect",
+				"share of total");
+		}
+		if (e->at_guest[0])
+			snprintf(what, sizeof(what), "%s (guest %s)", e->component, e->at_guest);
+		else
+			snprintf(what, sizeof(what), "%s", e->component);
+		snprintf(head, sizeof(head), "  %-12s %-24s %-18s", e->side, what, e->metric);
+		if (!e->available) {
+			fprintf(out, "%s not available: %s\n", head, e->note);
+		} else {
+			char eff[80], share[32] = "";
+
+			snprintf(eff, sizeof(eff), "%+.1f%% [%+.1f, %+.1f]%s", e->estimate_pct, e->ci95_low_pct,
+				 e->ci95_high_pct, e->significant ? "" : " n.s.");
+			if (isfinite(e->share_pct))
+				snprintf(share, sizeof(share), "%.0f%%", e->share_pct);
+			fprintf(out, "%s %-30s %s%s%s\n", head, eff, share,
+				 strcmp(e->method, "one-boot") ? "" : (share[0] ? " (one boot)" : "(one boot)"),
+				 "");
+		}
+	}
+}
