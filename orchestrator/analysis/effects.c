@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/thp.h"
@@ -396,6 +397,16 @@ static void add_var(const struct results *r, struct effects *fx, const char *w, 
 				 cell_state(c) : "");
 		}
 	}
+}
+
+int effects_attach(struct results *r, struct err *e)
+{
+	if (!r->effects)
+		r->effects = malloc(sizeof(*r->effects));
+	if (!r->effects)
+		return err_set(e, -ENOMEM, "out of memory computing the split");
+	effects_compute(r, r->effects);
+	return 0;
 }
 
 void effects_compute(const struct results *r, struct effects *out)

@@ -9,6 +9,7 @@
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/analysis/effects.h"
 #include "orchestrator/model/results_load.h"
 
 enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD, RPO_GATE };
@@ -111,13 +112,13 @@ int cmd_report(int argc, char **argv_in)
 		rc = CMD_USAGE;
 		goto out;
 	}
-	if (results_load(argv[first], res, &e)) {
+	if (results_load(argv[first], res, &e) || effects_attach(res, &e)) {
 		rc = cmd_fail(&e, CMD_ERROR);
 		goto out;
 	}
 	in.res = res;
 	if (a.baseline[0]) {
-		if (results_load(a.baseline, base, &e)) {
+		if (results_load(a.baseline, base, &e) || effects_attach(base, &e)) {
 			rc = cmd_fail(&e, CMD_ERROR);
 			goto out;
 		}

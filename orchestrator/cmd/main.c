@@ -21,6 +21,7 @@
 #include "images/srcdisk.h"
 #include "lib/err.h"
 #include "orchestrator/cmd/cli.h"
+#include "orchestrator/analysis/effects.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/report/text.h"
 #include "orchestrator/cmd/commands.h"
@@ -170,6 +171,8 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 		}
 		if (gated) {
 			results_finish(base, base->settings.min_coverage_pct > 0 ? base->settings.min_coverage_pct : 90.0);
+			if (effects_attach(base, &e))
+				fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 			struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
 
 			if (compare_results(base, res, &co, &cmp, &e)) {
@@ -292,6 +295,12 @@ static int cmd_run(int argc, char **argv)
 	if (r)
 		snprintf(res->error, sizeof(res->error), "%s", e.msg);
 	results_finish(res, cfg->min_coverage);
+	{
+		struct err fe = ERR_INIT;
+
+		if (effects_attach(res, &fe))
+			fprintf(stderr, "thpeval: warning: %s\n", fe.msg);
+	}
 	if (res->ncells)
 		results_print_table(res, stdout);
 	if (res->ncells || res->nguests) {

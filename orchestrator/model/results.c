@@ -1,6 +1,5 @@
 #include "orchestrator/model/results.h"
-#include "orchestrator/analysis/effects.h"
-#include "orchestrator/analysis/sizing.h"
+#include "orchestrator/model/derived.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -320,10 +319,6 @@ void results_finish(struct results *r, double min_cov_pct)
 		summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
 		cell_validate(c, min_cov_pct);
 	}
-	if (!r->effects)
-		r->effects = malloc(sizeof(*r->effects));
-	if (r->effects)
-		effects_compute(r, r->effects);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

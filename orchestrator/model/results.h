@@ -1,8 +1,9 @@
 /*
  * results: the one results model of a run (cells, samples, coverage
- * evidence, validity, guests) and its renderers: results.json (json-c,
- * written atomically) and the terminal table. Statistics are computed here
- * once (results_finish); renderers are pure. Never touches /sys or libvirt.
+ * evidence, validity, guests) and results.json (json-c, written
+ * atomically). Each cell's summaries and validity are computed here
+ * (results_finish); the split is the analysis' (analysis/effects.c
+ * effects_attach), the renderings report/'s. Never touches /sys or libvirt.
  */
 #ifndef THPEVAL_ORCH_RESULTS_H
 #define THPEVAL_ORCH_RESULTS_H
@@ -176,7 +177,8 @@ struct results {
 	struct cell *cells;
 	size_t nguests, cap_guests;
 	struct guest_log *guests;
-	struct effects *effects;	/* computed by results_finish; NULL before */
+	struct effects *effects;	/* model/derived.h; set by the analysis (effects_attach), NULL
+					 * before; owned here */
 	size_t nfrags, cap_frags;
 	struct frag_log *frags;
 };

@@ -1,5 +1,5 @@
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/analysis/effects.h"
+#include "orchestrator/model/derived.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -696,7 +696,8 @@ static int load_doc(const struct jwhere *w, json_object *root, struct results *r
 			if (load_frag(w, r, json_object_array_get_idx(v, i), i))
 				return -EINVAL;
 	}
-	/* effects are derived from the cells: checked for shape, then recomputed (older files lack them) */
+	/* effects are derived from the cells: checked for shape here, recomputed by the
+	 * analysis (effects_attach; older files lack them) */
 	if (!json_object_object_get_ex(root, "effects", &v))
 		v = NULL;
 	else if (!json_object_is_type(v, json_type_array))
@@ -709,10 +710,6 @@ static int load_doc(const struct jwhere *w, json_object *root, struct results *r
 		if (!json_object_is_type(fx, json_type_object))
 			return err_set(w->e, -EINVAL, "'%s': '%s' must be an object, not %s", w->name, at, jtype(fx));
 	}
-	r->effects = malloc(sizeof(*r->effects));
-	if (!r->effects)
-		return err_set(w->e, -ENOMEM, "out of memory loading '%s'", w->name);
-	effects_compute(r, r->effects);
 	return 0;
 }
 

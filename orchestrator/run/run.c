@@ -1470,8 +1470,13 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 	enum stop_verdict v;
 	char name[160];
 
-	if (rounds_done >= cfg->boots && cfg->target_ci_host > 0)
+	if (rounds_done >= cfg->boots && cfg->target_ci_host > 0) {
+		struct err e = ERR_INIT;
+
 		results_finish(res, cfg->min_coverage);
+		if (effects_attach(res, &e))
+			progress(io, "warning: %s", e.msg);
+	}
 	v = stop_decide(res->effects, &sp, rounds_done, elapsed_s, &g);
 	if (v != STOP_BOOTS && v != STOP_MORE && v != STOP_NO_EFFECT)
 		snprintf(res->settings.stopped, sizeof(res->settings.stopped), "%s", stop_verdict_name(v));
@@ -1513,7 +1518,7 @@ static void save_partial(struct results *res, const struct run_config *cfg, cons
 	struct err e = ERR_INIT;
 
 	results_finish(res, cfg->min_coverage);
-	if (results_write_json(res, path, &e))
+	if (effects_attach(res, &e) || results_write_json(res, path, &e))
 		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 }
 

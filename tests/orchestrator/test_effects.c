@@ -21,6 +21,16 @@
 #include "orchestrator/model/results.h"
 #include "tests/orchestrator/sim.h"
 
+
+/* the split, as the run and the report commands attach it after the model's summaries */
+static void attach(struct results *r)
+{
+	struct err e = ERR_INIT;
+
+	if (effects_attach(r, &e))
+		fail_msg("effects_attach: %s", e.msg);
+}
+
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
 static double gauss(void)
@@ -144,6 +154,7 @@ static void run_model(struct results *r, const struct model *m, bool with_immedi
 	next_boot = 0;
 	fill_cells(r, m, with_immediate, cold);
 	results_finish(r, 90);
+	attach(r);
 	assert_non_null(r->effects);
 }
 
@@ -357,6 +368,7 @@ static void test_unavailable_with_reason(void **state)
 	c->host_cov.n = 0;
 	metric_add(&c->host_cov, 3);
 	results_finish(&r, 90);
+	attach(&r);
 	e = get(r.effects, "host", "prefault");
 	assert_false(e->available);
 	assert_non_null(strstr(e->note, "--cold-reps"));
@@ -383,6 +395,7 @@ static void test_nonpositive_sample(void **state)
 	c = results_cell(&r, "guest", "never", "never", "memset", NULL);
 	metric_add_boot(cell_metric(c, "access_ns", NULL), 0.0, 0);
 	results_finish(&r, 90);
+	attach(&r);
 	assert_false(get(r.effects, "host", "tlb")->available);
 	assert_non_null(strstr(get(r.effects, "host", "tlb")->note, "not positive"));
 	results_release(&r);

@@ -10,9 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orchestrator/analysis/effects.h"
 #include "orchestrator/analysis/sizing.h"
 
 /* a guest cell of memset with 4 samples of each phase around the given means, 2 boots of 2 */
+
+/* the split, as the run and the report commands attach it after the model's summaries */
+static void attach(struct results *r)
+{
+	struct err e = ERR_INIT;
+
+	if (effects_attach(r, &e))
+		fail_msg("effects_attach: %s", e.msg);
+}
+
 static struct cell *mk(struct results *r, const char *hs, const char *host, const char *guest, double fault,
 		       double access, double cov, const char *src)
 {
@@ -68,6 +79,7 @@ static void test_fresh_vs_fragmented(void **state)
 	guest(&r, "fragmented", "always", 0, 45);
 	guest(&r, "fragmented", "always", 1, 35);
 	results_finish(&r, 90);
+	attach(&r);
 	assert_true(sizing_applies(&r));
 	sizing_compute(&r, s);
 	for (i = 0; i < s->nrows; i++) {
@@ -102,6 +114,7 @@ static void test_mthp_sizes(void **state)
 	mk(&r, "fresh", "256K:always", "never", 500, 100, 95, "mthp_stats");
 	mk(&r, "fresh", "2048K:always", "never", 500, 70, 99, NULL);
 	results_finish(&r, 90);
+	attach(&r);
 	assert_true(sizing_applies(&r));
 	sizing_compute(&r, s);
 	assert_int_equal(s->nsizes, 4);
@@ -124,6 +137,7 @@ static void test_not_applicable(void **state)
 	mk(&r, "fresh", "never", "never", 1000, 100, 0, NULL);
 	mk(&r, "fresh", "always", "never", 500, 70, 99, NULL);
 	results_finish(&r, 90);
+	attach(&r);
 	assert_false(sizing_applies(&r));
 	results_release(&r);
 }
