@@ -1,0 +1,142 @@
+/*
+ * internal: what the files of the run layer share and nothing else sees: a
+ * host group, the per-guest context the record callbacks fill, the host
+ * snapshots, the host THP plan, and the functions one file of the loop calls
+ * in another. run.h is the layer's face to the commands.
+ */
+#ifndef THPEVAL_ORCH_RUN_INTERNAL_H
+#define THPEVAL_ORCH_RUN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "host/frag.h"
+#include "host/journal.h"
+#include "host/kvmstat.h"
+#include "host/procfs.h"
+#include "images/image.h"
+#include "images/srcdisk.h"
+#include "orchestrator/run/run.h"
+#include "orchestrator/virt/virt.h"
+
+#define POOL_KEY "hugetlb/hugepages-2048kB/nr_hugepages"
+
+#define MAX_REJECTED 64		/* garbage lines tolerated from one guest */
+
+/* one host configuration: a freshly booted guest runs every guest cell in it */
+struct host_group {
+	const char *host_thp;		/* the cells' host_thp: a THP setting, or "hugetlbfs" */
+	enum prefault prefault;
+	const char *host_state;		/* "fresh" or "fragmented" */
+	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
+};
+
+/* per-size mTHP counters of one size (host-wide), for coverage below PMD size */
+struct mthp_snap {
+	bool have;
+	uint64_t alloc, fallback;
+};
+
+/* what the guests of one group share: the host-wide per-size counters at boot */
+struct group_shared {
+	unsigned mthp_kb;		/* the group's host size below PMD size, else 0 */
+	struct mthp_snap base;
+	size_t n;
+	struct guest_ctx *all[8];
+};
+
+/* host-side counters sampled at every record, for per-repetition deltas */
+struct host_snap {
+	bool have;
+	uint64_t qemu_minflt;
+	struct vmstat vm;
+	bool have_kvm, have_pmu;
+	struct kvm_vm_stats kvm;	/* KVM guests with debugfs */
+	uint64_t pmu[GPMU__COUNT];	/* KVM guests on a host with a PMU */
+};
+
+/* what one guest is expected to produce, and what it did */
+struct guest_ctx {
+	const struct run_config *cfg;
+	const struct run_io *io;
+	struct results *res;
+	struct guest_log *log;
+	unsigned boot;			/* this boot's index in results.guests: every sample carries it */
+	struct guest *g;
+	const char *host_thp;
+	const char *prefault;
+	const char *proc_root;
+	const char *host_state;
+	struct group_shared *grp;
+	uint64_t last_rss_kb;		/* of the guest-RAM mapping at the last sample */
+	struct mthp_snap msnap;		/* per repetition */
+	struct host_snap snap;
+	double t_create;
+	bool got_first, got_end;
+	uint32_t next_seq;
+	int qemu_pid;
+	bool kvm;		/* a KVM guest: KVM stats and guest-mode counters apply */
+	bool pmu_tried;
+	struct guest_pmu pmu;
+	struct err err;		/* a protocol violation that stops this guest */
+};
+
+/* the host's per-size mTHP knobs, and whether this run sets any of them */
+struct host_plan {
+	unsigned sizes[16];		/* kB, with a hugepages-<N>kB/enabled file */
+	size_t nsizes;
+	bool sized;			/* a SIZE:MODE value is planned */
+	const struct thp_settings *before;
+};
+
+/* run.c */
+void run_note(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mkdir_p(const char *path, mode_t mode, struct err *e);
+bool guest_thp_planned(const struct run_config *cfg, const char *s);
+bool workload_planned(const struct run_config *cfg, const char *w);
+bool kcompile_planned(const struct run_config *cfg);
+uint64_t guest_timeout_ms(const struct run_config *cfg);
+void run_append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* telemetry.c */
+void mthp_read(const char *root, unsigned kb, struct mthp_snap *m);
+void sample_host_coverage(struct guest_ctx *gc, struct cell *c);
+void host_snap_take(struct guest_ctx *gc, struct host_snap *s);
+void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep);
+void telemetry_notes(struct results *res, enum accel accel, bool guests);
+
+/* records.c */
+bool is_label(const char *key);
+int on_record(void *opaque, enum guest_event ev, const struct record *rec, const char *reason);
+
+/* guests.c */
+bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins);
+int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+	const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned *idx,
+	unsigned round, struct results *res, struct err *e);
+int reconnect_if_lost(const struct run_config *cfg, const struct run_io *io, struct virt **v, unsigned idx,
+	struct err *e);
+
+/* bare.c */
+int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
+	const struct host_plan *hp, const struct srcdisk *sd, const char *host_thp, unsigned round,
+	struct results *res, struct err *e);
+
+/* hostplan.c */
+int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const char *value, struct err *e);
+void run_proc_root(const struct run_config *cfg, char *buf, size_t len);
+int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
+	char list[][THP_NAME_LEN], size_t *n, struct err *e);
+void guest_mthp_note(const struct run_config *cfg, const struct run_io *io, struct results *res);
+
+/* arms.c */
+int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
+	const struct host_plan *hp, const struct host_group *hg, unsigned round, struct frag *fr,
+	struct frag_log *fl, struct err *e);
+void frag_vmstat(struct frag_log *fl, const struct vmstat *vm0);
+void frag_undo(const struct run_io *io, struct host_session *hs, struct frag *fr, struct frag_log *fl);
+int hugetlbfs_mounted(const struct run_config *cfg, struct err *e);
+int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
+	struct err *e);
+#endif
