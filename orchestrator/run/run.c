@@ -2,6 +2,7 @@
 #include "orchestrator/analysis/stopping.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -236,85 +237,84 @@ static void save_partial(struct results *res, const struct run_config *cfg, cons
 		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 }
 
-int run_experiment(const struct run_config *cfg, const struct run_io *io, struct results *res,
-		   char *json_path, size_t json_len, struct err *e)
-{
-	struct image_opts io_img = { 0 };
-	struct srcdisk_opts so = { 0 };
-	struct srcdisk sd;
+/* what one run's steps share, from the settings echo to the host restored */
+struct run_state {
+	const struct run_config *cfg;
+	const struct run_io *io;
+	struct results *res;
+	const char *json_path;
 	struct host_session hs;
-	struct image img;
-	struct virt *v = NULL;
-	enum accel accel = ACCEL_TCG;
-	bool session = false, stale = false, built = false, kc = kcompile_planned(cfg);
-	char gdir[PATH_MAX];
-	struct host_group groups[2 * (THP_LIST_MAX + 2) * PREFAULT__COUNT];
-	char pool_orig[32] = "";
+	bool session;
+	struct host_plan hp;
 	char hthp[THP_LIST_MAX][THP_NAME_LEN];	/* host treatments: --host-thp + the sweep's sizes */
-	size_t nh = 0;
-	struct host_plan hp = { .before = &res->thp_before };
-	size_t i, p, ngroups, st;
-	unsigned idx = 0, round;
-	double t_start;
-	int r, reaped = 0;
+	size_t nh;
+	struct host_group groups[2 * (THP_LIST_MAX + 2) * PREFAULT__COUNT];
+	size_t ngroups;
+	bool kc;			/* kcompile planned: the kernel source disk */
+	struct srcdisk sd;
+	struct image img;
+	struct virt *v;
+	enum accel accel;
+	char pool_orig[32];		/* the 2M pool before the hugetlbfs arm reserved it */
+	unsigned idx;			/* guests booted so far */
+};
 
-	memset(&hs, 0, sizeof(hs));
-	if (snprintf(json_path, json_len, "%s/results.json", cfg->out_dir) >= (int)json_len ||
-	    snprintf(gdir, sizeof(gdir), "%s/guests", cfg->out_dir) >= (int)sizeof(gdir))
-		return err_set(e, -ENAMETOOLONG, "--out path too long");
-	r = mkdir_p(gdir, 0755, e);
-	if (r)
-		return r;
+/* the configuration as results.json echoes it */
+static void echo_settings(const struct run_config *cfg, struct results *res)
+{
+	struct run_settings *s = &res->settings;
+	int pins[64];
+	size_t i;
 
-	/* settings echo */
-	res->settings.reps = cfg->reps;
-	res->settings.boots = cfg->boots;
-	res->settings.warmup = cfg->warmup;
-	res->settings.cold_reps = cfg->cold_reps;
-	res->settings.vcpus = cfg->vcpus;
-	res->settings.memory_bytes = cfg->memory;
-	res->settings.size_bytes = cfg->size;
-	res->settings.accesses = cfg->accesses;
-	res->settings.seed = cfg->seed;
-	res->settings.min_coverage_pct = cfg->min_coverage;
-	snprintf(res->settings.uri, sizeof(res->settings.uri), "%s", cfg->uri);
-	snprintf(res->settings.workloads, sizeof(res->settings.workloads), "%s", cfg->workloads);
-	snprintf(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), "never");
-
+	s->reps = cfg->reps;
+	s->boots = cfg->boots;
+	s->warmup = cfg->warmup;
+	s->cold_reps = cfg->cold_reps;
+	s->vcpus = cfg->vcpus;
+	s->memory_bytes = cfg->memory;
+	s->size_bytes = cfg->size;
+	s->accesses = cfg->accesses;
+	s->seed = cfg->seed;
+	s->min_coverage_pct = cfg->min_coverage;
+	snprintf(s->uri, sizeof(s->uri), "%s", cfg->uri);
+	snprintf(s->workloads, sizeof(s->workloads), "%s", cfg->workloads);
+	snprintf(s->host_thp_list, sizeof(s->host_thp_list), "never");
 	for (i = 0; i < cfg->n_prefault; i++)
-		run_append(res->settings.prefault_list, sizeof(res->settings.prefault_list), "%s%s", i ? "," : "",
-		       prefault_name(cfg->prefault[i]));
-	res->settings.target_ci_host = cfg->target_ci_host;
-	res->settings.target_ci_guest = cfg->target_ci_guest;
-	res->settings.budget_s = (double)cfg->budget_ms / 1000;
-	res->settings.guests = cfg->guests ? cfg->guests : 1;
-	{
-		int pins[64];
-
-		if (!cfg->pin)
-			snprintf(res->settings.pin, sizeof(res->settings.pin), "none: the host scheduler places them");
-		else if (guest_pins(cfg, 0, res->settings.guests, pins) && res->settings.guests * cfg->vcpus == 1)
-			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: QEMU's other threads on CPU 0, "
-				 "the vCPU on CPU 1");
-		else if (guest_pins(cfg, 0, res->settings.guests, pins))
-			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: QEMU's other threads on CPU 0, "
-				 "the vCPUs on CPUs 1-%u", res->settings.guests * cfg->vcpus);
-		else
-			snprintf(res->settings.pin, sizeof(res->settings.pin), "auto: not pinned: %u guest(s) x %u "
-				 "vCPU(s) + 1 is more than the host's %ld CPUs", res->settings.guests, cfg->vcpus,
-				 sysconf(_SC_NPROCESSORS_ONLN));
-	}
-	res->settings.mthp_sweep = cfg->mthp_sweep;
+		run_append(s->prefault_list, sizeof(s->prefault_list), "%s%s", i ? "," : "",
+			   prefault_name(cfg->prefault[i]));
+	s->target_ci_host = cfg->target_ci_host;
+	s->target_ci_guest = cfg->target_ci_guest;
+	s->budget_s = (double)cfg->budget_ms / 1000;
+	s->guests = cfg->guests ? cfg->guests : 1;
+	if (!cfg->pin)
+		snprintf(s->pin, sizeof(s->pin), "none: the host scheduler places them");
+	else if (guest_pins(cfg, 0, s->guests, pins) && s->guests * cfg->vcpus == 1)
+		snprintf(s->pin, sizeof(s->pin), "auto: QEMU's other threads on CPU 0, the vCPU on CPU 1");
+	else if (guest_pins(cfg, 0, s->guests, pins))
+		snprintf(s->pin, sizeof(s->pin), "auto: QEMU's other threads on CPU 0, the vCPUs on CPUs 1-%u",
+			 s->guests * cfg->vcpus);
+	else
+		snprintf(s->pin, sizeof(s->pin), "auto: not pinned: %u guest(s) x %u vCPU(s) + 1 is more than the "
+			 "host's %ld CPUs", s->guests, cfg->vcpus, sysconf(_SC_NPROCESSORS_ONLN));
+	s->mthp_sweep = cfg->mthp_sweep;
 	for (i = 0; i < cfg->n_host_state; i++)
-		run_append(res->settings.host_state_list, sizeof(res->settings.host_state_list), "%s%s", i ? "," : "",
-		       cfg->host_state[i]);
-	snprintf(res->settings.backing, sizeof(res->settings.backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
+		run_append(s->host_state_list, sizeof(s->host_state_list), "%s%s", i ? "," : "", cfg->host_state[i]);
+	snprintf(s->backing, sizeof(s->backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
 		 cfg->hugetlbfs ? ",hugetlbfs" : "");
 	if (cfg->hugetlbfs)
-		run_append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",hugetlbfs");
-	snprintf(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), "never");
+		run_append(s->host_thp_list, sizeof(s->host_thp_list), ",hugetlbfs");
+	snprintf(s->guest_thp_list, sizeof(s->guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
-		run_append(res->settings.guest_thp_list, sizeof(res->settings.guest_thp_list), ",%s", cfg->guest_thp[i]);
+		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", cfg->guest_thp[i]);
+}
+
+/* the host as found: its THP support, the settings to evaluate, room for the guests */
+static int check_host(struct run_state *st, struct err *e)
+{
+	const struct run_config *cfg = st->cfg;
+	struct results *res = st->res;
+	size_t i;
+	int r;
 
 	r = host_info_read("/proc", &res->host, e);
 	if (r)
@@ -325,11 +325,11 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (!thp_settings_get(&res->thp_before, "enabled"))
 		return err_set(e, -EOPNOTSUPP, "this host kernel has no transparent hugepage support (%s%s missing)",
 			       cfg->sysfs_root, THP_DIR);
-	r = plan_host_thp(cfg, res, &hp, hthp, &nh, e);
+	r = plan_host_thp(cfg, res, &st->hp, st->hthp, &st->nh, e);
 	if (r)
 		return r;
-	for (i = 0; i < nh; i++)
-		run_append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", hthp[i]);
+	for (i = 0; i < st->nh; i++)
+		run_append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", st->hthp[i]);
 	if (cfg->target_guest) {
 		char proc[PATH_MAX], note[200];
 
@@ -338,234 +338,342 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		if (r)
 			return r;
 		if (cfg->guests > 1)
-			run_note(io, "memory for %u guests: %s", cfg->guests, note);
+			run_note(st->io, "memory for %u guests: %s", cfg->guests, note);
 	}
+	return 0;
+}
 
-	memset(&sd, 0, sizeof(sd));
-	if (kc) {
-		/* the kernel source: a read-only disk for guests, its tree for the host */
-		so.cache_dir = cfg->cache_dir;
-		so.progress = image_line;
-		so.opaque = io_progress_opaque(io);
-		r = srcdisk_ensure(&so, &sd, &built, e);
-		if (r)
-			return r;
-		run_note(io, "kernel source disk %s (%s, %s %s)", sd.id, built ? "built" : "cached",
-			 SRCDISK_PACKAGE, sd.version);
-		snprintf(res->settings.kcompile, sizeof(res->settings.kcompile), "%s:%s", cfg->kc_config,
-			 cfg->kc_target);
-		snprintf(res->settings.srcdisk_id, sizeof(res->settings.srcdisk_id), "%s", sd.id);
-		built = false;
-	}
+/* kcompile's kernel source: a read-only disk for guests, its tree for the host */
+static int prepare_source(struct run_state *st, struct err *e)
+{
+	struct srcdisk_opts so = { 0 };
+	bool built = false;
+	int r;
+
+	so.cache_dir = st->cfg->cache_dir;
+	so.progress = image_line;
+	so.opaque = io_progress_opaque(st->io);
+	r = srcdisk_ensure(&so, &st->sd, &built, e);
+	if (r)
+		return r;
+	run_note(st->io, "kernel source disk %s (%s, %s %s)", st->sd.id, built ? "built" : "cached", SRCDISK_PACKAGE,
+		 st->sd.version);
+	snprintf(st->res->settings.kcompile, sizeof(st->res->settings.kcompile), "%s:%s", st->cfg->kc_config,
+		 st->cfg->kc_target);
+	snprintf(st->res->settings.srcdisk_id, sizeof(st->res->settings.srcdisk_id), "%s", st->sd.id);
+	return 0;
+}
+
+/* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
+static int prepare_guests(struct run_state *st, struct err *e)
+{
+	const struct run_config *cfg = st->cfg;
+	struct results *res = st->res;
+	struct image_opts io_img = { 0 };
+	bool built = false;
+	int r, reaped = 0;
+
 	if (!cfg->target_guest) {
 		snprintf(res->accel, sizeof(res->accel), "none");
 		snprintf(res->accel_reason, sizeof(res->accel_reason), "bare host only (--target=host)");
-	} else {
-		r = virt_open(cfg->uri, &v, e);
+		return 0;
+	}
+	r = virt_open(cfg->uri, &st->v, e);
+	if (r)
+		return r;
+	virt_versions(st->v, res->libvirt_version, sizeof(res->libvirt_version), res->hypervisor_version,
+		      sizeof(res->hypervisor_version), NULL);
+	r = virt_accel_choose(st->v, cfg->accel, "/proc/cpuinfo", &st->accel, res->accel_reason,
+			      sizeof(res->accel_reason), e);
+	if (r)
+		return r;
+	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(st->accel));
+	run_note(st->io, "accelerator: %s (%s)", res->accel, res->accel_reason);
+	if (virt_reap_stale(st->v, &reaped, NULL) == 0 && reaped)
+		run_note(st->io, "removed %d guest(s) left by a killed thpeval run", reaped);
+
+	/* the image build can take a minute with no libvirt event loop running:
+	 * the daemon's keepalive would drop the connection, so reconnect after it */
+	virt_close(st->v);
+	st->v = NULL;
+	io_img.cache_dir = cfg->cache_dir;
+	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
+	io_img.guest_bin = cfg->guest_bin;
+	/* kcompile guests need the toolchain in the root: another image */
+	io_img.extra_packages = st->kc ? srcdisk_toolchain_packages : NULL;
+	io_img.progress = image_line;
+	io_img.opaque = io_progress_opaque(st->io);
+	r = image_ensure(&io_img, &st->img, &built, e);
+	if (r)
+		return r;
+	snprintf(res->image_id, sizeof(res->image_id), "%s", st->img.id);
+	r = virt_open(cfg->uri, &st->v, e);
+	if (r)
+		return r;
+	run_note(st->io, "guest image %s (%s, kernel %s)", st->img.id, built ? "built" : "cached",
+		 st->img.kernel_version);
+	return 0;
+}
+
+/* host groups: host state x allocation mode x (never, each treatment, the hugetlbfs arm) */
+static void build_groups(struct run_state *st)
+{
+	const struct run_config *cfg = st->cfg;
+	size_t i, p, s;
+
+	st->ngroups = 0;
+	for (s = 0; s < cfg->n_host_state; s++)
+		for (p = 0; p < cfg->n_prefault; p++)
+			for (i = 0; i <= st->nh + (cfg->hugetlbfs ? 1 : 0); i++) {
+				struct host_group *g = &st->groups[st->ngroups++];
+
+				g->hugetlbfs = i == st->nh + 1;
+				g->host_thp = i == 0 ? "never" : g->hugetlbfs ? "hugetlbfs" : st->hthp[i - 1];
+				g->prefault = cfg->prefault[p];
+				g->host_state = cfg->host_state[s];
+			}
+}
+
+/* put a group's host in place: fragmented first where asked, then its THP setting or pool */
+static int group_enter(struct run_state *st, const struct host_group *hg, unsigned round, struct frag *fr,
+		       struct frag_log **fl, struct err *e)
+{
+	int r;
+
+	if (!strcmp(hg->host_state, "fragmented")) {
+		*fl = results_frag_add(st->res, e);
+		if (!*fl)
+			return e->code;
+		/* fragmenting takes a while with no libvirt event loop running: the
+		 * daemon's keepalive would drop the connection, so reconnect after it */
+		virt_close(st->v);
+		st->v = NULL;
+		r = fragment_host(st->cfg, st->io, &st->hs, &st->hp, hg, round, fr, *fl, e);
+		if (!r)
+			r = virt_open(st->cfg->uri, &st->v, e);
 		if (r)
 			return r;
-		virt_versions(v, res->libvirt_version, sizeof(res->libvirt_version), res->hypervisor_version,
-			      sizeof(res->hypervisor_version), NULL);
-		r = virt_accel_choose(v, cfg->accel, "/proc/cpuinfo", &accel, res->accel_reason,
-				      sizeof(res->accel_reason), e);
-		if (r)
-			goto out;
-		snprintf(res->accel, sizeof(res->accel), "%s", accel_name(accel));
-		run_note(io, "accelerator: %s (%s)", res->accel, res->accel_reason);
-		if (virt_reap_stale(v, &reaped, NULL) == 0 && reaped)
-			run_note(io, "removed %d guest(s) left by a killed thpeval run", reaped);
-
-		/* the image build can take a minute with no libvirt event loop running:
-		 * the daemon's keepalive would drop the connection, so reconnect after it */
-		virt_close(v);
-		v = NULL;
-		io_img.cache_dir = cfg->cache_dir;
-		io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
-		io_img.guest_bin = cfg->guest_bin;
-		/* kcompile guests need the toolchain in the root: another image */
-		io_img.extra_packages = kc ? srcdisk_toolchain_packages : NULL;
-		io_img.progress = image_line;
-		io_img.opaque = io_progress_opaque(io);
-		r = image_ensure(&io_img, &img, &built, e);
-		if (r)
-			goto out;
-		snprintf(res->image_id, sizeof(res->image_id), "%s", img.id);
-		r = virt_open(cfg->uri, &v, e);
-		if (r)
-			goto out;
-		run_note(io, "guest image %s (%s, kernel %s)", img.id, built ? "built" : "cached", img.kernel_version);
 	}
-	telemetry_notes(res, accel, cfg->target_guest);
-	if (cfg->target_guest && cfg->hugetlbfs && (r = hugetlbfs_mounted(cfg, e)))
-		goto out;
-	r = host_session_begin(&hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
-	if (r)
-		goto out;
-	session = true;
-	if (stale)
-		run_note(io, "restored host THP settings left changed by a killed thpeval run");
+	/* the hugetlbfs arm: THP off (guest RAM is hugetlb), the pool reserved */
+	r = apply_host_thp(&st->hs, &st->hp, hg->hugetlbfs ? "never" : hg->host_thp, e);
+	if (!r && hg->hugetlbfs)
+		r = pool_reserve(&st->hs, st->cfg, st->pool_orig, sizeof(st->pool_orig), e);
+	return r;
+}
 
-	/* host groups (host THP x allocation mode), each round in a seeded random order */
-	ngroups = 0;
-	for (st = 0; st < cfg->n_host_state; st++)
-		for (p = 0; p < cfg->n_prefault; p++) {
-			for (i = 0; i <= nh; i++) {
-				groups[ngroups].host_thp = i == 0 ? "never" : hthp[i - 1];
-				groups[ngroups].prefault = cfg->prefault[p];
-				groups[ngroups].host_state = cfg->host_state[st];
-				groups[ngroups].hugetlbfs = false;
-				ngroups++;
-			}
-			if (cfg->hugetlbfs) {
-				groups[ngroups].host_thp = "hugetlbfs";
-				groups[ngroups].prefault = cfg->prefault[p];
-				groups[ngroups].host_state = cfg->host_state[st];
-				groups[ngroups].hugetlbfs = true;
-				ngroups++;
-			}
+/* after a group: the pool released and the fragmenter undone, each as soon as it can be */
+static int group_leave(struct run_state *st, struct frag *fr, struct frag_log *fl, const struct vmstat *vm0,
+		       struct err *e)
+{
+	if (st->pool_orig[0]) {
+		struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
+
+		if (host_session_set(&st->hs, POOL_KEY, st->pool_orig, &pe))
+			run_note(st->io, "warning: %s", pe.msg);
+		st->pool_orig[0] = '\0';
+	}
+	if (fl && vm0)
+		frag_vmstat(fl, vm0);
+	if (fr->pid) {
+		/* the undo (compact_memory) takes a while too */
+		virt_close(st->v);
+		st->v = NULL;
+		frag_undo(st->io, &st->hs, fr, fl);
+		if (virt_open(st->cfg->uri, &st->v, e))
+			return e->code;
+	} else if (fl) {
+		frag_undo(st->io, &st->hs, fr, fl);	/* the holder died: the knob still goes back */
+	}
+	return 0;
+}
+
+/* one host group of one round: its host in place, its guests booted and run, its host undone */
+static int run_group(struct run_state *st, size_t i, unsigned round, struct err *e)
+{
+	const struct host_group *hg = &st->groups[i];
+	const struct run_io *io = st->io;
+	struct results *res = st->res;
+	struct err ge = ERR_INIT;
+	struct frag_log *fl = NULL;
+	struct frag fr;
+	struct vmstat vm0;
+	bool have_vm0;
+	int r;
+
+	memset(&fr, 0, sizeof(fr));
+	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s",
+		   res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
+		   strcmp(hg->host_state, "fresh") ? "/fragmented" : "");
+	r = group_enter(st, hg, round, &fr, &fl, e);
+	if (r) {
+		frag_undo(io, &st->hs, &fr, fl);
+		return r;
+	}
+	have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
+	run_note(io, "round %u, host THP %s, allocation %s%s%s (group %zu of %zu this round)", round + 1, hg->host_thp,
+		 prefault_name(hg->prefault), strcmp(hg->host_state, "fresh") ? ", host " : "",
+		 strcmp(hg->host_state, "fresh") ? hg->host_state : "", i + 1, st->ngroups);
+	if (io->bar) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "round %u: host %s/%s, guest cells", round + 1, hg->host_thp,
+			 prefault_name(hg->prefault));
+		progress_cell_start(io->bar, name);
+	}
+	r = run_guests(st->cfg, io, st->v, st->accel, &st->img, st->kc ? &st->sd : NULL, hg, &st->idx, round, res, &ge);
+	if (group_leave(st, &fr, fl, have_vm0 ? &vm0 : NULL, e))
+		return e->code;
+	if (io->bar && r != -EINTR)
+		progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
+	if (r == -EINTR || *io->stop) {
+		r = err_set(e, -EINTR, "interrupted: partial results kept");
+		save_partial(res, st->cfg, st->json_path);
+		return r;
+	}
+	if (r) {
+		/* one guest failing does not stop the run: the cells say why */
+		run_note(io, "error: %s", ge.msg);
+		r = reconnect_if_lost(st->cfg, io, &st->v, st->idx - 1, e);
+		if (r)
+			return r;
+	}
+	save_partial(res, st->cfg, st->json_path);
+	return 0;
+}
+
+/* the bare-host rows of one round: never first is fine, nothing is cached between processes */
+static int run_host_rows(struct run_state *st, unsigned round, struct err *e)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; st->cfg->target_host && i <= st->nh && !*st->io->stop; i++) {
+		const char *thp = i == 0 ? "never" : st->hthp[i - 1];
+
+		if (st->io->bar) {
+			char name[96];
+
+			snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1, thp);
+			progress_cell_start(st->io->bar, name);
 		}
-	t_start = mono_s();
+		r = run_host_target(st->cfg, st->io, &st->hs, &st->hp, st->kc ? &st->sd : NULL, thp, round, st->res, e);
+		if (r)
+			return r;
+		if (st->io->bar)
+			progress_cell_done(st->io->bar, true, NULL);
+		save_partial(st->res, st->cfg, st->json_path);
+	}
+	return 0;
+}
+
+/* rounds until more_rounds says stop: ABBA over the host groups, then the bare-host rows */
+static int run_rounds(struct run_state *st, struct err *e)
+{
+	const struct run_config *cfg = st->cfg;
+	const struct run_io *io = st->io;
+	size_t per_round = (cfg->target_guest ? st->ngroups : 0) + (cfg->target_host ? st->nh + 1 : 0), i;
+	double t_start = mono_s();
+	unsigned round;
+	int r;
+
 	if (cfg->target_ci_host > 0)
-		run_note(io, "%u rounds (a boot per host setting each), then more while a split effect's 95%% CI half-width "
-			 "is over %.3g points (host-side) or %.3g (guest-side)%s", cfg->boots, cfg->target_ci_host,
-			 cfg->target_ci_guest, cfg->budget_ms ? ", within the --budget" : "");
+		run_note(io, "%u rounds (a boot per host setting each), then more while a split effect's 95%% CI "
+			 "half-width is over %.3g points (host-side) or %.3g (guest-side)%s", cfg->boots,
+			 cfg->target_ci_host, cfg->target_ci_guest, cfg->budget_ms ? ", within the --budget" : "");
 	if (io->bar)
-		progress_init(io->bar, io->progress,
-			      cfg->boots * ((cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0)));
+		progress_init(io->bar, io->progress, cfg->boots * per_round);
 	for (round = 0; !*io->stop; round++) {
 		/* ABBA: a seeded random order, then the same reversed, so a drift of the
 		 * machine over the run falls on every host setting alike */
 		if (round % 2 == 0)
-			shuffle_groups(groups, ngroups, cfg->seed * 1000003u + round);
+			shuffle_groups(st->groups, st->ngroups, cfg->seed * 1000003u + round);
 		else
-			reverse_groups(groups, ngroups);
-		for (i = 0; cfg->target_guest && i < ngroups && !*io->stop; i++) {
-			const struct host_group *hg = &groups[i];
-			struct err ge = ERR_INIT;
-
-			struct frag_log *fl = NULL;
-			struct frag fr;
-			struct vmstat vm0;
-			bool have_vm0 = false;
-
-			memset(&fr, 0, sizeof(fr));
-			run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s",
-			       res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
-			       strcmp(hg->host_state, "fresh") ? "/fragmented" : "");
-			if (!strcmp(hg->host_state, "fragmented")) {
-				fl = results_frag_add(res, e);
-				if (!fl) {
-					r = e->code;
-					goto out;
-				}
-				/* fragmenting takes a while with no libvirt event loop running: the
-				 * daemon's keepalive would drop the connection, so reconnect after it */
-				virt_close(v);
-				v = NULL;
-				r = fragment_host(cfg, io, &hs, &hp, hg, round, &fr, fl, e);
-				if (!r)
-					r = virt_open(cfg->uri, &v, e);
-				if (r) {
-					frag_undo(io, &hs, &fr, fl);
-					goto out;
-				}
-			}
-			/* the hugetlbfs arm: THP off (guest RAM is hugetlb), the pool reserved */
-			r = apply_host_thp(&hs, &hp, hg->hugetlbfs ? "never" : hg->host_thp, e);
-			if (!r && hg->hugetlbfs)
-				r = pool_reserve(&hs, cfg, pool_orig, sizeof(pool_orig), e);
-			if (r) {
-				frag_undo(io, &hs, &fr, fl);
-				goto out;
-			}
-			have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
-			run_note(io, "round %u, host THP %s, allocation %s%s%s (group %zu of %zu this round)", round + 1,
-				 hg->host_thp, prefault_name(hg->prefault), strcmp(hg->host_state, "fresh") ? ", host " : "",
-				 strcmp(hg->host_state, "fresh") ? hg->host_state : "", i + 1, ngroups);
-			if (io->bar) {
-				char name[96];
-
-				snprintf(name, sizeof(name), "round %u: host %s/%s, guest cells", round + 1, hg->host_thp,
-					 prefault_name(hg->prefault));
-				progress_cell_start(io->bar, name);
-			}
-			r = run_guests(cfg, io, v, accel, &img, kc ? &sd : NULL, hg, &idx, round, res, &ge);
-			if (hg->hugetlbfs && pool_orig[0]) {
-				struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
-
-				if (host_session_set(&hs, POOL_KEY, pool_orig, &pe))
-					run_note(io, "warning: %s", pe.msg);
-				pool_orig[0] = '\0';
-			}
-			if (fl && have_vm0)
-				frag_vmstat(fl, &vm0);
-			if (fr.pid) {
-				/* the undo (compact_memory) takes a while too */
-				virt_close(v);
-				v = NULL;
-				frag_undo(io, &hs, &fr, fl);
-				if (virt_open(cfg->uri, &v, e)) {
-					r = e->code;
-					goto out;
-				}
-			} else if (fl) {
-				frag_undo(io, &hs, &fr, fl);	/* the holder died: the knob still goes back */
-			}
-			if (io->bar && r != -EINTR)
-				progress_cell_done(io->bar, r == 0, r ? ge.msg : NULL);
-			if (r == -EINTR || *io->stop) {
-				r = err_set(e, -EINTR, "interrupted: partial results kept");
-				save_partial(res, cfg, json_path);
-				goto out;
-			}
-			if (r) {
-				/* one guest failing does not stop the run: the cells say why */
-				run_note(io, "error: %s", ge.msg);
-				r = reconnect_if_lost(cfg, io, &v, idx - 1, e);
-				if (r)
-					goto out;
-			}
-			save_partial(res, cfg, json_path);
-		}
-		for (i = 0; cfg->target_host && i <= nh && !*io->stop; i++) {
-			/* every round: never first is fine here, nothing is cached between processes */
-			if (io->bar) {
-				char name[96];
-
-				snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1,
-					 i == 0 ? "never" : hthp[i - 1]);
-				progress_cell_start(io->bar, name);
-			}
-			r = run_host_target(cfg, io, &hs, &hp, kc ? &sd : NULL, i == 0 ? "never" : hthp[i - 1], round,
-					    res, e);
+			reverse_groups(st->groups, st->ngroups);
+		for (i = 0; cfg->target_guest && i < st->ngroups && !*io->stop; i++) {
+			r = run_group(st, i, round, e);
 			if (r)
-				goto out;
-			if (io->bar)
-				progress_cell_done(io->bar, true, NULL);
-			save_partial(res, cfg, json_path);
+				return r;
 		}
-		res->settings.rounds = round + 1;
-		if (!more_rounds(cfg, io, res, round + 1, mono_s() - t_start))
+		r = run_host_rows(st, round, e);
+		if (r)
+			return r;
+		st->res->settings.rounds = round + 1;
+		if (!more_rounds(cfg, io, st->res, round + 1, mono_s() - t_start))
 			break;
 		if (io->bar && round + 1 >= cfg->boots)	/* a round past --boots: the total grows */
-			io->bar->total += (cfg->target_guest ? ngroups : 0) + (cfg->target_host ? nh + 1 : 0);
+			io->bar->total += per_round;
 	}
-	if (*io->stop)
-		r = err_set(e, -EINTR, "interrupted: partial results kept");
-out:
-	if (io->bar && io->bar->total)
-		progress_finish(io->bar);
-	guest_mthp_note(cfg, io, res);
-	if (session) {
+	return *io->stop ? err_set(e, -EINTR, "interrupted: partial results kept") : 0;
+}
+
+/* every way out: the host settings restored (the journal's), the host THP state after, libvirt closed */
+static int end_run(struct run_state *st, int r, struct err *e)
+{
+	if (st->session) {
 		struct err re = ERR_INIT;
 
-		if (host_session_end(&hs, &re)) {
+		if (host_session_end(&st->hs, &re)) {
 			r = r ? r : re.code;
 			err_set(e, re.code, "%s", re.msg);
 		}
 	}
-	if (thp_settings_read(cfg->sysfs_root, &res->thp_after, NULL) == 0)
-		res->have_thp_after = true;
-	virt_close(v);
+	if (thp_settings_read(st->cfg->sysfs_root, &st->res->thp_after, NULL) == 0)
+		st->res->have_thp_after = true;
+	virt_close(st->v);
+	return r;
+}
+
+int run_experiment(const struct run_config *cfg, const struct run_io *io, struct results *res,
+		   char *json_path, size_t json_len, struct err *e)
+{
+	struct run_state *st;
+	char gdir[PATH_MAX];
+	bool stale = false;
+	int r;
+
+	if (snprintf(json_path, json_len, "%s/results.json", cfg->out_dir) >= (int)json_len ||
+	    snprintf(gdir, sizeof(gdir), "%s/guests", cfg->out_dir) >= (int)sizeof(gdir))
+		return err_set(e, -ENAMETOOLONG, "--out path too long");
+	r = mkdir_p(gdir, 0755, e);
+	if (r)
+		return r;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return err_set(e, -ENOMEM, "out of memory");
+	st->cfg = cfg;
+	st->io = io;
+	st->res = res;
+	st->json_path = json_path;
+	st->hp.before = &res->thp_before;
+	st->accel = ACCEL_TCG;
+	st->kc = kcompile_planned(cfg);
+	echo_settings(cfg, res);
+	r = check_host(st, e);
+	if (!r && st->kc)
+		r = prepare_source(st, e);
+	if (r) {
+		free(st);
+		return r;
+	}
+	r = prepare_guests(st, e);
+	if (r)
+		goto out;
+	telemetry_notes(res, st->accel, cfg->target_guest);
+	if (cfg->target_guest && cfg->hugetlbfs && (r = hugetlbfs_mounted(cfg, e)))
+		goto out;
+	r = host_session_begin(&st->hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
+	if (r)
+		goto out;
+	st->session = true;
+	if (stale)
+		run_note(io, "restored host THP settings left changed by a killed thpeval run");
+	build_groups(st);
+	r = run_rounds(st, e);
+out:
+	if (io->bar && io->bar->total)
+		progress_finish(io->bar);
+	guest_mthp_note(cfg, io, res);
+	r = end_run(st, r, e);
+	free(st);
 	return r;
 }
