@@ -12,7 +12,6 @@
 
 #include <stddef.h>
 
-#include "orchestrator/model/derived.h"
 #include "orchestrator/model/results.h"
 
 #define BOOTS_MAX 128
@@ -38,7 +37,7 @@ const struct boot_mean *boots_find(const struct boot_mean *b, size_t n, unsigned
  * given as a coefficient of variation of the raw values (sqrt(exp(s^2) - 1)).
  * within is NAN without a boot of 2 samples; between is NAN with fewer than 2
  * boots.
- * (struct varcomp: model/derived.h)
+ * (struct varcomp: model/results.h)
  */
 int varcomp_compute(const struct metric *m, struct varcomp *vc);
 

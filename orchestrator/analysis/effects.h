@@ -24,7 +24,6 @@
 #include <stdio.h>
 
 #include "orchestrator/analysis/boots.h"
-#include "orchestrator/model/derived.h"
 #include "orchestrator/model/results.h"
 
 /* the percentage shown for a log contrast d: the share of time saved, (1 - exp(-d)) * 100 */

@@ -177,7 +177,7 @@ struct results {
 	struct cell *cells;
 	size_t nguests, cap_guests;
 	struct guest_log *guests;
-	struct effects *effects;	/* model/derived.h; set by the analysis (effects_attach), NULL
+	struct effects *effects;	/* below; set by the analysis (effects_attach), NULL
 					 * before; owned here */
 	size_t nfrags, cap_frags;
 	struct frag_log *frags;
@@ -218,5 +218,63 @@ int results_write_json(const struct results *r, const char *path, struct err *e)
 
 /* write buf to path atomically: temp file in the same dir, fsync, rename, fsync dir */
 int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
+
+/*
+ * What the analyses derive from the cells, as the model carries and writes
+ * it (results->effects): the effects of the split and each cell's variance
+ * components. analysis/effects.c computes them; the model only stores them.
+ */
+/* a cell's variance components: the CV within a boot and between boots */
+struct varcomp {
+	size_t boots, samples;
+	double within_cv_pct, between_cv_pct;
+};
+
+#define EFFECTS_MAX 320
+
+struct effect {
+	char workload[RES_NAME_MAX];
+	char side[16];			/* "host", "guest", "interaction", "total" */
+	char component[16];		/* "prefault", "tlb", "warm" (host, fault phase, host-warm) */
+	char metric[REC_KEY_MAX];	/* the phase metric it is computed from */
+	char host_thp[RES_NAME_MAX];	/* treatment levels compared with never */
+	char guest_thp[RES_NAME_MAX];
+	char at_guest[RES_NAME_MAX];	/* host-side effects: the guest setting they are measured at */
+	char host_state[16];		/* cells compared: all fresh or all fragmented */
+	bool available;
+	char note[256];			/* why not available, or how it was derived */
+	char method[16];		/* "boots" (Welch over boots) or "one-boot" (repetitions in one boot) */
+	double log_est, log_se;		/* the contrast of log times and its standard error */
+	double estimate_pct;		/* (1 - exp(-log_est)) * 100: positive = THP made it faster */
+	double ci95_low_pct, ci95_high_pct;
+	double df;			/* Welch-Satterthwaite degrees of freedom */
+	unsigned boots_min;		/* fewest boots any arm of the contrast had */
+	bool significant;		/* interval excludes 0 */
+	double share_pct;		/* of the same table's total, on the log scale; NAN unless that
+					 * total is significant */
+};
+
+/* one cell's variance components for one phase metric */
+struct effect_var {
+	char workload[RES_NAME_MAX];
+	char label[160];		/* "host always/ondemand guest never" (+ variant, state) */
+	char metric[REC_KEY_MAX];
+	struct varcomp vc;
+};
+
+#define EFFECTS_MAX_VAR 128
+
+/* under TCG the host side is QEMU's software MMU, not KVM's two-dimensional walk */
+#define EFFECTS_TCG_NOTE "under TCG, host-side effects are QEMU's software MMU reaching guest RAM " \
+	"through the host's page tables (its softmmu TLB refills walk them), not KVM's two-dimensional " \
+	"hardware page walk: they do not carry over to KVM guests"
+
+struct effects {
+	bool tcg;			/* the guests ran under TCG: host-side effects mean EFFECTS_TCG_NOTE */
+	size_t n;
+	struct effect e[EFFECTS_MAX];
+	size_t nvar;
+	struct effect_var var[EFFECTS_MAX_VAR];
+};
 
 #endif

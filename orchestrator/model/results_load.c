@@ -1,5 +1,4 @@
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/model/derived.h"
 
 #include <errno.h>
 #include <fcntl.h>

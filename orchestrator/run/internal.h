@@ -90,7 +90,7 @@ struct host_plan {
 	const struct thp_settings *before;
 };
 
-/* run.c */
+/* loop.c */
 void run_note(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int mkdir_p(const char *path, mode_t mode, struct err *e);
 bool guest_thp_planned(const struct run_config *cfg, const char *s);
