@@ -9,10 +9,12 @@
 
 #include "orchestrator/cmd/cli.h"
 
+/* the exit status of every command (main returns what the command returns) */
 enum cmd_exit {
 	CMD_OK = 0,
-	CMD_ERROR = 1,		/* report/history: failed; compare: a regression */
+	CMD_ERROR = 1,		/* the command failed; compare, and run with --baseline: a regression */
 	CMD_USAGE = 2,		/* bad options or arguments; compare: any error */
+	CMD_INTERRUPTED = 130,	/* run: stopped by SIGINT, SIGTERM or SIGHUP (128 + SIGINT) */
 };
 
 /*

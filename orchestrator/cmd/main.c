@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <libgen.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +32,6 @@
 #include "orchestrator/run/run.h"
 #include "orchestrator/run/workloads.h"
 
-enum exit_code {
-	EXIT_OK = 0,
-	EXIT_ERROR = 1,		/* the run or command failed */
-	EXIT_USAGE = 2,		/* bad options or arguments */
-	EXIT_INTERRUPTED = 130,
-};
-
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -61,30 +53,6 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* "thpeval: error: MSG" as one line: control characters (from arguments) become '?' */
-static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void error_line(const char *fmt, ...)
-{
-	char msg[ERR_MSG_MAX + PATH_MAX];
-	va_list ap;
-	char *p;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	fprintf(stderr, "thpeval: error: %s\n", msg);
-}
-
-static int fail(const struct err *e, int code)
-{
-	error_line("%s", e->msg[0] ? e->msg : strerror(-e->code));
-	return code;
-}
-
 /* root names the real filesystem root ("/", "//", "/.", a link to "/") */
 static bool is_host_root(const char *root)
 {
@@ -97,9 +65,8 @@ static int need_root(const char *what)
 {
 	if (geteuid() == 0)
 		return 0;
-	fprintf(stderr, "thpeval: error: %s needs root (it changes host THP settings under /sys): run it as root\n",
-		what);
-	return EXIT_ERROR;
+	cmd_error("%s needs root (it changes host THP settings under /sys): run it as root", what);
+	return CMD_ERROR;
 }
 
 /* default guest program: thpeval-guest beside this executable */
@@ -131,27 +98,27 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	struct err e = ERR_INIT;
 	char base_name[PATH_MAX + 64] = "";
 	bool gated = false, passed = true;
-	int rc = EXIT_OK;
+	int rc = CMD_OK;
 
 	memset(&cmp, 0, sizeof(cmp));
 	if (cfg->baseline[0]) {
 		base = calloc(1, sizeof(*base));
 		if (!base) {
-			error_line("out of memory");
-			return EXIT_ERROR;
+			cmd_error("out of memory");
+			return CMD_ERROR;
 		}
 		if (!strcmp(cfg->baseline, "last")) {
 			struct history_run_ref ref;
 
 			if (!cfg->db[0]) {
-				error_line("--baseline=last needs a history database: drop --db=none");
-				rc = EXIT_ERROR;
+				cmd_error("--baseline=last needs a history database: drop --db=none");
+				rc = CMD_ERROR;
 			} else if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
 				fprintf(stderr, "thpeval: no earlier run of this setup passed its gate in '%s': this run becomes the baseline\n",
 					cfg->db);
 				err_clear(&e);
 			} else if (err_isset(&e)) {
-				rc = fail(&e, EXIT_ERROR);
+				rc = cmd_fail(&e, CMD_ERROR);
 			} else {
 				gated = true;
 				snprintf(base_name, sizeof(base_name), "%s", ref.desc);
@@ -163,7 +130,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 			snprintf(path, sizeof(path), "%s%s", cfg->baseline,
 				 stat(cfg->baseline, &st) == 0 && S_ISDIR(st.st_mode) ? "/results.json" : "");
 			if (results_load(path, base, &e)) {
-				rc = fail(&e, EXIT_ERROR);
+				rc = cmd_fail(&e, CMD_ERROR);
 			} else {
 				gated = true;
 				snprintf(base_name, sizeof(base_name), "%s", path);
@@ -176,7 +143,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 			struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
 
 			if (compare_results(base, res, &co, &cmp, &e)) {
-				rc = fail(&e, EXIT_ERROR);
+				rc = cmd_fail(&e, CMD_ERROR);
 				gated = false;
 			} else {
 				printf("\nregression gate against %s (threshold %.1f%%):\n", base_name, cfg->threshold);
@@ -192,17 +159,17 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	if (cfg->formats & ~REPORT_BIT(REPORT_JSON)) {
 		err_clear(&e);
 		if (report_write_dir(&in, cfg->formats & ~REPORT_BIT(REPORT_JSON), cfg->out_dir, &e))
-			rc = fail(&e, EXIT_ERROR);
+			rc = cmd_fail(&e, CMD_ERROR);
 	}
 	if (cfg->db[0]) {
 		err_clear(&e);
 		if (history_append(cfg->db, res, passed, &e))
-			rc = fail(&e, EXIT_ERROR);
+			rc = cmd_fail(&e, CMD_ERROR);
 	}
 	if (gated && !passed) {
 		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s), %zu gated metric(s) failing "
 			"in all, against %s\n", cmp.nregressions, cmp.nfailed, base_name);
-		rc = EXIT_ERROR;
+		rc = CMD_ERROR;
 	}
 	comparison_release(&cmp);
 	if (base) {
@@ -221,18 +188,18 @@ static int cmd_run(int argc, char **argv)
 	struct progress bar;
 	char json_path[PATH_MAX];
 	bool help;
-	int first, r, rc = EXIT_OK;
+	int first, r, rc = CMD_OK;
 
 	if (!cfg || !res) {
-		fprintf(stderr, "thpeval: error: out of memory\n");
+		cmd_error("out of memory");
 		free(cfg);
 		free(res);
-		return EXIT_ERROR;
+		return CMD_ERROR;
 	}
 	run_config_defaults(cfg);
 	r = cli_parse(&cli_run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &e);
 	if (r) {
-		rc = fail(&e, EXIT_USAGE);
+		rc = cmd_fail(&e, CMD_USAGE);
 		goto done_cfg;
 	}
 	if (help) {
@@ -240,20 +207,20 @@ static int cmd_run(int argc, char **argv)
 		goto done_cfg;
 	}
 	if (first < argc) {
-		error_line("run: unexpected argument '%s'; see 'thpeval run --help'", argv[first]);
-		rc = EXIT_USAGE;
+		cmd_error("run: unexpected argument '%s'; see 'thpeval run --help'", argv[first]);
+		rc = CMD_USAGE;
 		goto done_cfg;
 	}
 	if (run_config_check(cfg, &e)) {
-		rc = fail(&e, EXIT_USAGE);
+		rc = cmd_fail(&e, CMD_USAGE);
 		goto done_cfg;
 	}
 	if (!cfg->guest_bin[0])
 		default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin));
 	if (access(cfg->guest_bin, X_OK) != 0) {
-		error_line("guest program '%s' not found: build it with 'make' or pass --guest-bin",
-			   cfg->guest_bin);
-		rc = EXIT_ERROR;
+		cmd_error("guest program '%s' not found: build it with 'make' or pass --guest-bin",
+			  cfg->guest_bin);
+		rc = CMD_ERROR;
 		goto done_cfg;
 	}
 	{
@@ -261,7 +228,7 @@ static int cmd_run(int argc, char **argv)
 
 		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
 		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we)) {
-			rc = fail(&we, EXIT_USAGE);
+			rc = cmd_fail(&we, CMD_USAGE);
 			goto done_cfg;
 		}
 	}
@@ -307,22 +274,22 @@ static int cmd_run(int argc, char **argv)
 		struct err we = ERR_INIT;
 
 		if (results_write_json(res, json_path, &we))
-			fprintf(stderr, "thpeval: error: %s\n", we.msg);
+			cmd_error("%s", we.msg);
 		else
 			fprintf(stderr, "thpeval: results in %s\n", json_path);
 	}
 	if (res->have_thp_after && thp_settings_get(&res->thp_before, "enabled") &&
 	    thp_settings_get(&res->thp_after, "enabled") &&
 	    strcmp(thp_settings_get(&res->thp_before, "enabled"), thp_settings_get(&res->thp_after, "enabled")))
-		fprintf(stderr, "thpeval: error: host THP 'enabled' is '%s', was '%s': run 'thpeval host restore'\n",
-			thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
+		cmd_error("host THP 'enabled' is '%s', was '%s': run 'thpeval host restore'",
+			  thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
 	if (!r && !stop_flag)
 		rc = finish_run(cfg, res);
 	if (r == -EINTR || stop_flag) {
 		fprintf(stderr, "thpeval: interrupted: guests destroyed, host THP settings restored, partial results kept\n");
-		rc = EXIT_INTERRUPTED;
+		rc = CMD_INTERRUPTED;
 	} else if (r) {
-		rc = fail(&e, EXIT_ERROR);
+		rc = cmd_fail(&e, CMD_ERROR);
 	}
 	results_release(res);
 done_cfg:
@@ -376,14 +343,14 @@ static int host_show(const struct host_args *a)
 	size_t i;
 
 	if (thp_settings_read(a->root, &s, &e))
-		return fail(&e, EXIT_ERROR);
+		return cmd_fail(&e, CMD_ERROR);
 	if (s.n == 0) {
-		error_line("no transparent hugepage support under '%s%s'", a->root, THP_DIR);
-		return EXIT_ERROR;
+		cmd_error("no transparent hugepage support under '%s%s'", a->root, THP_DIR);
+		return CMD_ERROR;
 	}
 	for (i = 0; i < s.n; i++)
 		printf("%-36s %s\n", s.s[i].key, s.s[i].value);
-	return EXIT_OK;
+	return CMD_OK;
 }
 
 static int host_set(const struct host_args *a, int argc, char **argv)
@@ -395,8 +362,8 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 	int i;
 
 	if (argc == 0) {
-		fprintf(stderr, "thpeval: error: host set: give at least one KEY=VALUE, e.g. 'thpeval host set enabled=always'\n");
-		return EXIT_USAGE;
+		cmd_error("host set: give at least one KEY=VALUE, e.g. 'thpeval host set enabled=always'");
+		return CMD_USAGE;
 	}
 	/* validate everything before changing anything */
 	for (i = 0; i < argc; i++) {
@@ -404,19 +371,19 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
 
 		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
-			error_line("host set: '%s' is not KEY=VALUE", argv[i]);
-			return EXIT_USAGE;
+			cmd_error("host set: '%s' is not KEY=VALUE", argv[i]);
+			return CMD_USAGE;
 		}
 		memcpy(key, argv[i], kl);
 		key[kl] = '\0';
 		if (thp_validate(a->root, key, eq + 1, &e))
-			return fail(&e, EXIT_USAGE);
+			return cmd_fail(&e, CMD_USAGE);
 	}
 	if (is_host_root(a->root) && need_root("thpeval host set"))
-		return EXIT_ERROR;
+		return CMD_ERROR;
 	/* never under a running thpeval: its journal would restore over this */
 	if (host_lock_dir(a->root, lockdir, sizeof(lockdir), &e) || host_lock_take(&lock, lockdir, NULL, &e))
-		return fail(&e, EXIT_ERROR);
+		return cmd_fail(&e, CMD_ERROR);
 	for (i = 0; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
 		size_t kl = (size_t)(eq - argv[i]);
@@ -425,12 +392,12 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		key[kl] = '\0';
 		if (thp_read_one(a->root, key, old, sizeof(old), &e) || thp_write(a->root, key, eq + 1, &e)) {
 			host_lock_release(&lock);
-			return fail(&e, EXIT_ERROR);
+			return cmd_fail(&e, CMD_ERROR);
 		}
 		printf("%s: %s -> %s\n", key, old, eq + 1);
 	}
 	host_lock_release(&lock);
-	return EXIT_OK;
+	return CMD_OK;
 }
 
 static int host_restore(const struct host_args *a)
@@ -440,12 +407,12 @@ static int host_restore(const struct host_args *a)
 	bool restored = false;
 
 	if (is_host_root(a->root) && need_root("thpeval host restore"))
-		return EXIT_ERROR;
+		return CMD_ERROR;
 	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
-		return fail(&e, EXIT_ERROR);
+		return cmd_fail(&e, CMD_ERROR);
 	printf("%s\n", restored ? "host THP settings restored from the journal"
 				: "nothing to restore: no journal of a killed run");
-	return EXIT_OK;
+	return CMD_OK;
 }
 
 /* run fn with the options moved before the positionals ('host restore --state-dir=D') */
@@ -456,8 +423,8 @@ static int options_first(const struct command *cmd, int (*fn)(int argc, char **a
 	int rc;
 
 	if (!args) {
-		error_line("out of memory");
-		return EXIT_ERROR;
+		cmd_error("out of memory");
+		return CMD_ERROR;
 	}
 	rc = fn(cmd_args_permute(cmd, argc, argv, args), args);
 	free(args);
@@ -472,14 +439,14 @@ static int host_main(int argc, char **argv)
 	int first;
 
 	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, &e))
-		return fail(&e, EXIT_USAGE);
+		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&host_cmd, stdout);
-		return EXIT_OK;
+		return CMD_OK;
 	}
 	if (first >= argc) {
-		fprintf(stderr, "thpeval: error: host: missing subcommand: show, set or restore\n");
-		return EXIT_USAGE;
+		cmd_error("host: missing subcommand: show, set or restore");
+		return CMD_USAGE;
 	}
 	if (!strcmp(argv[first], "show") && first + 1 == argc)
 		return host_show(&a);
@@ -487,9 +454,9 @@ static int host_main(int argc, char **argv)
 		return host_set(&a, argc - first - 1, argv + first + 1);
 	if (!strcmp(argv[first], "restore") && first + 1 == argc)
 		return host_restore(&a);
-	error_line("host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore",
-		   argv[first]);
-	return EXIT_USAGE;
+	cmd_error("host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore",
+		  argv[first]);
+	return CMD_USAGE;
 }
 
 static int cmd_host(int argc, char **argv)
@@ -559,14 +526,14 @@ static int image_main(int argc, char **argv)
 	int first, r;
 
 	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, &e))
-		return fail(&e, EXIT_USAGE);
+		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&image_cmd, stdout);
-		return EXIT_OK;
+		return CMD_OK;
 	}
 	if (first + 1 != argc || (strcmp(argv[first], "build") && strcmp(argv[first], "show"))) {
-		fprintf(stderr, "thpeval: error: image: give one subcommand: build or show\n");
-		return EXIT_USAGE;
+		cmd_error("image: give one subcommand: build or show");
+		return CMD_USAGE;
 	}
 	if (!a.guest_bin[0])
 		default_guest_bin(a.guest_bin, sizeof(a.guest_bin));
@@ -582,13 +549,13 @@ static int image_main(int argc, char **argv)
 		so.progress = print_progress;
 		r = srcdisk_ensure(&so, &sd, &sd_built, &e);
 		if (r)
-			return fail(&e, EXIT_ERROR);
+			return cmd_fail(&e, CMD_ERROR);
 	}
 	r = image_ensure(&o, &img, &built, &e);
 	if (!r && !strcmp(argv[first], "show"))
 		r = image_verify(&img, &e);
 	if (r)
-		return fail(&e, EXIT_ERROR);
+		return cmd_fail(&e, CMD_ERROR);
 	printf("image %s (%s%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
 	       built ? "built" : "cached", a.kcompile ? ", kcompile: with the toolchain" : "", img.kernel,
 	       img.kernel_version, img.initrd, img.root, img.cmdline);
@@ -597,7 +564,7 @@ static int image_main(int argc, char **argv)
 		       "  tree    %s (bare-host builds)\n",
 		       sd.id, sd_built ? "built" : "cached", SRCDISK_PACKAGE, sd.version, sd.disk, sd.disk_bytes >> 20,
 		       sd.tree);
-	return EXIT_OK;
+	return CMD_OK;
 }
 
 static int cmd_image(int argc, char **argv)
@@ -614,16 +581,16 @@ static int cmd_workloads(int argc, char **argv)
 {
 	char bin[PATH_MAX], *buf;
 	struct err e = ERR_INIT;
-	int rc = EXIT_OK;
+	int rc = CMD_OK;
 
 	if (argc > 1) {
-		error_line("workloads: takes no arguments; it lists every workload with its parameters and defaults");
-		return EXIT_USAGE;
+		cmd_error("workloads: takes no arguments; it lists every workload with its parameters and defaults");
+		return CMD_USAGE;
 	}
 	default_guest_bin(bin, sizeof(bin));
 	buf = malloc(1 << 16);
 	if (!buf || workloads_describe(bin, buf, 1 << 16, &e))
-		rc = buf ? fail(&e, EXIT_ERROR) : EXIT_ERROR;
+		rc = buf ? cmd_fail(&e, CMD_ERROR) : CMD_ERROR;
 	else
 		fputs(buf, stdout);
 	free(buf);
@@ -666,11 +633,11 @@ static int cmd_help(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stdout);
-		return EXIT_OK;
+		return CMD_OK;
 	}
 	if (argc > 2) {
-		error_line("help: give one command, not '%s'", argv[2]);
-		return EXIT_USAGE;
+		cmd_error("help: give one command, not '%s'", argv[2]);
+		return CMD_USAGE;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name))
@@ -679,20 +646,20 @@ static int cmd_help(int argc, char **argv)
 			cli_help(commands[i].cmd, stdout);
 		else
 			printf("thpeval %s: %s\n", commands[i].name, commands[i].summary);
-		return EXIT_OK;
+		return CMD_OK;
 	}
-	error_line("no such command '%s'; see 'thpeval help'", argv[1]);
-	return EXIT_USAGE;
+	cmd_error("no such command '%s'; see 'thpeval help'", argv[1]);
+	return CMD_USAGE;
 }
 
 static int cmd_version(int argc, char **argv)
 {
 	if (argc > 1) {
-		error_line("version: takes no arguments, not '%s'", argv[1]);
-		return EXIT_USAGE;
+		cmd_error("version: takes no arguments, not '%s'", argv[1]);
+		return CMD_USAGE;
 	}
 	printf("thpeval %s\n", THPEVAL_VERSION);
-	return EXIT_OK;
+	return CMD_OK;
 }
 
 int main(int argc, char **argv)
@@ -701,11 +668,11 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return CMD_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
-		return EXIT_OK;
+		return CMD_OK;
 	}
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(0, NULL);
@@ -715,10 +682,10 @@ int main(int argc, char **argv)
 		/* commands without options still answer --help, as 'thpeval help NAME' does */
 		if (!commands[i].cmd && argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 			printf("thpeval %s: %s\n", commands[i].name, commands[i].summary);
-			return EXIT_OK;
+			return CMD_OK;
 		}
 		return commands[i].fn(argc - 1, argv + 1);
 	}
-	error_line("unknown command '%s'; see 'thpeval help'", argv[1]);
-	return EXIT_USAGE;
+	cmd_error("unknown command '%s'; see 'thpeval help'", argv[1]);
+	return CMD_USAGE;
 }
