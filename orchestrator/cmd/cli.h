@@ -1,8 +1,8 @@
 /*
- * cli: the command table's option tables, turned into getopt_long input and
- * into --help text (one source for both), and the `run` command's option
- * table, parsed into a struct run_config (run/config.h). Never prints except
- * through cli_help(); never exits.
+ * cli: a command's option table (struct command, struct opt; each command's
+ * own is in its file in cmd/) turned into getopt_long input and into --help
+ * text, one source for both. Never prints except through cli_help(); never
+ * exits.
  */
 #ifndef THPEVAL_ORCH_CLI_H
 #define THPEVAL_ORCH_CLI_H
@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #include "lib/err.h"
-#include "orchestrator/run/config.h"
 
 struct opt {
 	const char *name;	/* long option name */
@@ -38,11 +37,5 @@ typedef int (*cli_opt_fn)(void *ctx, int id, const char *arg, struct err *e);
 int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, void *ctx,
 	      int *first_arg, bool *want_help, struct err *e);
 void cli_help(const struct command *cmd, FILE *out);
-
-
-extern const struct command cli_run_cmd;
-
-/* option callback for cli_parse on cli_run_cmd: fills a struct run_config */
-int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
 
 #endif

@@ -1,9 +1,12 @@
 #include "orchestrator/cmd/commands.h"
 
+#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* does --name (no "=value") take the next argument as its value? */
 static bool takes_value(const struct command *cmd, const char *arg)
@@ -69,4 +72,49 @@ int cmd_fail(const struct err *e, int code)
 {
 	cmd_error("%s", e->msg[0] ? e->msg : strerror(-e->code));
 	return code;
+}
+
+/* run fn with the options moved before the positionals ('host restore --state-dir=D') */
+int cmd_options_first(const struct command *cmd, int (*fn)(int argc, char **argv), int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int rc;
+
+	if (!args) {
+		cmd_error("out of memory");
+		return CMD_ERROR;
+	}
+	rc = fn(cmd_args_permute(cmd, argc, argv, args), args);
+	free(args);
+	return rc;
+}
+
+/* root names the real filesystem root ("/", "//", "/.", a link to "/") */
+bool cmd_is_host_root(const char *root)
+{
+	char buf[PATH_MAX];
+
+	return !strcmp(root, "/") || (realpath(root, buf) && !strcmp(buf, "/"));
+}
+
+int cmd_need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return 0;
+	cmd_error("%s needs root (it changes host THP settings under /sys): run it as root", what);
+	return CMD_ERROR;
+}
+
+/* default guest program: thpeval-guest beside this executable */
+void cmd_default_guest_bin(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0) {
+		snprintf(buf, len, "thpeval-guest");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(buf, len, "%s/thpeval-guest", dirname(exe));
 }

@@ -1,19 +1,31 @@
 /*
- * commands: the thpeval commands that work on stored results (report,
- * compare, history), each with its option table for main's command table.
- * These are the only functions here that print (data to stdout, one-line
- * errors to stderr) and pick exit codes; they never call exit().
+ * commands: every thpeval command, one file each in cmd/ with its usage text
+ * and option table, declared here for main's command table; and what they
+ * share: the exit status, the one-line error, argument reordering. Commands
+ * are the only functions that print (data to stdout, one-line errors to
+ * stderr through cmd_error()) and pick exit codes; they never call exit().
  */
 #ifndef THPEVAL_ORCH_COMMANDS_H
 #define THPEVAL_ORCH_COMMANDS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/err.h"
 #include "orchestrator/cmd/cli.h"
 
+/* the exit status of every command (main returns what the command returns) */
 enum cmd_exit {
 	CMD_OK = 0,
-	CMD_ERROR = 1,		/* report/history: failed; compare: a regression */
+	CMD_ERROR = 1,		/* the command failed; compare, and run with --baseline: a regression */
 	CMD_USAGE = 2,		/* bad options or arguments; compare: any error */
+	CMD_INTERRUPTED = 130,	/* run: stopped by SIGINT, SIGTERM or SIGHUP (128 + SIGINT) */
 };
+
+/* "thpeval: error: <msg>" as one line on stderr (control characters become '?') */
+void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cmd_error() of e's message; returns code */
+int cmd_fail(const struct err *e, int code);
 
 /*
  * cli_parse() stops at the first positional argument; these commands also take
@@ -22,10 +34,29 @@ enum cmd_exit {
  * given, then the positionals. Returns the new argc.
  */
 int cmd_args_permute(const struct command *cmd, int argc, char **argv, char **out);
-/* "thpeval: error: <msg>" as one line on stderr (control characters become '?') */
-void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* cmd_error() of e's message; returns code */
-int cmd_fail(const struct err *e, int code);
+/* fn on argv reordered by cmd_args_permute(); CMD_ERROR when out of memory */
+int cmd_options_first(const struct command *cmd, int (*fn)(int argc, char **argv), int argc, char **argv);
+
+/* does root (a --sysfs-root) name the real filesystem root ("/", "//", "/.", a link to "/")? */
+bool cmd_is_host_root(const char *root);
+/* 0 as root, else the one-line "WHAT needs root" error and CMD_ERROR */
+int cmd_need_root(const char *what);
+/* the default guest program: thpeval-guest beside this executable */
+void cmd_default_guest_bin(char *buf, size_t len);
+
+/* thpeval run [options]: 0 complete (and the gate passed), 1 failed or a regression, 2 usage, 130 interrupted */
+extern const struct command run_cmd;
+int cmd_run(int argc, char **argv);
+/* option callback for cli_parse() on run_cmd: fills a struct run_config (run/config.h) */
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
+
+/* thpeval host show | set KEY=VALUE... | restore [--sysfs-root=DIR] [--state-dir=DIR] */
+extern const struct command host_cmd;
+int cmd_host(int argc, char **argv);
+
+/* thpeval image build | show [--kernel=PATH] [--cache-dir=DIR] [--guest-bin=PATH] [--force] [--kcompile] */
+extern const struct command image_cmd;
+int cmd_image(int argc, char **argv);
 
 /* thpeval report DIR|results.json [--format=LIST] [--out=DIR] [--baseline=PATH] [--threshold=PCT] */
 extern const struct command report_cmd;
@@ -38,5 +69,8 @@ int cmd_compare(int argc, char **argv);
 /* thpeval history [--db=PATH] [--workload=W] [--last=N] */
 extern const struct command history_cmd;
 int cmd_history(int argc, char **argv);
+
+/* thpeval workloads: no options (no option table) */
+int cmd_workloads(int argc, char **argv);
 
 #endif

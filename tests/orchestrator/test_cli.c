@@ -1,4 +1,4 @@
-/* tests for orchestrator/cmd/cli.c: the run option table, its checks and --help */
+/* tests for orchestrator/cmd/cli.c and cmd/run.c: the run option table, its checks and --help */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "orchestrator/cmd/cli.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/run/config.h"
 
 #define MAXARGS 8
 
@@ -100,7 +102,7 @@ static void test_run_options(void **state)
 		}
 		argv[argc] = NULL;
 		run_config_defaults(&cfg);
-		r = cli_parse(&cli_run_cmd, argc, argv, run_config_opt, &cfg, &first, &help, &e);
+		r = cli_parse(&run_cmd, argc, argv, run_config_opt, &cfg, &first, &help, &e);
 		if (!r)
 			r = run_config_check(&cfg, &e);
 		if (c->ok && r)
@@ -130,7 +132,7 @@ static int parse(const char *const *args, struct run_config *cfg, struct err *e)
 	}
 	argv[argc] = NULL;
 	run_config_defaults(cfg);
-	r = cli_parse(&cli_run_cmd, argc, argv, run_config_opt, cfg, &first, &help, e);
+	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, e);
 	return r ? r : run_config_check(cfg, e);
 }
 
@@ -193,7 +195,7 @@ static void test_values(void **state)
 	int first;
 
 	run_config_defaults(&cfg);
-	assert_int_equal(cli_parse(&cli_run_cmd, 6, argv, run_config_opt, &cfg, &first, &help, &e), 0);
+	assert_int_equal(cli_parse(&run_cmd, 6, argv, run_config_opt, &cfg, &first, &help, &e), 0);
 	assert_false(help);
 	assert_int_equal(first, 6);
 	assert_int_equal(cfg.reps, 5);
@@ -221,7 +223,7 @@ static void test_sized_and_new_values(void **state)
 	assert_int_equal(cfg.n_host_state, 1);
 	assert_string_equal(cfg.host_state[0], "fresh");
 	assert_false(cfg.mthp_sweep);
-	assert_int_equal(cli_parse(&cli_run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, &e), 0);
+	assert_int_equal(cli_parse(&run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, &e), 0);
 	assert_int_equal(cfg.guests, 3);
 	assert_int_equal(cfg.n_host_state, 2);	/* order kept, duplicates dropped */
 	assert_string_equal(cfg.host_state[0], "fragmented");
@@ -286,7 +288,7 @@ static void test_help_golden(void **state)
 	long n;
 
 	assert_non_null(f);
-	cli_help(&cli_run_cmd, f);
+	cli_help(&run_cmd, f);
 	fclose(f);
 	g = fopen("tests/orchestrator/golden/run-help.txt", "r");
 	if (!g) {

@@ -1,4 +1,4 @@
-/* tests for orchestrator/analysis/compare.c and `thpeval compare` (cmd_compare.c) */
+/* tests for orchestrator/analysis/compare.c and `thpeval compare` (cmd/compare.c) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

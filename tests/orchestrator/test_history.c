@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report/history.c and `thpeval history` (cmd_history.c):
+ * tests for orchestrator/report/history.c and `thpeval history` (cmd/history.c):
  * append, trend, baseline choice, file modes, schema checks, and the clear
  * errors for a locked and a corrupt database (no partial output).
  */

@@ -1,0 +1,158 @@
+/* thpeval host: show, set or restore the host's transparent hugepage settings */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host/journal.h"
+#include "host/thp.h"
+#include "lib/err.h"
+#include "orchestrator/cmd/commands.h"
+
+enum host_opt { HO_SYSFS_ROOT, HO_STATE_DIR };
+
+static const struct opt host_opts[] = {
+	{ "sysfs-root", "DIR", "/", "root under which /sys is read and written (tests)", HO_SYSFS_ROOT },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", HO_STATE_DIR },
+};
+
+const struct command host_cmd = {
+	.name = "host",
+	.args = "show | set KEY=VALUE... | restore",
+	.summary = "Show, change or restore the host's transparent hugepage settings.",
+	.details = "show     every THP knob this kernel offers, with its current value\n"
+		   "set      validate all KEY=VALUE pairs, then write them (keys are relative to\n"
+		   "         /sys/kernel/mm/transparent_hugepage, e.g. enabled, defrag,\n"
+		   "         khugepaged/defrag, hugepages-64kB/enabled)\n"
+		   "restore  put back the settings a killed 'thpeval run' left changed (journal)",
+	.opts = host_opts,
+	.nopts = sizeof(host_opts) / sizeof(host_opts[0]),
+};
+
+struct host_args {
+	char root[PATH_MAX];
+	char state_dir[PATH_MAX];
+};
+
+static int host_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct host_args *a = ctx;
+	char *dst = id == HO_SYSFS_ROOT ? a->root : a->state_dir;
+
+	if (strlen(arg) >= PATH_MAX)
+		return err_set(e, -ENAMETOOLONG, "path too long");
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int host_show(const struct host_args *a)
+{
+	struct thp_settings s;
+	struct err e = ERR_INIT;
+	size_t i;
+
+	if (thp_settings_read(a->root, &s, &e))
+		return cmd_fail(&e, CMD_ERROR);
+	if (s.n == 0) {
+		cmd_error("no transparent hugepage support under '%s%s'", a->root, THP_DIR);
+		return CMD_ERROR;
+	}
+	for (i = 0; i < s.n; i++)
+		printf("%-36s %s\n", s.s[i].key, s.s[i].value);
+	return CMD_OK;
+}
+
+static int host_set(const struct host_args *a, int argc, char **argv)
+{
+	struct host_lock lock = HOST_LOCK_INIT;
+	char lockdir[PATH_MAX];
+	struct err e = ERR_INIT;
+	char key[THP_KEY_MAX], old[THP_VAL_MAX];
+	int i;
+
+	if (argc == 0) {
+		cmd_error("host set: give at least one KEY=VALUE, e.g. 'thpeval host set enabled=always'");
+		return CMD_USAGE;
+	}
+	/* validate everything before changing anything */
+	for (i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
+
+		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
+			cmd_error("host set: '%s' is not KEY=VALUE", argv[i]);
+			return CMD_USAGE;
+		}
+		memcpy(key, argv[i], kl);
+		key[kl] = '\0';
+		if (thp_validate(a->root, key, eq + 1, &e))
+			return cmd_fail(&e, CMD_USAGE);
+	}
+	if (cmd_is_host_root(a->root) && cmd_need_root("thpeval host set"))
+		return CMD_ERROR;
+	/* never under a running thpeval: its journal would restore over this */
+	if (host_lock_dir(a->root, lockdir, sizeof(lockdir), &e) || host_lock_take(&lock, lockdir, NULL, &e))
+		return cmd_fail(&e, CMD_ERROR);
+	for (i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t kl = (size_t)(eq - argv[i]);
+
+		memcpy(key, argv[i], kl);
+		key[kl] = '\0';
+		if (thp_read_one(a->root, key, old, sizeof(old), &e) || thp_write(a->root, key, eq + 1, &e)) {
+			host_lock_release(&lock);
+			return cmd_fail(&e, CMD_ERROR);
+		}
+		printf("%s: %s -> %s\n", key, old, eq + 1);
+	}
+	host_lock_release(&lock);
+	return CMD_OK;
+}
+
+static int host_restore(const struct host_args *a)
+{
+	struct err e = ERR_INIT;
+	char holder[256] = "";
+	bool restored = false;
+
+	if (cmd_is_host_root(a->root) && cmd_need_root("thpeval host restore"))
+		return CMD_ERROR;
+	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
+		return cmd_fail(&e, CMD_ERROR);
+	printf("%s\n", restored ? "host THP settings restored from the journal"
+				: "nothing to restore: no journal of a killed run");
+	return CMD_OK;
+}
+
+static int host_main(int argc, char **argv)
+{
+	struct host_args a = { "/", "/var/lib/thpeval" };
+	struct err e = ERR_INIT;
+	bool help;
+	int first;
+
+	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, &e))
+		return cmd_fail(&e, CMD_USAGE);
+	if (help) {
+		cli_help(&host_cmd, stdout);
+		return CMD_OK;
+	}
+	if (first >= argc) {
+		cmd_error("host: missing subcommand: show, set or restore");
+		return CMD_USAGE;
+	}
+	if (!strcmp(argv[first], "show") && first + 1 == argc)
+		return host_show(&a);
+	if (!strcmp(argv[first], "set"))
+		return host_set(&a, argc - first - 1, argv + first + 1);
+	if (!strcmp(argv[first], "restore") && first + 1 == argc)
+		return host_restore(&a);
+	cmd_error("host: unknown subcommand or extra arguments at '%s': use show, set KEY=VALUE... or restore",
+		  argv[first]);
+	return CMD_USAGE;
+}
+
+int cmd_host(int argc, char **argv)
+{
+	return cmd_options_first(&host_cmd, host_main, argc, argv);
+}

@@ -1,0 +1,679 @@
+/*
+ * thpeval run: the option table that fills a struct run_config (run/config.h),
+ * then the experiment (run/run.h) under the signal flag, and after a complete
+ * run the regression gate, the reports and the history.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host/thp.h"
+#include "lib/err.h"
+#include "lib/parse.h"
+#include "orchestrator/analysis/compare.h"
+#include "orchestrator/analysis/effects.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
+#include "orchestrator/report/history.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/report/text.h"
+#include "orchestrator/run/config.h"
+#include "orchestrator/run/progress.h"
+#include "orchestrator/run/run.h"
+#include "orchestrator/run/workloads.h"
+
+/* ---- options ----------------------------------------------------------------- */
+
+enum run_opt {
+	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
+	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
+	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
+	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
+	RO_BOOTS, RO_GATE, RO_PIN,
+};
+
+static const struct opt run_opts[] = {
+	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
+	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
+	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
+	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), or both", RO_HOST_STATE },
+	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
+	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
+	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
+	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
+	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
+	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
+	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
+	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
+	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
+	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
+	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
+	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
+	{ "max-reps", "N", "10 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
+	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
+	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
+	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
+	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
+	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
+	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
+	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
+	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
+	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", RO_GUEST_BIN },
+	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
+	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
+	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
+	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
+	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
+	{ "db", "PATH", "/var/lib/thpeval/history.db", "history database every finished run is appended to; 'none' for no history", RO_DB },
+	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
+};
+
+const struct command run_cmd = {
+	.name = "run",
+	.args = NULL,
+	.summary = "Boot guests over libvirt with host THP set to 'never' and to each setting under\n"
+		   "evaluation, run the workloads inside with guest THP 'never' and each guest setting,\n"
+		   "and report every cell with its repetitions, 95% confidence intervals and the\n"
+		   "evidence (host and guest huge-page coverage) that the intended THP state held.",
+	.details = "Host THP settings are journaled before they are changed and restored on exit,\n"
+		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
+		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
+	.opts = run_opts,
+	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+};
+
+/* anonymous|memfd for the THP arms, plus optionally hugetlbfs: the reference arm */
+static int backing_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+	bool thp_set = false;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs (e.g. anonymous,hugetlbfs)", arg);
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
+			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
+	strcpy(buf, arg);
+	c->memfd = false;
+	c->hugetlbfs = false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "hugetlbfs")) {
+			c->hugetlbfs = true;
+			continue;
+		}
+		if (strcmp(tok, "anonymous") && strcmp(tok, "memfd"))
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
+				       tok);
+		if (thp_set)
+			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
+				       "backing), optionally with hugetlbfs");
+		thp_set = true;
+		c->memfd = !strcmp(tok, "memfd");
+	}
+	if (!thp_set && !c->hugetlbfs)
+		return err_set(e, -EINVAL, "empty list");
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *arg, const char *what, struct err *e)
+{
+	if (strlen(arg) >= len)
+		return err_set(e, -ENAMETOOLONG, "%s path too long", what);
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
+{
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+}
+
+/*
+ * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
+ * command line); the guest workload checks CONFIG against its list and says so
+ * in a fail record.
+ */
+static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	const char *colon = strchr(arg, ':'), *t;
+	size_t n, i;
+
+	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
+		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
+			       arg);
+	n = (size_t)(colon - arg);
+	if (n >= sizeof(c->kc_config))
+		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_'))
+			return err_set(e, -EINVAL, "--kcompile config in '%.64s': use a config target such as tinyconfig or defconfig",
+				       arg);
+	t = colon + 1;
+	if (strlen(t) >= sizeof(c->kc_target))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s' is too long", t);
+	if (t[0] == '-' || t[0] == '/' || t[0] == '.' || strstr(t, ".."))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s': a directory such as mm/ or a target such as vmlinux",
+			       t);
+	for (i = 0; t[i]; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9') ||
+		      t[i] == '_' || t[i] == '.' || t[i] == '/' || t[i] == '-'))
+			return err_set(e, -EINVAL, "--kcompile target '%.64s': use letters, digits and _./- only", t);
+	memcpy(c->kc_config, arg, n);
+	c->kc_config[n] = '\0';
+	strcpy(c->kc_target, t);
+	return 0;
+}
+
+/* --target-ci=HOST[,GUEST] or none */
+static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[32], *comma;
+	double h, g = 0;
+
+	c->target_ci_set = true;
+	if (!strcmp(arg, "none")) {
+		c->target_ci_host = c->target_ci_guest = 0;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "'%.20s...' is too long for --target-ci: use HOST[,GUEST], e.g. 15,5", arg);
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
+	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
+		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none", arg);
+	c->target_ci_host = h;
+	c->target_ci_guest = comma ? g : h;
+	return 0;
+}
+
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct run_config *c = ctx;
+	uint64_t v;
+	double d;
+	int r;
+
+	switch ((enum run_opt)id) {
+	case RO_HOST_THP:
+		return thp_list_parse(arg, c->host_thp, THP_LIST_MAX, &c->n_host_thp, true, "host THP", e);
+	case RO_GUEST_THP:
+		return thp_list_parse(arg, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, true, "guest THP", e);
+	case RO_WORKLOADS: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+			      arg[i] == ','))
+				break;
+		if (i != n || n >= sizeof(c->workloads))
+			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
+		strcpy(c->workloads, arg);
+		return 0;
+	}
+	case RO_TARGET:
+		if (!strcmp(arg, "guest") || !strcmp(arg, "both"))
+			c->target_guest = true, c->target_host = !strcmp(arg, "both");
+		else if (!strcmp(arg, "host"))
+			c->target_guest = false, c->target_host = true;
+		else
+			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		return 0;
+	case RO_PIN:
+		if (strcmp(arg, "auto") && strcmp(arg, "none"))
+			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+		c->pin = !strcmp(arg, "auto");
+		return 0;
+	case RO_GATE:
+		if (strcmp(arg, "primary") && strcmp(arg, "all"))
+			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+		c->gate_all = !strcmp(arg, "all");
+		return 0;
+	case RO_BOOTS:
+		r = parse_u64_range(arg, 1, 50, &v);
+		if (r)
+			return bad_value(e, r, arg, "a boot count from 1 to 50");
+		c->boots = (unsigned)v;
+		c->boots_set = true;
+		return 0;
+	case RO_REPS:
+		r = parse_u64_range(arg, 1, 100, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition count from 1 to 100");
+		c->reps = (unsigned)v;
+		return 0;
+	case RO_WARMUP:
+		r = parse_u64_range(arg, 0, 10, &v);
+		if (r)
+			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
+		c->warmup = (unsigned)v;
+		return 0;
+	case RO_COLD_REPS:
+		r = parse_u64_range(arg, 0, 20, &v);
+		if (r)
+			return bad_value(e, r, arg, "a host-cold repetition count from 0 to 20");
+		c->cold_reps = (unsigned)v;
+		return 0;
+	case RO_MEMORY:
+		r = parse_size(arg, &v);
+		if (r || v < (256ull << 20) || v > (1ull << 40))
+			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
+		c->memory = v;
+		return 0;
+	case RO_VCPUS:
+		r = parse_u64_range(arg, 1, 64, &v);
+		if (r)
+			return bad_value(e, r, arg, "a vCPU count from 1 to 64");
+		c->vcpus = (unsigned)v;
+		return 0;
+	case RO_SIZE:
+		r = parse_size(arg, &v);
+		if (r || v == 0 || v % (2u << 20))
+			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
+		c->size = v;
+		return 0;
+	case RO_ACCESSES:
+		r = parse_u64_range(arg, 1000, 1000000000ull, &v);
+		if (r)
+			return bad_value(e, r, arg, "an access count from 1000 to 1000000000");
+		c->accesses = v;
+		return 0;
+	case RO_SEED:
+		r = parse_u64_range(arg, 1, 0xffffffffull, &v);
+		if (r)
+			return bad_value(e, r, arg, "a seed from 1 to 4294967295");
+		c->seed = v;
+		return 0;
+	case RO_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 48ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 48h (e.g. 900, 15m)");
+		c->timeout_ms = v;
+		return 0;
+	case RO_MIN_COV:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 100)
+			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
+		c->min_coverage = d;
+		return 0;
+	case RO_ACCEL:
+		if (accel_parse(arg, &c->accel))
+			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+		return 0;
+	case RO_CONNECT:
+		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
+	case RO_OUT:
+		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
+	case RO_KERNEL:
+		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
+	case RO_GUEST_BIN:
+		return set_path(c->guest_bin, sizeof(c->guest_bin), arg, "guest program", e);
+	case RO_CACHE_DIR:
+		return set_path(c->cache_dir, sizeof(c->cache_dir), arg, "cache", e);
+	case RO_STATE_DIR:
+		return set_path(c->state_dir, sizeof(c->state_dir), arg, "state", e);
+	case RO_SYSFS_ROOT:
+		return set_path(c->sysfs_root, sizeof(c->sysfs_root), arg, "sysfs root", e);
+	case RO_QUIET:
+		c->quiet = true;
+		return 0;
+	case RO_PREFAULT: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
+				       "use ondemand, immediate or ondemand,immediate", arg);
+		strcpy(buf, arg);
+		c->n_prefault = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum prefault p;
+			size_t i;
+			bool dup = false;
+
+			if (prefault_parse(tok, &p))
+				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+			for (i = 0; i < c->n_prefault; i++)
+				dup |= c->prefault[i] == p;
+			if (!dup)
+				c->prefault[c->n_prefault++] = p;
+		}
+		if (c->n_prefault == 0)
+			return err_set(e, -EINVAL, "empty host allocation list");
+		return 0;
+	}
+	case RO_FORMAT:
+		return report_formats_parse(arg, &c->formats, e);
+	case RO_DB:
+		if (!strcmp(arg, "none")) {
+			c->db[0] = '\0';
+			return 0;
+		}
+		return set_path(c->db, sizeof(c->db), arg, "database", e);
+	case RO_BASELINE:
+		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);
+	case RO_THRESHOLD:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a threshold in percent from 0 to 1000");
+		c->threshold = d;
+		return 0;
+	case RO_BACKING:
+		return backing_parse(arg, c, e);
+	case RO_TARGET_CI:
+		return target_ci_parse(arg, c, e);
+	case RO_MAX_REPS:
+		r = parse_u64_range(arg, 2, 1000, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
+		c->max_reps = (unsigned)v;
+		c->max_reps_set = true;
+		return 0;
+	case RO_GUESTS:
+		r = parse_u64_range(arg, 1, 8, &v);
+		if (r)
+			return bad_value(e, r, arg, "a guest count from 1 to 8");
+		c->guests = (unsigned)v;
+		return 0;
+	case RO_MTHP_SWEEP:
+		c->mthp_sweep = true;
+		return 0;
+	case RO_HOST_STATE: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host state list '%s': "
+				       "use fresh, fragmented or fresh,fragmented", arg);
+		strcpy(buf, arg);
+		c->n_host_state = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			size_t i;
+			bool dup = false;
+
+			if (strcmp(tok, "fresh") && strcmp(tok, "fragmented"))
+				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+			for (i = 0; i < c->n_host_state; i++)
+				dup |= !strcmp(c->host_state[i], tok);
+			if (!dup)
+				strcpy(c->host_state[c->n_host_state++], tok);
+		}
+		if (c->n_host_state == 0)
+			return err_set(e, -EINVAL, "empty host state list");
+		return 0;
+	}
+	case RO_BUDGET:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
+		c->budget_ms = v;
+		return 0;
+	case RO_KCOMPILE:
+		return kcompile_parse(arg, c, e);
+	case RO_KCOMPILE_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 24ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
+		c->kc_timeout_ms = v;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * After a complete run: the regression gate (--baseline), the reports
+ * (--format) and the history (--db). Returns the exit code: 1 on a
+ * regression or when any of these fails (the results file is already safe).
+ */
+static int finish_run(const struct run_config *cfg, struct results *res)
+{
+	struct results *base = NULL;
+	struct comparison cmp;
+	struct report_input in = { res, NULL, NULL, NULL };
+	struct err e = ERR_INIT;
+	char base_name[PATH_MAX + 64] = "";
+	bool gated = false, passed = true;
+	int rc = CMD_OK;
+
+	memset(&cmp, 0, sizeof(cmp));
+	if (cfg->baseline[0]) {
+		base = calloc(1, sizeof(*base));
+		if (!base) {
+			cmd_error("out of memory");
+			return CMD_ERROR;
+		}
+		if (!strcmp(cfg->baseline, "last")) {
+			struct history_run_ref ref;
+
+			if (!cfg->db[0]) {
+				cmd_error("--baseline=last needs a history database: drop --db=none");
+				rc = CMD_ERROR;
+			} else if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
+				fprintf(stderr, "thpeval: no earlier run of this setup passed its gate in '%s': this run becomes the baseline\n",
+					cfg->db);
+				err_clear(&e);
+			} else if (err_isset(&e)) {
+				rc = cmd_fail(&e, CMD_ERROR);
+			} else {
+				gated = true;
+				snprintf(base_name, sizeof(base_name), "%s", ref.desc);
+			}
+		} else {
+			char path[PATH_MAX + 32];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s%s", cfg->baseline,
+				 stat(cfg->baseline, &st) == 0 && S_ISDIR(st.st_mode) ? "/results.json" : "");
+			if (results_load(path, base, &e)) {
+				rc = cmd_fail(&e, CMD_ERROR);
+			} else {
+				gated = true;
+				snprintf(base_name, sizeof(base_name), "%s", path);
+			}
+		}
+		if (gated) {
+			results_finish(base, base->settings.min_coverage_pct > 0 ? base->settings.min_coverage_pct : 90.0);
+			if (effects_attach(base, &e))
+				fprintf(stderr, "thpeval: warning: %s\n", e.msg);
+			struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
+
+			if (compare_results(base, res, &co, &cmp, &e)) {
+				rc = cmd_fail(&e, CMD_ERROR);
+				gated = false;
+			} else {
+				printf("\nregression gate against %s (threshold %.1f%%):\n", base_name, cfg->threshold);
+				compare_print(&cmp, base, res, stdout);
+				passed = !comparison_failed(&cmp);
+				in.base = base;
+				in.cmp = &cmp;
+				in.base_name = base_name;
+			}
+		}
+	}
+	/* results.json is written already; the other formats now */
+	if (cfg->formats & ~REPORT_BIT(REPORT_JSON)) {
+		err_clear(&e);
+		if (report_write_dir(&in, cfg->formats & ~REPORT_BIT(REPORT_JSON), cfg->out_dir, &e))
+			rc = cmd_fail(&e, CMD_ERROR);
+	}
+	if (cfg->db[0]) {
+		err_clear(&e);
+		if (history_append(cfg->db, res, passed, &e))
+			rc = cmd_fail(&e, CMD_ERROR);
+	}
+	if (gated && !passed) {
+		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s), %zu gated metric(s) failing "
+			"in all, against %s\n", cmp.nregressions, cmp.nfailed, base_name);
+		rc = CMD_ERROR;
+	}
+	comparison_release(&cmp);
+	if (base) {
+		results_release(base);
+		free(base);
+	}
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_config *cfg = malloc(sizeof(*cfg));
+	struct results *res = malloc(sizeof(*res));
+	struct err e = ERR_INIT;
+	struct run_io io;
+	struct progress bar;
+	char json_path[PATH_MAX];
+	bool help;
+	int first, r, rc = CMD_OK;
+
+	if (!cfg || !res) {
+		cmd_error("out of memory");
+		free(cfg);
+		free(res);
+		return CMD_ERROR;
+	}
+	run_config_defaults(cfg);
+	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &e);
+	if (r) {
+		rc = cmd_fail(&e, CMD_USAGE);
+		goto done_cfg;
+	}
+	if (help) {
+		cli_help(&run_cmd, stdout);
+		goto done_cfg;
+	}
+	if (first < argc) {
+		cmd_error("run: unexpected argument '%s'; see 'thpeval run --help'", argv[first]);
+		rc = CMD_USAGE;
+		goto done_cfg;
+	}
+	if (run_config_check(cfg, &e)) {
+		rc = cmd_fail(&e, CMD_USAGE);
+		goto done_cfg;
+	}
+	if (!cfg->guest_bin[0])
+		cmd_default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin));
+	if (access(cfg->guest_bin, X_OK) != 0) {
+		cmd_error("guest program '%s' not found: build it with 'make' or pass --guest-bin",
+			  cfg->guest_bin);
+		rc = CMD_ERROR;
+		goto done_cfg;
+	}
+	{
+		struct err we = ERR_INIT;
+
+		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
+		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we)) {
+			rc = cmd_fail(&we, CMD_USAGE);
+			goto done_cfg;
+		}
+	}
+	if (cmd_is_host_root(cfg->sysfs_root) && (rc = cmd_need_root("thpeval run")))
+		goto done_cfg;
+	if (cfg->seed == 0)
+		cfg->seed = ((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16)) % 0xfffffffeull + 1;
+	if (!cfg->out_dir[0]) {
+		char stamp[32];
+		time_t t = time(NULL);
+		struct tm tm;
+
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime_r(&t, &tm));
+		snprintf(cfg->out_dir, sizeof(cfg->out_dir), "thpeval-results/%s", stamp);
+	}
+
+	results_init(res);
+	install_signals();
+	io.stop = &stop_flag;
+	io.progress = cfg->quiet ? NULL : stderr;
+	memset(&bar, 0, sizeof(bar));
+	io.bar = cfg->quiet ? NULL : &bar;
+	r = run_experiment(cfg, &io, res, json_path, sizeof(json_path), &e);
+	res->finished = time(NULL);
+	if (r == -EINTR || stop_flag)
+		snprintf(res->status, sizeof(res->status), "interrupted");
+	else if (r)
+		snprintf(res->status, sizeof(res->status), "failed");
+	else
+		snprintf(res->status, sizeof(res->status), "complete");
+	if (r)
+		snprintf(res->error, sizeof(res->error), "%s", e.msg);
+	results_finish(res, cfg->min_coverage);
+	{
+		struct err fe = ERR_INIT;
+
+		if (effects_attach(res, &fe))
+			fprintf(stderr, "thpeval: warning: %s\n", fe.msg);
+	}
+	if (res->ncells)
+		results_print_table(res, stdout);
+	if (res->ncells || res->nguests) {
+		struct err we = ERR_INIT;
+
+		if (results_write_json(res, json_path, &we))
+			cmd_error("%s", we.msg);
+		else
+			fprintf(stderr, "thpeval: results in %s\n", json_path);
+	}
+	if (res->have_thp_after && thp_settings_get(&res->thp_before, "enabled") &&
+	    thp_settings_get(&res->thp_after, "enabled") &&
+	    strcmp(thp_settings_get(&res->thp_before, "enabled"), thp_settings_get(&res->thp_after, "enabled")))
+		cmd_error("host THP 'enabled' is '%s', was '%s': run 'thpeval host restore'",
+			  thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
+	if (!r && !stop_flag)
+		rc = finish_run(cfg, res);
+	if (r == -EINTR || stop_flag) {
+		fprintf(stderr, "thpeval: interrupted: guests destroyed, host THP settings restored, partial results kept\n");
+		rc = CMD_INTERRUPTED;
+	} else if (r) {
+		rc = cmd_fail(&e, CMD_ERROR);
+	}
+	results_release(res);
+done_cfg:
+	free(res);
+	free(cfg);
+	return rc;
+}
