@@ -1,6 +1,6 @@
 /*
  * config: the parsed `run` configuration, its defaults and its cross-option
- * checks (the option table that fills it is the run command's, cmd/cli.c).
+ * checks (the option table that fills it is the run command's, cmd/run.c).
  * Never prints, never exits.
  */
 #ifndef THPEVAL_ORCH_RUN_CONFIG_H
