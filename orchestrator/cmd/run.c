@@ -567,7 +567,7 @@ int cmd_run(int argc, char **argv)
 	struct run_io io;
 	struct progress bar;
 	char json_path[PATH_MAX];
-	bool help;
+	bool help, json_failed = false;
 	int first, r, rc = CMD_OK;
 
 	if (!cfg || !res) {
@@ -653,10 +653,12 @@ int cmd_run(int argc, char **argv)
 	if (res->ncells || res->nguests) {
 		struct err we = ERR_INIT;
 
-		if (results_write_json(res, json_path, &we))
+		if (results_write_json(res, json_path, &we)) {
 			cmd_error("%s", we.msg);
-		else
+			json_failed = true;
+		} else {
 			fprintf(stderr, "thpeval: results in %s\n", json_path);
+		}
 	}
 	if (res->have_thp_after && thp_settings_get(&res->thp_before, "enabled") &&
 	    thp_settings_get(&res->thp_after, "enabled") &&
@@ -665,6 +667,8 @@ int cmd_run(int argc, char **argv)
 			  thp_settings_get(&res->thp_after, "enabled"), thp_settings_get(&res->thp_before, "enabled"));
 	if (!r && !stop_flag)
 		rc = finish_run(cfg, res);
+	if (json_failed && rc == CMD_OK)
+		rc = CMD_ERROR;	/* the results are not on disk: the run did not do its job */
 	if (r == -EINTR || stop_flag) {
 		fprintf(stderr, "thpeval: interrupted: guests destroyed, host THP settings restored, partial results kept\n");
 		rc = CMD_INTERRUPTED;
