@@ -1,8 +1,9 @@
 /*
- * render: internal to report/ (no other module includes it): each format's
- * renderer, which report.c dispatches to, and the few helpers more than one
- * format needs. A renderer writes only to the FILE* it is given and reports a
- * failure in e; it never prints otherwise and never exits.
+ * render: internal to report/ (no other module includes it): the prototypes
+ * of the renderers the registry (REPORT_FORMATS) names, which report.c
+ * dispatches to, and the few helpers more than one format needs. A renderer
+ * writes only to the FILE* it is given and reports a failure in e; it never
+ * prints otherwise and never exits.
  */
 #ifndef THPEVAL_ORCH_REPORT_RENDER_H
 #define THPEVAL_ORCH_REPORT_RENDER_H
@@ -17,11 +18,12 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-int report_text(const struct report_input *in, FILE *out, struct err *e);	/* text.c */
-int report_json(const struct report_input *in, FILE *out, struct err *e);	/* report.c */
-int report_csv(const struct report_input *in, FILE *out, struct err *e);	/* csv.c */
-int report_html(const struct report_input *in, FILE *out, struct err *e);	/* html.c */
-int report_junit(const struct report_input *in, FILE *out, struct err *e);	/* junit.c */
+/*
+ * each format's renderer, named in REPORT_FORMATS (report.h) and defined in
+ * the format's own file: int report_<format>(in, out, e)
+ */
+#define REPORT_DECLARE_(id, name, file, fn, desc) int fn(const struct report_input *in, FILE *out, struct err *e);
+REPORT_FORMATS(REPORT_DECLARE_, )
 
 /* UTC "2024-01-02T03:04:05Z", "-" when t is unset */
 void report_fmt_time(char *buf, size_t len, time_t t);

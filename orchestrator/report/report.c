@@ -12,14 +12,13 @@
 #include "lib/parse.h"
 #include "orchestrator/model/results_load.h"
 
-static const struct {
-	const char *name, *file;
+/* the registry: one entry per line of REPORT_FORMATS (report.h) */
+#define REPORT_ENTRY_(id, name, file, fn, desc) [REPORT_##id] = { name, file, desc, fn },
+static const struct report_format_def {
+	const char *name, *file, *desc;
+	int (*render)(const struct report_input *in, FILE *out, struct err *e);
 } formats[] = {
-	[REPORT_TEXT] = { "text", "results.txt" },
-	[REPORT_JSON] = { "json", "results.json" },
-	[REPORT_CSV] = { "csv", "results.csv" },
-	[REPORT_HTML] = { "html", "report.html" },
-	[REPORT_JUNIT] = { "junit", "junit.xml" },
+	REPORT_FORMATS(REPORT_ENTRY_, )
 };
 _Static_assert(ARRAY_SIZE(formats) == REPORT__COUNT, "formats table");
 
@@ -31,6 +30,11 @@ const char *report_format_name(enum report_format f)
 const char *report_format_file(enum report_format f)
 {
 	return (unsigned)f < REPORT__COUNT ? formats[f].file : "?";
+}
+
+const char *report_format_description(enum report_format f)
+{
+	return (unsigned)f < REPORT__COUNT ? formats[f].desc : "?";
 }
 
 int report_formats_parse(const char *list, unsigned *mask, struct err *e)
@@ -132,19 +136,11 @@ int report_json(const struct report_input *in, FILE *out, struct err *e)
 
 int report_render(const struct report_input *in, enum report_format f, FILE *out, struct err *e)
 {
-	static int (*const fn[])(const struct report_input *, FILE *, struct err *) = {
-		[REPORT_TEXT] = report_text,
-		[REPORT_JSON] = report_json,
-		[REPORT_CSV] = report_csv,
-		[REPORT_HTML] = report_html,
-		[REPORT_JUNIT] = report_junit,
-	};
-	_Static_assert(ARRAY_SIZE(fn) == REPORT__COUNT, "renderer table");
 	int r;
 
 	if ((unsigned)f >= REPORT__COUNT)
 		return err_set(e, -EINVAL, "internal: unknown report format %d", (int)f);
-	r = fn[f](in, out, e);
+	r = formats[f].render(in, out, e);
 	if (!r && ferror(out))
 		r = err_set(e, -EIO, "cannot write the %s report", formats[f].name);
 	return r;
