@@ -14,18 +14,42 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results.h"
 
+/*
+ * The formats, one line each: X(id, name, file under --out, renderer, what it
+ * is), with SEP between lines. This list is the registry: it expands into
+ * enum report_format (REPORT_<id>), the table report.c works from (names,
+ * files, dispatch, parsing), the renderers' prototypes (render.h) and the
+ * help text REPORT_FORMATS_HELP. Adding a format is its own .c file under
+ * report/ defining the renderer, plus one line here (every line ends in a
+ * backslash, so the new line touches no other).
+ *
+ * Why a macro list and not only a table in report.c: the option tables that
+ * show the formats in --help (cmd/cli.c, cmd/cmd_report.c) are static const
+ * initialisers, so the help must be a string literal concatenated at compile
+ * time; SEP is what joins the names there (", ") and nothing everywhere else,
+ * which keeps the help free of a leading or trailing separator.
+ */
+#define REPORT_FORMATS(X, SEP) \
+	X(TEXT, "text", "results.txt", report_text, "the terminal table") \
+	SEP X(JSON, "json", "results.json", report_json, "the results model (schema_version)") \
+	SEP X(CSV, "csv", "results.csv", report_csv, "one row per sample (RFC 4180)") \
+	SEP X(HTML, "html", "report.html", report_html, "self-contained report with charts") \
+	SEP X(JUNIT, "junit", "junit.xml", report_junit, "one testcase per cell x metric gate") \
+	/* a new format: one more SEP X(...) line above this one */
+
+#define REPORT_ENUM_(id, name, file, fn, desc) REPORT_##id,
 enum report_format {
-	REPORT_TEXT,		/* results.txt: the terminal table */
-	REPORT_JSON,		/* results.json */
-	REPORT_CSV,		/* results.csv: one row per sample */
-	REPORT_HTML,		/* report.html */
-	REPORT_JUNIT,		/* junit.xml: one testcase per cell x metric gate */
+	REPORT_FORMATS(REPORT_ENUM_, )
 	REPORT__COUNT
 };
 
 #define REPORT_BIT(f) (1u << (f))
 #define REPORT_ALL ((1u << REPORT__COUNT) - 1)
-#define REPORT_FORMATS_HELP "text, json, csv, html, junit"
+_Static_assert(REPORT__COUNT < 32, "a format mask is an unsigned");
+
+/* "text, json, csv, html, junit" */
+#define REPORT_HELP_(id, name, file, fn, desc) name
+#define REPORT_FORMATS_HELP REPORT_FORMATS(REPORT_HELP_, ", ")
 #define REPORT_CSV_HEADER "host_thp,guest_thp,workload,target,metric,rep,value,host_prefault,variant"
 
 struct report_input {
@@ -36,9 +60,11 @@ struct report_input {
 	const char *base_name;		/* where the baseline came from, for the reader */
 };
 
+/* each from REPORT_FORMATS; "?" for a value out of range */
 const char *report_format_name(enum report_format f);
 /* file name under --out: results.txt, results.json, results.csv, report.html, junit.xml */
 const char *report_format_file(enum report_format f);
+const char *report_format_description(enum report_format f);
 /* "text,html" -> bit mask; unknown or empty names are an error */
 int report_formats_parse(const char *list, unsigned *mask, struct err *e);
 

@@ -1,9 +1,11 @@
 #include "orchestrator/report/text.h"
+#include "orchestrator/report/render.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/sizing.h"
 #include "orchestrator/report/sizing.h"
 
@@ -174,3 +176,16 @@ void effects_print(const struct effects *fx, FILE *out)
 		}
 	}
 }
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+int report_text(const struct report_input *in, FILE *out, struct err *e)
+{
+	results_print_table(in->res, out);
+	if (in->cmp) {
+		fprintf(out, "\nagainst the baseline %s:\n", in->base_name ? in->base_name : "");
+		compare_print(in->cmp, in->base, in->res, out);
+	}
+	return 0;
+}
+

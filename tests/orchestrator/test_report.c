@@ -1,5 +1,6 @@
 /*
- * tests for orchestrator/report/report.c and `thpeval report` (cmd/report.c):
+ * tests for orchestrator/report/ (report.c and the formats it dispatches to:
+ * text.c, csv.c, html.c, html_chart.c, junit.c) and `thpeval report` (cmd/report.c):
  * CSV parsed back (RFC 4180) equals the samples; JUnit and HTML accepted by
  * xmllint; everything escaped; files appear only complete; exit codes.
  */
@@ -174,7 +175,8 @@ static void test_formats_parse(void **state)
 	} cases[] = {
 		{ "text", 0, REPORT_BIT(REPORT_TEXT) },
 		{ "html,junit", 0, REPORT_BIT(REPORT_HTML) | REPORT_BIT(REPORT_JUNIT) },
-		{ "text,json,csv,html,junit", 0, REPORT_ALL },
+		{ "text,json,csv,html,junit", 0, REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON) |
+		  REPORT_BIT(REPORT_CSV) | REPORT_BIT(REPORT_HTML) | REPORT_BIT(REPORT_JUNIT) },
 		{ "csv,csv", 0, REPORT_BIT(REPORT_CSV) },
 		{ "pdf", -EINVAL, 0 },
 		{ "html,", -EINVAL, 0 },
@@ -197,6 +199,32 @@ static void test_formats_parse(void **state)
 	}
 	assert_string_equal(report_format_file(REPORT_HTML), "report.html");
 	assert_string_equal(report_format_file(REPORT_JUNIT), "junit.xml");
+}
+
+/* the registry: every format parses by its name alone, has its own file and a
+ * description, and the help text is exactly the names in order, ", " joined */
+static void test_formats_registry(void **state)
+{
+	char help[256] = "";
+	unsigned f, g;
+
+	for (f = 0; f < REPORT__COUNT; f++) {
+		const char *name = report_format_name((enum report_format)f);
+		struct err e = ERR_INIT;
+		unsigned mask = 0;
+
+		if (report_formats_parse(name, &mask, &e) || mask != REPORT_BIT(f))
+			fail_msg("'%s': mask %#x, want %#x (%s)", name, mask, REPORT_BIT(f), e.msg);
+		assert_true(report_format_description((enum report_format)f)[0] != '\0');
+		for (g = 0; g < f; g++)
+			if (!strcmp(report_format_file((enum report_format)f), report_format_file((enum report_format)g)))
+				fail_msg("'%s' and '%s' share the file %s", name, report_format_name((enum report_format)g),
+					 report_format_file((enum report_format)f));
+		snprintf(help + strlen(help), sizeof(help) - strlen(help), "%s%s", f ? ", " : "", name);
+	}
+	assert_string_equal(REPORT_FORMATS_HELP, help);
+	assert_string_equal(report_format_name(REPORT__COUNT), "?");
+	assert_string_equal(report_format_file(REPORT__COUNT), "?");
 }
 
 /* ---- csv ---------------------------------------------------------------------------------- */
@@ -558,10 +586,15 @@ static void test_write_dir(void **state)
 	snprintf(out, sizeof(out), "%s/new/sub", dir);
 	if (report_write_dir(&in, REPORT_ALL, out, &e))
 		fail_msg("%s", e.msg);
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", out, files[i]);
 		assert_int_equal(stat(path, &st), 0);
 		assert_true(st.st_size > 100);
+	}
+	for (i = 0; i < REPORT__COUNT; i++) {
+		snprintf(path, sizeof(path), "%s/%s", out, report_format_file((enum report_format)i));
+		if (stat(path, &st) || st.st_size == 0)
+			fail_msg("%s: no %s report", path, report_format_name((enum report_format)i));
 	}
 	d = opendir(out);
 	while ((de = readdir(d)))
@@ -570,7 +603,7 @@ static void test_write_dir(void **state)
 			assert_null(strstr(de->d_name, ".tmp."));	/* no temporary left */
 		}
 	closedir(d);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, REPORT__COUNT);
 	/* an output "directory" that is a file: an error, and no partial report anywhere */
 	snprintf(path, sizeof(path), "%s/plainfile", dir);
 	write_text(path, "x", 1);
@@ -715,6 +748,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_formats_parse),
+		cmocka_unit_test(test_formats_registry),
 		cmocka_unit_test(test_csv_fixture),
 		cmocka_unit_test(test_csv_quoting),
 		cmocka_unit_test(test_junit),

@@ -1,0 +1,450 @@
+#include "orchestrator/report/html.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "orchestrator/analysis/effects.h"
+
+static const struct cell *base_cell(const struct report_input *in, const struct cell *c)
+{
+	size_t i;
+
+	if (!in->base)
+		return NULL;
+	for (i = 0; i < in->base->ncells; i++)
+		if (cell_same_key(&in->base->cells[i], c))
+			return &in->base->cells[i];
+	return NULL;
+}
+
+/* fill class by treatment: c0 never/never, c1 guest only, c2 host only, c3 both */
+static int cell_colour(const struct cell *c)
+{
+	return (strcmp(c->host_thp, "never") ? 2 : 0) + (strcmp(c->guest_thp, "never") ? 1 : 0);
+}
+
+static double nice_step(double range)
+{
+	double mag = pow(10, floor(log10(range))), f = range / mag;
+
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 2.5)
+		return 2.5 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+#define CH_W 1000
+#define CH_LABEL 250
+#define CH_RIGHT 200
+#define CH_ROW 30
+#define CH_TOP 8
+#define CH_AXIS 30
+
+struct axis {
+	double max, step;
+};
+
+static double ax_x(const struct axis *a, double v)
+{
+	if (!isfinite(v) || v < 0)
+		v = 0;
+	if (v > a->max)
+		v = a->max;
+	return CH_LABEL + v / a->max * (CH_W - CH_LABEL - CH_RIGHT);
+}
+
+static void axis_fit(struct axis *a, double maxv)
+{
+	if (!isfinite(maxv) || maxv <= 0)
+		maxv = 1;
+	a->step = nice_step(maxv / 5);
+	a->max = ceil(maxv / a->step - 1e-9) * a->step;
+}
+
+static void svg_axis(FILE *o, const struct axis *a, double y0, double y1)
+{
+	double v;
+	char t[24];
+
+	for (v = 0; v <= a->max + a->step / 2; v += a->step) {
+		double x = ax_x(a, v);
+
+		fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, y0, x, y1);
+		snprintf(t, sizeof(t), "%.6g", v);
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, y1 + 14);
+		html_esc(o, t);
+		fputs("</text>", o);
+	}
+	fprintf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", CH_LABEL, y1,
+		CH_W - CH_RIGHT, y1);
+}
+
+static void svg_label(FILE *o, double y, const struct cell *c)
+{
+	char label[CELL_LABEL_MAX];
+
+	cell_label(c, label, sizeof(label));
+	fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 10, y);
+	html_esc(o, label);
+	fputs("</text>", o);
+}
+
+/* one horizontal bar per cell: mean, 95% CI whisker, baseline mean marker, validity */
+static void html_metric_chart(const struct report_input *in, FILE *o, size_t mi)
+{
+	const struct results *r = in->res;
+	const char *name = html_main_metrics[mi].metric;
+	double maxv = 0, h;
+	struct axis ax;
+	size_t i;
+	bool clipped = false;
+
+	for (i = 0; i < r->ncells; i++) {
+		const struct metric *m = cell_metric_find(&r->cells[i], name);
+		const struct cell *bc = base_cell(in, &r->cells[i]);
+		const struct metric *bm = bc ? cell_metric_find(bc, name) : NULL;
+
+		if (m && m->n) {
+			maxv = fmax(maxv, m->s.mean);
+			if (isfinite(m->s.ci95_high))
+				maxv = fmax(maxv, m->s.ci95_high);
+		}
+		if (bm && bm->n)
+			maxv = fmax(maxv, bm->s.mean);
+	}
+	axis_fit(&ax, maxv);
+	h = CH_TOP + (double)r->ncells * CH_ROW + CH_AXIS;
+	fputs("<h3>", o);
+	html_esc(o, html_main_metrics[mi].title);
+	fputs(" <small>(<code>", o);
+	html_esc(o, name);
+	fputs("</code>: ", o);
+	html_esc(o, html_main_metrics[mi].unit);
+	fputs(")</small></h3>\n", o);
+	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">",
+		CH_W, h, CH_W, h);
+	fputs("<title>", o);
+	html_escf(o, "%s: mean per cell with 95%% confidence interval", name);
+	fputs("</title>", o);
+	svg_axis(o, &ax, CH_TOP, CH_TOP + (double)r->ncells * CH_ROW);
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		const struct metric *m = cell_metric_find(c, name);
+		const struct cell *bc = base_cell(in, c);
+		const struct metric *bm = bc ? cell_metric_find(bc, name) : NULL;
+		double y = CH_TOP + (double)i * CH_ROW, ym = y + CH_ROW / 2.0, xe;
+		char v[64];
+
+		svg_label(o, ym + 4, c);
+		if (!m || m->n == 0) {
+			fprintf(o, "<text x=\"%d\" y=\"%.1f\" class=\"bad\">no data</text>", CH_LABEL + 6, ym + 4);
+			continue;
+		}
+		report_mean_ci(v, sizeof(v), m);
+		fprintf(o, "<rect class=\"bar c%d%s\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"18\">",
+			cell_colour(c), c->valid ? "" : " invalid", CH_LABEL, y + 6, ax_x(&ax, m->s.mean) - CH_LABEL);
+		fputs("<title>", o);
+		html_escf(o, "%s %s: %s (n=%zu)%s%s", c->host_thp, name, v, m->n, c->valid ? "" : "; invalid: ",
+		     c->valid ? "" : c->invalid_reason);
+		fputs("</title></rect>", o);
+		xe = ax_x(&ax, m->s.mean);
+		if (isfinite(m->s.ci95_low)) {
+			double x0 = ax_x(&ax, m->s.ci95_low), x1 = ax_x(&ax, m->s.ci95_high);
+
+			clipped |= m->s.ci95_low < 0;
+			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym, x1, ym);
+			if (m->s.ci95_low >= 0)
+				fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0,
+					ym - 6, x0, ym + 6);
+			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x1, ym - 6,
+				x1, ym + 6);
+			xe = fmax(xe, x1);
+		}
+		if (bm && bm->n) {
+			char bv[20];
+
+			fmt_value(bv, sizeof(bv), bm->s.mean);
+			fprintf(o, "<line class=\"base\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>",
+				ax_x(&ax, bm->s.mean), y + 3, ax_x(&ax, bm->s.mean), y + CH_ROW - 3);
+			html_escf(o, "baseline mean %s", bv);
+			fputs("</title></line>", o);
+		}
+		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\">", fmin(xe + 8, (double)CH_W - CH_RIGHT + 8), ym + 4);
+		html_esc(o, v);
+		fputs("</text>", o);
+		if (!c->valid)
+			fprintf(o, "<text class=\"bad\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">✗ invalid</text>",
+				CH_W - 4, ym + 4);
+	}
+	fputs("</svg>\n", o);
+	if (clipped)
+		fputs("<p class=\"sub\">Whiskers that reach below 0 are cut at 0 (too few repetitions for a tight interval).</p>\n", o);
+}
+
+static void html_legend(FILE *o, bool with_base)
+{
+	static const char *const names[] = { "host never, guest never", "host never, guest on",
+					     "host on, guest never", "host on, guest on" };
+	static const char *const colours[] = { "#8da0cb", "#66c2a5", "#fc8d62", "#e5a50a" };
+	size_t i;
+
+	fputs("<p class=\"legend\">", o);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		fprintf(o, "<span><i class=\"sw\" style=\"background:%s\"></i>%s</span>", colours[i], names[i]);
+	fputs("<span>├─┤ 95% confidence interval of the mean</span>", o);
+	if (with_base)
+		fputs("<span>┆ baseline mean</span>", o);
+	fputs("<span><i class=\"sw\" style=\"background:#f3c9c5;border:1px dashed #b3261e\"></i>invalid cell</span></p>\n", o);
+}
+
+void html_charts(const struct report_input *in, FILE *o)
+{
+	size_t i;
+
+	html_legend(o, in->base != NULL);
+	for (i = 0; i < ARRAY_SIZE(html_main_metrics); i++)
+		html_metric_chart(in, o, i);
+}
+
+void html_coverage(const struct report_input *in, FILE *o)
+{
+	const struct results *r = in->res;
+	double minc = isfinite(r->settings.min_coverage_pct) ? r->settings.min_coverage_pct : NAN;
+	double h = CH_TOP + (double)r->ncells * CH_ROW + CH_AXIS;
+	struct axis ax = { 100, 20 };
+	size_t i;
+
+	fputs("<p class=\"sub\">Share of guest RAM on host huge pages (QEMU smaps) and of the workload buffer on"
+	      " guest huge pages. A cell is valid when every repetition shows the intended state: at least the"
+	      " minimum where THP is on, at most 1% where it is never.</p>\n", o);
+	fputs("<p class=\"legend\"><span><i class=\"sw\" style=\"background:#3d6fb6\"></i>host huge %</span>"
+	      "<span><i class=\"sw\" style=\"background:#9cc3ef\"></i>guest huge %</span>", o);
+	if (isfinite(minc))
+		fputs("<span>╎ minimum for an 'on' cell</span>", o);
+	fputs("</p>\n", o);
+	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">",
+		CH_W, h, CH_W, h);
+	fputs("<title>huge-page coverage per cell</title>", o);
+	svg_axis(o, &ax, CH_TOP, CH_TOP + (double)r->ncells * CH_ROW);
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *c = &r->cells[i];
+		double y = CH_TOP + (double)i * CH_ROW, ym = y + CH_ROW / 2.0;
+		const struct metric *cov[2] = { &c->host_cov, &c->guest_cov };
+		const char *cls[2] = { "cov-host", "cov-guest" };
+		char txt[64], hv[20], gv[20];
+		int k;
+
+		svg_label(o, ym + 4, c);
+		for (k = 0; k < 2; k++) {
+			double v = cov[k]->n ? cov[k]->s.mean : 0;
+
+			fprintf(o, "<rect class=\"bar %s%s\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"10\"><title>",
+				cls[k], c->valid ? "" : " invalid", CH_LABEL, y + 5 + k * 11, ax_x(&ax, v) - CH_LABEL);
+			html_escf(o, "%s huge pages: %.1f%% (min %.1f%%, n=%zu)", k ? "guest" : "host", v,
+			     cov[k]->n ? cov[k]->s.min : 0, cov[k]->n);
+			fputs("</title></rect>", o);
+		}
+		if (c->host_cov.n)
+			snprintf(hv, sizeof(hv), "%.1f%%", c->host_cov.s.mean);
+		else
+			snprintf(hv, sizeof(hv), "n/a");
+		if (c->guest_cov.n)
+			snprintf(gv, sizeof(gv), "%.1f%%", c->guest_cov.s.mean);
+		else
+			snprintf(gv, sizeof(gv), "n/a");
+		snprintf(txt, sizeof(txt), "host %s, guest %s", hv, gv);
+		fprintf(o, "<text x=\"%d\" y=\"%.1f\">", CH_W - CH_RIGHT + 8, ym + 4);
+		html_esc(o, txt);
+		fputs("</text>", o);
+		if (!c->valid)
+			fprintf(o, "<text class=\"bad\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">✗</text>", CH_W - 4,
+				ym + 4);
+	}
+	if (isfinite(minc))
+		fprintf(o, "<line class=\"minline\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>", ax_x(&ax, minc),
+			CH_TOP, ax_x(&ax, minc), CH_TOP + (double)r->ncells * CH_ROW);
+	fputs("</svg>\n", o);
+}
+
+/* the effects split: per workload and treatment pair, a forest plot of the
+ * effects (% faster with THP, 95% CI) and the same numbers as a table */
+static bool same_group(const struct effect *a, const struct effect *b)
+{
+	return !strcmp(a->workload, b->workload) && !strcmp(a->host_thp, b->host_thp) &&
+	       !strcmp(a->guest_thp, b->guest_thp);
+}
+
+static void fmt_effect(char *buf, size_t len, const struct effect *e)
+{
+	if (!e->available)
+		snprintf(buf, len, "not available");
+	else if (!isfinite(e->ci95_low_pct))
+		snprintf(buf, len, "%+.1f%%", e->estimate_pct);
+	else
+		snprintf(buf, len, "%+.1f%% [%+.1f, %+.1f]%s", e->estimate_pct, e->ci95_low_pct, e->ci95_high_pct,
+			 e->significant ? "" : " (no measurable effect)");
+}
+
+static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
+{
+	const double cx = CH_LABEL + (CH_W - CH_LABEL - CH_RIGHT) / 2.0, half = (CH_W - CH_LABEL - CH_RIGHT) / 2.0;
+	double maxv = 0, h = CH_TOP + (double)n * CH_ROW + CH_AXIS, step, v;
+	size_t i;
+	char t[160];
+
+	for (i = 0; i < n; i++) {
+		if (!fx[i].available)
+			continue;
+		maxv = fmax(maxv, fabs(fx[i].estimate_pct));
+		if (isfinite(fx[i].ci95_low_pct))
+			maxv = fmax(maxv, fmax(fabs(fx[i].ci95_low_pct), fabs(fx[i].ci95_high_pct)));
+	}
+	if (!(maxv > 0))
+		maxv = 1;
+	step = nice_step(maxv / 2);
+	maxv = ceil(maxv / step - 1e-9) * step;
+	fputs("<h3>", o);
+	html_escf(o, "%s: host THP %s, guest THP %s, each against never", fx[0].workload, fx[0].host_thp, fx[0].guest_thp);
+	fputs("</h3>\n", o);
+	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">",
+		CH_W, h, CH_W, h);
+	fputs("<title>", o);
+	html_escf(o, "effects of THP on %s, percent faster with 95%% confidence intervals", fx[0].workload);
+	fputs("</title>", o);
+	for (v = -maxv; v <= maxv + step / 2; v += step) {
+		double x = cx + v / maxv * half;
+
+		fprintf(o, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>",
+			fabs(v) < step / 2 ? "axis" : "grid", x, CH_TOP, x, CH_TOP + (double)n * CH_ROW);
+		snprintf(t, sizeof(t), "%+.4g%%", fabs(v) < step / 2 ? 0.0 : v);
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x,
+			CH_TOP + (double)n * CH_ROW + 14);
+		html_esc(o, t);
+		fputs("</text>", o);
+	}
+	for (i = 0; i < n; i++) {
+		const struct effect *e = &fx[i];
+		double ym = CH_TOP + (double)i * CH_ROW + CH_ROW / 2.0;
+
+		if (e->at_guest[0])
+			snprintf(t, sizeof(t), "%s %s, guest %s (%s)", e->side, e->component, e->at_guest, e->metric);
+		else
+			snprintf(t, sizeof(t), "%s %s (%s)", e->side, e->component, e->metric);
+		fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 10, ym + 4);
+		html_esc(o, t);
+		fputs("</text>", o);
+		if (!e->available) {
+			fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, ym + 4);
+			html_escf(o, "not available: %.70s%s", e->note, strlen(e->note) > 70 ? "…" : "");
+			fputs("</text>", o);
+			continue;
+		}
+		if (isfinite(e->ci95_low_pct)) {
+			double x0 = cx + e->ci95_low_pct / maxv * half, x1 = cx + e->ci95_high_pct / maxv * half;
+
+			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym, x1, ym);
+			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym - 6, x0, ym + 6);
+			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x1, ym - 6, x1, ym + 6);
+		}
+		fprintf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\"><title>",
+			!e->significant ? "fx-ns" : e->estimate_pct >= 0 ? "fx-pos" : "fx-neg",
+			cx + e->estimate_pct / maxv * half, ym);
+		fmt_effect(t, sizeof(t), e);
+		html_esc(o, t);
+		if (e->note[0]) {
+			fputs(": ", o);
+			html_esc(o, e->note);
+		}
+		fputs("</title></circle>", o);
+		fprintf(o, "<text x=\"%d\" y=\"%.1f\">", CH_W - CH_RIGHT + 8, ym + 4);
+		snprintf(t, sizeof(t), "%+.1f%%%s", e->estimate_pct, e->significant ? "" : " (n.s.)");
+		html_esc(o, t);
+		fputs("</text>", o);
+	}
+	fputs("</svg>\n<table>\n<tr><th>side</th><th>component</th><th>metric</th><th>effect (95% CI)</th>"
+	      "<th>share of total</th><th>note</th></tr>\n", o);
+	for (i = 0; i < n; i++) {
+		const struct effect *e = &fx[i];
+
+		fputs("<tr><td>", o);
+		html_esc(o, e->side);
+		fputs("</td><td>", o);
+		html_esc(o, e->component);
+		if (e->at_guest[0])
+			html_escf(o, " (guest %s)", e->at_guest);
+		fputs("</td><td><code>", o);
+		html_esc(o, e->metric);
+		fputs("</code></td>", o);
+		fmt_effect(t, sizeof(t), e);
+		html_td_num(o, t);
+		if (e->available && isfinite(e->share_pct))
+			snprintf(t, sizeof(t), "%.0f%%", e->share_pct);
+		else
+			snprintf(t, sizeof(t), "-");
+		html_td_num(o, t);
+		fputs("<td>", o);
+		html_esc(o, e->note);
+		fputs("</td></tr>\n", o);
+	}
+	fputs("</table>\n", o);
+}
+
+void html_effects(const struct report_input *in, FILE *o)
+{
+	const struct effects *fx = in->res->effects;
+	size_t i, j;
+
+	fputs("<p class=\"sub\">Where the THP benefit comes from: each effect is a ratio of geometric means"
+	      " shown as the share of time THP saves (positive = faster with THP), with a 95% confidence"
+	      " interval computed on the log scale; host-side effects replicate over guest boots (Welch over"
+	      " boots), guest-side ones are paired inside each boot; filled dots are significant (the interval"
+	      " excludes 0). Shares add up within a table on the log scale and are shown only against a"
+	      " significant total.</p>\n", o);
+	if (fx->tcg) {
+		fputs("<p class=\"sub\"><b>TCG run:</b> ", o);
+		html_esc(o, EFFECTS_TCG_NOTE);
+		fputs(".</p>\n", o);
+	}
+	fputs(
+	      "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#1c7c32\"></i>faster with THP</span>"
+	      "<span><i class=\"sw\" style=\"background:#b3261e\"></i>slower with THP</span>"
+	      "<span><i class=\"sw\" style=\"background:#fff;border:2px solid #8893a0\"></i>no measurable effect</span></p>\n", o);
+	for (i = 0; i < fx->n; i = j) {
+		for (j = i + 1; j < fx->n && same_group(&fx->e[i], &fx->e[j]); j++)
+			;
+		html_effect_group(o, &fx->e[i], j - i);
+	}
+	if (!fx->nvar)
+		return;
+	fputs("<p class=\"sub\">Variance components: the spread of each cell's samples within a boot and of"
+	      " its boot means beyond that (coefficients of variation, log scale). Host-side intervals are as"
+	      " wide as the between-boot spread makes them.</p>\n<table>\n<tr><th>cell</th><th>metric</th>"
+	      "<th>boots</th><th>samples</th><th>within a boot</th><th>between boots</th></tr>\n", o);
+	for (i = 0; i < fx->nvar; i++) {
+		const struct effect_var *v = &fx->var[i];
+		char t[32];
+
+		fputs("<tr><td>", o);
+		html_escf(o, "%s %s", v->workload, v->label);
+		fputs("</td><td><code>", o);
+		html_esc(o, v->metric);
+		fputs("</code></td>", o);
+		snprintf(t, sizeof(t), "%zu", v->vc.boots);
+		html_td_num(o, t);
+		snprintf(t, sizeof(t), "%zu", v->vc.samples);
+		html_td_num(o, t);
+		fmt_value(t, sizeof(t), v->vc.within_cv_pct);
+		html_td_num(o, t);
+		fmt_value(t, sizeof(t), v->vc.between_cv_pct);
+		html_td_num(o, t);
+		fputs("</tr>\n", o);
+	}
+	fputs("</table>\n", o);
+}
