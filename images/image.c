@@ -131,34 +131,6 @@ static bool is_regular(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int mkdir_p(const char *path, mode_t mode, struct err *e)
-{
-	char buf[PATH_MAX];
-	size_t i, n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return err_set(e, -ENAMETOOLONG, "bad directory name '%s'", path);
-	memcpy(buf, path, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, mode) == 0) {
-			/* umask may have narrowed it; qemu must traverse it */
-			if (chmod(buf, mode))
-				return err_set(e, -errno, "cannot chmod '%s': %s",
-					       buf, strerror(errno));
-		} else if (errno != EEXIST) {
-			return err_set(e, -errno,
-				       "cannot create directory '%s': %s%s", buf,
-				       strerror(errno),
-				       errno == EACCES ? ": run as root or pass another cache directory" : "");
-		}
-		buf[i] = path[i];
-	}
-	return 0;
-}
-
 static int fsync_path(const char *path, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1032,6 +1004,12 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 		goto cleanup;
 	}
 	ret = mkdir_p(in->cache_dir, 0755, e);
+	if (ret == -EACCES) {
+		char msg[ERR_MSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		err_set(e, ret, "%.400s: run as root or pass another cache directory", msg);
+	}
 	if (ret)
 		goto cleanup;
 	if (!realpath(in->cache_dir, abs)) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "host/procfs.h"
+#include "lib/fstree.h"
 #include "lib/wltraits.h"
 
 void results_init(struct results *r)
@@ -653,51 +654,6 @@ static json_object *j_results(const struct results *r)
 		json_object_object_add(o, "variance", fx);
 	}
 	return o;
-}
-
-int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e)
-{
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	size_t off = 0;
-	int fd, dfd, r = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return err_set(e, -ENAMETOOLONG, "path too long: '%s'", path);
-	/* never follow or reuse what someone else put there: a stale temporary of a
-	 * dead process with our pid is removed, a symlink is not followed */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return err_set(e, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (!r && fsync(fd) < 0)
-		r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-	if (close(fd) < 0 && !r)
-		r = err_set(e, -errno, "cannot write '%s': %s", tmp, strerror(errno));
-	if (!r && rename(tmp, path) < 0)
-		r = err_set(e, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-	if (r) {
-		unlink(tmp);
-		return r;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
 }
 
 int results_write_json(const struct results *r, const char *path, struct err *e)

@@ -216,8 +216,6 @@ void results_finish(struct results *r, double min_cov_pct);
 
 int results_write_json(const struct results *r, const char *path, struct err *e);
 
-/* write buf to path atomically: temp file in the same dir, fsync, rename, fsync dir */
-int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
 
 /*
  * What the analyses derive from the cells, as the model carries and writes

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fstree.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 
@@ -129,29 +130,6 @@ static int query_int(struct hdb *h, const char *sql, long long *out, const char 
 	return 0;
 }
 
-static int mkdir_parents(const char *path, struct err *e)
-{
-	char p[PATH_MAX];
-	size_t i, n = strlen(path);
-
-	if (n >= sizeof(p))
-		return err_set(e, -ENAMETOOLONG, "history database path too long: '%s'", path);
-	memcpy(p, path, n + 1);
-	for (i = 1; i < n; i++) {
-		if (p[i] != '/')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-			int err = errno;
-
-			return err_set(e, -err, "cannot create directory '%s' for the history database: %s", p,
-				       strerror(err));
-		}
-		p[i] = '/';
-	}
-	return 0;
-}
-
 static int check_schema(struct hdb *h, bool write, struct err *e)
 {
 	long long v, ntables, ours;
@@ -216,8 +194,8 @@ static int hdb_open(struct hdb *h, const char *path, bool write, struct err *e)
 	if (write) {
 		int fd;
 
-		if (mkdir_parents(path, e))
-			return e->code;
+		if (mkdir_parents(path, 0700, e))
+			return err_wrap(e, "history database");
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
 			int err = errno;

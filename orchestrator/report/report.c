@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/fstree.h"
 #include "lib/parse.h"
 #include "orchestrator/model/results_load.h"
 
@@ -144,25 +145,6 @@ int report_render(const struct report_input *in, enum report_format f, FILE *out
 	if (!r && ferror(out))
 		r = err_set(e, -EIO, "cannot write the %s report", formats[f].name);
 	return r;
-}
-
-static int mkdir_p(const char *dir, mode_t mode, struct err *e)
-{
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(p))
-		return err_set(e, -ENAMETOOLONG, "bad output directory '%s'", dir);
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
-			return err_set(e, -errno, "cannot create directory '%s': %s", p, strerror(errno));
-		p[i] = i == n ? '\0' : '/';
-	}
-	return 0;
 }
 
 int report_write_dir(const struct report_input *in, unsigned mask, const char *dir, struct err *e)

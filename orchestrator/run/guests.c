@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/fstree.h"
 
 /* one guest of a group in flight */
 struct guest_run {

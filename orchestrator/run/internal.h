@@ -92,7 +92,6 @@ struct host_plan {
 
 /* loop.c */
 void run_note(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int mkdir_p(const char *path, mode_t mode, struct err *e);
 bool guest_thp_planned(const struct run_config *cfg, const char *s);
 bool workload_planned(const struct run_config *cfg, const char *w);
 bool kcompile_planned(const struct run_config *cfg);

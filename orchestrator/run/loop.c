@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "lib/clock.h"
+#include "lib/fstree.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)
@@ -45,27 +46,6 @@ static void image_line(void *opaque, const char *msg)
 static void *io_progress_opaque(const struct run_io *io)
 {
 	return io->progress;
-}
-
-int mkdir_p(const char *path, mode_t mode, struct err *e)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	if (strlen(path) >= sizeof(buf))
-		return err_set(e, -ENAMETOOLONG, "path too long: '%s'", path);
-	strcpy(buf, path);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return err_set(e, -errno, "cannot create directory '%s': %s", buf, strerror(errno));
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return err_set(e, -errno, "cannot create directory '%s': %s", buf, strerror(errno));
-	return 0;
 }
 
 static bool in_list(const char list[][THP_NAME_LEN], size_t n, const char *s)

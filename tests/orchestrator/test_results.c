@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fstree.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
 #include "lib/stats.h"
