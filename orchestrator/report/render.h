@@ -1,6 +1,6 @@
 /*
  * render: internal to report/ (no other module includes it): the prototypes
- * of the renderers the registry (REPORT_FORMATS) names, which report.c
+ * of the renderers the registry (REPORT_FORMATS) names, which formats.c
  * dispatches to, and the few helpers more than one format needs. A renderer
  * writes only to the FILE* it is given and reports a failure in e; it never
  * prints otherwise and never exits.

@@ -17,14 +17,14 @@
 /*
  * The formats, one line each: X(id, name, file under --out, renderer, what it
  * is), with SEP between lines. This list is the registry: it expands into
- * enum report_format (REPORT_<id>), the table report.c works from (names,
+ * enum report_format (REPORT_<id>), the table formats.c works from (names,
  * files, dispatch, parsing), the renderers' prototypes (render.h) and the
  * help text REPORT_FORMATS_HELP. Adding a format is its own .c file under
  * report/ defining the renderer, plus one line here (every line ends in a
  * backslash, so the new line touches no other).
  *
- * Why a macro list and not only a table in report.c: the option tables that
- * show the formats in --help (cmd/cli.c, cmd/cmd_report.c) are static const
+ * Why a macro list and not only a table in formats.c: the option tables that
+ * show the formats in --help (cmd/run.c, cmd/report.c) are static const
  * initialisers, so the help must be a string literal concatenated at compile
  * time; SEP is what joins the names there (", ") and nothing everywhere else,
  * which keeps the help free of a leading or trailing separator.

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report/ (report.c and the formats it dispatches to:
+ * tests for orchestrator/report/ (formats.c and the formats it dispatches to:
  * text.c, csv.c, html.c, html_chart.c, junit.c) and `thpeval report` (cmd/report.c):
  * CSV parsed back (RFC 4180) equals the samples; JUnit and HTML accepted by
  * xmllint; everything escaped; files appear only complete; exit codes.
