@@ -85,14 +85,25 @@ static const char *const color_primary[] = { "l1d_nways1_ns", "l2_nways1_ns", NU
 static const char *const dd_primary[] = { "mib_s", NULL };
 static const char *const kcompile_primary[] = { "wall_s", NULL };
 
+/* the split's phase metrics */
+static const struct wl_split memset_split = {
+	/* its plain cells time both phases; the host-cold series (--cold-reps) is its own */
+	"", "fault_ns_per_4k", "access_ns", "cold", true,
+};
+static const struct wl_split tlb_split = {
+	/* the 2M-asking region at the largest working set: huge where the cell's
+	 * guest setting gives huge pages, 4K where it does not; no fault phase timed */
+	"summary", NULL, "large_2m_access_ns", NULL, false,
+};
+
 static const struct wl_traits traits[] = {
-	{ "memset", memset_rules, memset_primary },
-	{ "tlb", tlb_rules, tlb_primary },
-	{ "hzp", hzp_rules, hzp_primary },
-	{ "clearorder", clearorder_rules, clearorder_primary },
-	{ "color", color_rules, color_primary },
-	{ "dd", dd_rules, dd_primary },
-	{ "kcompile", kcompile_rules, kcompile_primary },
+	{ "memset", memset_rules, memset_primary, &memset_split },
+	{ "tlb", tlb_rules, tlb_primary, &tlb_split },
+	{ "hzp", hzp_rules, hzp_primary, NULL },
+	{ "clearorder", clearorder_rules, clearorder_primary, NULL },
+	{ "color", color_rules, color_primary, NULL },
+	{ "dd", dd_rules, dd_primary, NULL },
+	{ "kcompile", kcompile_rules, kcompile_primary, NULL },
 };
 
 bool wltraits_primary(const char *workload, const char *metric)
@@ -125,6 +136,42 @@ const struct wl_traits *wltraits_find(const char *workload)
 		if (!strcmp(t->name, workload))
 			return t;
 	return NULL;
+}
+
+const struct wl_traits *wltraits_split_at(size_t i)
+{
+	const struct wl_traits *t;
+	size_t k;
+
+	for (k = 0; (t = wltraits_at(k)); k++)
+		if (t->split && i-- == 0)
+			return t;
+	return NULL;
+}
+
+const struct wl_split *wltraits_split(const char *workload)
+{
+	const struct wl_traits *t = wltraits_find(workload);
+
+	return t ? t->split : NULL;
+}
+
+const struct wl_traits *wltraits_sizing(void)
+{
+	const struct wl_traits *t;
+	size_t i;
+
+	for (i = 0; (t = wltraits_split_at(i)); i++)
+		if (t->split->sizing)
+			return t;
+	return &traits[0];	/* unreachable: tests/lib/test_wltraits.c checks there is one */
+}
+
+bool wltraits_cold(const char *workload, const char *variant)
+{
+	const struct wl_split *s = wltraits_split(workload);
+
+	return s && s->cold_variant && variant && !strcmp(variant, s->cold_variant);
 }
 
 const struct wl_rule *wltraits_rule(const char *workload, const char *variant)

@@ -1,11 +1,14 @@
 /*
- * wltraits: what proves, per workload, that a cell's treatment took effect.
- * For each workload (and, where they differ, each variant): the record field
- * that carries the coverage of the memory its measurement depends on, what
- * that coverage must be (the threshold rule), and the fields that make a cell
- * invalid on their own (zero_page_in_effect=0 with its reason). Compiled into
- * the guest program (which lists the rules) and the orchestrator (whose
- * cell_validate asks wltraits_judge). libc only; never prints, never exits.
+ * wltraits: what a workload's records mean, so that no layer matches
+ * workload names by string. Per workload: what proves that a cell's
+ * treatment took effect (for each variant, the record field that carries the
+ * coverage of the memory its measurement depends on, what that coverage must
+ * be, and the fields that make a cell invalid on their own), the metrics a
+ * nightly gate tests, and, for the workloads the split decomposes, their
+ * phase metrics (struct wl_split). Compiled into the guest program (which
+ * lists the rules and runs the host-cold series) and the orchestrator
+ * (cell_validate, the gate, the split, the sizing summary, the text table).
+ * libc only; never prints, never exits.
  */
 #ifndef THPEVAL_LIB_WLTRAITS_H
 #define THPEVAL_LIB_WLTRAITS_H
@@ -41,10 +44,31 @@ struct wl_rule {
 	const char *what;	/* the memory the coverage is of, for messages ("the buffer") */
 };
 
+/*
+ * The phase metrics of a workload whose THP effect the split decomposes into
+ * host-side, guest-side and interaction parts (orchestrator/analysis/effects.c).
+ * Each names fields the workload's records carry (tests/guest/test_workload.c
+ * checks that against the guest program's metric tables).
+ */
+struct wl_split {
+	const char *variant;		/* the cells whose metrics the split reads: "" the plain
+					 * cells, else that variant's (tlb: "summary") */
+	const char *fault_metric;	/* fault phase: time of the first touch of fresh memory;
+					 * NULL: the workload times none */
+	const char *access_metric;	/* access phase: time of loads from memory already mapped */
+	const char *cold_variant;	/* the variant of the workload's host-cold series ("cold"):
+					 * cells whose first touch is the host's first touch too,
+					 * which the host prefault effect is measured on; NULL: none.
+					 * The guest runner runs the series with this workload,
+					 * which must take --size, --madvise and --hold */
+	bool sizing;			/* the workload the sizing summary reads (exactly one) */
+};
+
 struct wl_traits {
 	const char *name;
 	const struct wl_rule *rules;	/* ends with a NULL variant */
 	const char *const *primary;	/* the metrics a nightly gate tests by default; NULL-terminated */
+	const struct wl_split *split;	/* NULL: the split does not decompose this workload */
 };
 
 /* The traits of a workload; NULL if it has none (not one of the guest program's). */
@@ -53,6 +77,14 @@ const struct wl_traits *wltraits_find(const char *workload);
 bool wltraits_primary(const char *workload, const char *metric);
 /* The traits at index i (0, 1, ...); NULL past the end. */
 const struct wl_traits *wltraits_at(size_t i);
+/* The i-th (0, 1, ...) traits with a split, in the order of wltraits_at; NULL past the end. */
+const struct wl_traits *wltraits_split_at(size_t i);
+/* The split of a workload; NULL if it has none (or no traits). */
+const struct wl_split *wltraits_split(const char *workload);
+/* The traits of the workload the sizing summary reads (split->sizing); never NULL. */
+const struct wl_traits *wltraits_sizing(void);
+/* Whether a cell of workload/variant is of the workload's host-cold series. */
+bool wltraits_cold(const char *workload, const char *variant);
 /*
  * The rule for a cell of workload/variant (variant NULL or "" for none):
  * its traits' first match, or the default for a workload without traits

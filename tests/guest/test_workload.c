@@ -1,9 +1,9 @@
 /*
  * tests for guest/workload.c against lib/wltraits.c: every workload the guest
  * program offers has traits (the orchestrator's validity rule), every traits
- * entry is a workload, and every record field a rule reads is one the
- * workload declares, so the evidence the orchestrator asks for is what the
- * workload writes. The listing shows each workload's rules.
+ * entry is a workload, and every record field a rule (or the split) reads is
+ * one the workload declares, so the evidence the orchestrator asks for is
+ * what the workload writes. The listing shows each workload's rules.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +61,16 @@ static void test_fields_declared(void **state)
 			if (!workload_has_field(w, t->primary[k]))
 				fail_msg("%s's primary metric '%s' is not a field it declares", t->name,
 					 t->primary[k]);
+		/* the split's phase metrics are fields the workload sends */
+		if (t->split) {
+			const char *phase[] = { t->split->fault_metric, t->split->access_metric };
+
+			assert_non_null(t->split->access_metric);
+			for (k = 0; k < sizeof(phase) / sizeof(phase[0]); k++)
+				if (phase[k] && !workload_has_field(w, phase[k]))
+					fail_msg("%s's split metric '%s' is not a field it declares", t->name,
+						 phase[k]);
+		}
 	}
 }
 

@@ -2,7 +2,9 @@
  * tests for lib/wltraits.c: which rule a workload/variant gets, and the
  * validity rule itself as a table (coverage per THP setting, arms that ask
  * for huge or base pages whatever the setting, a rule read from a record
- * field, effect fields with their reason, unmeasured coverage).
+ * field, effect fields with their reason, unmeasured coverage), and the
+ * split's phase metrics per workload (tests/guest/test_workload.c checks
+ * them against the fields the guest program declares).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,14 +233,103 @@ static void test_primary(void **state)
 	assert_false(wltraits_primary("newcomer", "wall_s"));
 }
 
+/*
+ * The split's traits per workload: the workloads without an entry have no
+ * split. The names are the ones the guest workloads write: guest/memset.c
+ * rec_add_f64 "fault_ns_per_4k" and "access_ns" on its plain records, the
+ * runner's host-cold series labels its memset records variant=cold;
+ * guest/tlb.c writes "large_2m_access_ns" on its variant=summary record and
+ * times no fault phase.
+ */
+static const struct split_case {
+	const char *workload;
+	const char *variant, *fault_metric, *access_metric, *cold_variant;
+	bool sizing;
+} split_cases[] = {
+	{ "memset", "", "fault_ns_per_4k", "access_ns", "cold", true },
+	{ "tlb", "summary", NULL, "large_2m_access_ns", NULL, false },
+};
+
+static void assert_str_or_null(const char *what, const char *got, const char *want)
+{
+	if (!got != !want || (got && strcmp(got, want)))
+		fail_msg("%s: '%s', want '%s'", what, got ? got : "(null)", want ? want : "(null)");
+}
+
+static void test_split(void **state)
+{
+	const struct wl_traits *t;
+	size_t i, k, nsplit = 0, nsizing = 0;
+
+	(void)state;
+	for (i = 0; (t = wltraits_at(i)); i++) {
+		const struct split_case *c = NULL;
+
+		for (k = 0; k < N(split_cases); k++)
+			if (!strcmp(split_cases[k].workload, t->name))
+				c = &split_cases[k];
+		assert_ptr_equal(wltraits_split(t->name), t->split);
+		if (!c) {
+			if (t->split)
+				fail_msg("%s has a split the table lacks", t->name);
+			continue;
+		}
+		if (!t->split)
+			fail_msg("%s has no split", t->name);
+		assert_str_or_null(c->workload, t->split->variant, c->variant);
+		assert_str_or_null(c->workload, t->split->fault_metric, c->fault_metric);
+		assert_str_or_null(c->workload, t->split->access_metric, c->access_metric);
+		assert_str_or_null(c->workload, t->split->cold_variant, c->cold_variant);
+		assert_int_equal(t->split->sizing, c->sizing);
+		/* the iterator lists the splits in table order */
+		assert_ptr_equal(wltraits_split_at(nsplit), t);
+		nsplit++;
+		nsizing += t->split->sizing;
+	}
+	assert_int_equal(nsplit, N(split_cases));
+	assert_null(wltraits_split_at(nsplit));
+	assert_null(wltraits_split("newcomer"));
+	assert_null(wltraits_split(NULL));
+	/* exactly one workload is the sizing summary's */
+	assert_int_equal(nsizing, 1);
+	assert_string_equal(wltraits_sizing()->name, "memset");
+}
+
+/* which cells are a host-cold series' */
+static void test_cold(void **state)
+{
+	static const struct {
+		const char *workload, *variant;
+		bool cold;
+	} cases[] = {
+		{ "memset", "cold", true },
+		{ "memset", "", false },
+		{ "memset", NULL, false },
+		{ "memset", "cold2", false },
+		{ "tlb", "cold", false },	/* no host-cold series */
+		{ "hzp", "cold", false },	/* no split at all */
+		{ "newcomer", "cold", false },
+		{ NULL, "cold", false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(cases); i++)
+		if (wltraits_cold(cases[i].workload, cases[i].variant) != cases[i].cold)
+			fail_msg("%s/%s: cold=%d, want %d", cases[i].workload ? cases[i].workload : "(null)",
+				 cases[i].variant ? cases[i].variant : "(null)", !cases[i].cold, cases[i].cold);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(judge_cases) + 3];
+	struct CMUnitTest tests[N(judge_cases) + 5];
 	size_t i, n = 0;
 
 	tests[n++] = (struct CMUnitTest){ "rule per workload and variant", test_rules, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "rule tables complete", test_tables, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "primary metrics for the gate", test_primary, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "split phase metrics per workload", test_split, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "host-cold series cells", test_cold, NULL, NULL, NULL };
 	for (i = 0; i < N(judge_cases); i++)
 		tests[n++] = (struct CMUnitTest){ judge_cases[i].name, test_judge, NULL, NULL,
 						  (void *)(uintptr_t)&judge_cases[i] };
