@@ -7,19 +7,7 @@
 
 #include "host/thp.h"
 #include "lib/stats.h"
-
-/* the two phase metrics of each workload that the split is computed from */
-static const struct {
-	const char *workload;
-	const char *variant;		/* the cells the metrics are in ("" = plain) */
-	const char *prefault_metric;	/* fault phase: first touch; NULL: none timed */
-	const char *tlb_metric;		/* access phase: memory already mapped */
-} phase_metrics[] = {
-	{ "memset", "", "fault_ns_per_4k", "access_ns" },
-	/* the 2M-asking region at the largest working set: huge where the cell's
-	 * guest setting gives huge pages, 4K where it does not */
-	{ "tlb", "summary", NULL, "large_2m_access_ns" },
-};
+#include "lib/wltraits.h"
 
 double effect_pct(double d)
 {
@@ -72,10 +60,11 @@ static bool has_prefault(const struct results *r, const char *hs, const char *w,
 	return find(r, w, "never", pf, "never", variant) != NULL;
 }
 
-static bool has_cold(const struct results *r, const char *hs, const char *w, const char *host, const char *pf,
-		     const char *guest)
+/* C: the variant of the workload's host-cold series (NULL: none) */
+static bool has_cold(const struct results *r, const char *hs, const char *w, const char *C, const char *host,
+		     const char *pf, const char *guest)
 {
-	return find(r, w, "never", pf, guest, "cold") && find(r, w, host, pf, guest, "cold");
+	return C && find(r, w, "never", pf, guest, C) && find(r, w, host, pf, guest, C);
 }
 
 /*
@@ -274,13 +263,13 @@ static struct effect *new_effect(struct effects *fx, const char *hs, const char 
 
 /*
  * host prefault at guest setting G: host THP's effect on the guest's first
- * touch of memory the host never backed (the host-cold 'cold' cells: the host
- * faults inside the window) beyond what it does where the host no longer
+ * touch of memory the host never backed (the host-cold cells, variant C: the
+ * host faults inside the window) beyond what it does where the host no longer
  * faults: with QEMU preallocating (immediate) or, with one allocation mode,
  * on host-warm memory
  */
 static void host_prefault(const struct results *r, struct effects *fx, const char *hs, const char *w,
-			  const char *V, const char *F, const char *X, const char *Y, const char *G)
+			  const char *V, const char *F, const char *C, const char *X, const char *Y, const char *G)
 {
 	bool both = has_prefault(r, hs, w, "ondemand", V) && has_prefault(r, hs, w, "immediate", V);
 	struct effect *e = new_effect(fx, hs, w, "host", "prefault", F ? F : "", X, Y, G);
@@ -289,22 +278,22 @@ static void host_prefault(const struct results *r, struct effects *fx, const cha
 		return;
 	if (!F) {
 		snprintf(e->note, sizeof(e->note), "%s times no fault phase", w);
-	} else if (both && has_cold(r, hs, w, X, "ondemand", G) && has_cold(r, hs, w, X, "immediate", G)) {
+	} else if (both && has_cold(r, hs, w, C, X, "ondemand", G) && has_cold(r, hs, w, C, X, "immediate", G)) {
 		const struct arm a[] = {
-			{ "never", "ondemand", 1, { { G, "cold", 1 } }, 1 },
-			{ X, "ondemand", -1, { { G, "cold", 1 } }, 1 },
-			{ "never", "immediate", -1, { { G, "cold", 1 } }, 1 },
-			{ X, "immediate", 1, { { G, "cold", 1 } }, 1 },
+			{ "never", "ondemand", 1, { { G, C, 1 } }, 1 },
+			{ X, "ondemand", -1, { { G, C, 1 } }, 1 },
+			{ "never", "immediate", -1, { { G, C, 1 } }, 1 },
+			{ X, "immediate", 1, { { G, C, 1 } }, 1 },
 		};
 
 		eval_arms(r, e, a, 4, V);
 		if (e->available)
 			snprintf(e->note, sizeof(e->note), "host THP effect on host-cold first touch, ondemand "
 				 "minus immediate allocation");
-	} else if (has_cold(r, hs, w, X, "ondemand", G)) {
+	} else if (has_cold(r, hs, w, C, X, "ondemand", G)) {
 		const struct arm a[] = {
-			{ "never", "ondemand", 1, { { G, "cold", 1 }, { G, NULL, -1 } }, 2 },
-			{ X, "ondemand", -1, { { G, "cold", 1 }, { G, NULL, -1 } }, 2 },
+			{ "never", "ondemand", 1, { { G, C, 1 }, { G, NULL, -1 } }, 2 },
+			{ X, "ondemand", -1, { { G, C, 1 }, { G, NULL, -1 } }, 2 },
 		};
 
 		eval_arms(r, e, a, 2, V);
@@ -355,14 +344,15 @@ static void decompose(const struct results *r, struct effects *fx, const char *h
 }
 
 static void workload_effects(const struct results *r, struct effects *fx, const char *hs, const char *w,
-			     const char *V, const char *F, const char *A, const char *X, const char *Y)
+			     const struct wl_split *sp, const char *X, const char *Y)
 {
+	const char *V = sp->variant, *F = sp->fault_metric, *A = sp->access_metric, *C = sp->cold_variant;
 	/* guest-side effects and the interaction use the ondemand arm when present */
 	const char *pf = has_prefault(r, hs, w, "ondemand", V) ? "ondemand" : "immediate";
 
-	host_prefault(r, fx, hs, w, V, F, X, Y, "never");
+	host_prefault(r, fx, hs, w, V, F, C, X, Y, "never");
 	if (strcmp(Y, "never"))
-		host_prefault(r, fx, hs, w, V, F, X, Y, Y);
+		host_prefault(r, fx, hs, w, V, F, C, X, Y, Y);
 	if (F)
 		decompose(r, fx, hs, w, V, pf, F, "warm", "prefault", X, Y);
 	decompose(r, fx, hs, w, V, pf, A, "tlb", "tlb", X, Y);
@@ -412,18 +402,19 @@ int effects_attach(struct results *r, struct err *e)
 void effects_compute(const struct results *r, struct effects *out)
 {
 	static const char *const states[] = { "fresh", "fragmented" };
+	const struct wl_traits *t;
 	size_t i, j, k, h, g, si;
 
 	out->n = 0;
 	out->nvar = 0;
 	out->tcg = !strcmp(r->accel, "tcg");
-	for (i = 0; i < sizeof(phase_metrics) / sizeof(phase_metrics[0]); i++)
-		add_var(r, out, phase_metrics[i].workload, phase_metrics[i].prefault_metric,
-			phase_metrics[i].tlb_metric);
+	/* the workloads the split decomposes, and their phase metrics: lib/wltraits.c */
+	for (i = 0; (t = wltraits_split_at(i)); i++)
+		add_var(r, out, t->name, t->split->fault_metric, t->split->access_metric);
 	for (si = 0; si < 2; si++)
-	for (i = 0; i < sizeof(phase_metrics) / sizeof(phase_metrics[0]); i++) {
+	for (i = 0; (t = wltraits_split_at(i)); i++) {
 		const char *hs = states[si];
-		const char *w = phase_metrics[i].workload;
+		const char *w = t->name;
 		char hosts[THP_LIST_MAX][RES_NAME_MAX], guests[8][RES_NAME_MAX];
 		size_t nh = 0, ng = 0;
 
@@ -448,9 +439,7 @@ void effects_compute(const struct results *r, struct effects *out)
 			snprintf(guests[ng++], RES_NAME_MAX, "never");
 		for (h = 0; h < nh; h++)
 			for (g = 0; g < ng; g++)
-				workload_effects(r, out, hs, w, phase_metrics[i].variant,
-						 phase_metrics[i].prefault_metric, phase_metrics[i].tlb_metric, hosts[h],
-						 guests[g]);
+				workload_effects(r, out, hs, w, t->split, hosts[h], guests[g]);
 	}
 }
 

@@ -4,7 +4,9 @@
  * each effect is a contrast of log times, shown as the share of time THP saves
  * (positive = faster with THP), its 95% interval computed on the log scale and
  * transformed back, so the baseline's own uncertainty is in it and the
- * interaction is 0 when host and guest THP act independently.
+ * interaction is 0 when host and guest THP act independently. Which
+ * workloads are split, and on which phase metrics of which cells, is
+ * lib/wltraits.h's (struct wl_split).
  *
  * A host setting is applied per guest boot, so host-side effects replicate
  * over boots: each host group's boots give one value each (the mean log time
