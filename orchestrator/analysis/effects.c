@@ -45,10 +45,10 @@ static const struct cell *find_v(const struct results *r, const char *hs, const 
 	return NULL;
 }
 
-const struct cell *effects_find(const struct results *r, const char *hs, const char *w, const char *host,
-				const char *pf, const char *guest)
+const struct cell *effects_find(const struct results *r, const char *hs, const char *w, const char *variant,
+				const char *host, const char *pf, const char *guest)
 {
-	return find_v(r, hs, w, host, pf, guest, "");
+	return find_v(r, hs, w, host, pf, guest, variant);
 }
 
 /* within a host state */

@@ -35,9 +35,9 @@ void effects_compute(const struct results *r, struct effects *out);
 /* r->effects computed from r's cells (allocated on first use, owned by r);
  * -ENOMEM when it cannot be */
 int effects_attach(struct results *r, struct err *e);
-/* the guest cell (no variant) with this host state, workload and levels; NULL if not run */
-const struct cell *effects_find(const struct results *r, const char *host_state, const char *w, const char *host,
-				const char *pf, const char *guest);
+/* the guest cell with this host state, workload, variant ("": none) and levels; NULL if not run */
+const struct cell *effects_find(const struct results *r, const char *host_state, const char *w, const char *variant,
+				const char *host, const char *pf, const char *guest);
 /* minimum detectable effect (% of the mean), two cells of n samples with this cv, 80% power */
 double mde_pct(double cv_pct, size_t n);
 

@@ -6,16 +6,25 @@
 
 #include "host/procfs.h"
 #include "host/thp.h"
+#include "lib/wltraits.h"
 #include "orchestrator/analysis/effects.h"
-
-/* the workload whose two phases make the split, and its metrics (as effects.c) */
-#define SZ_WORKLOAD "memset"
-#define SZ_FAULT "fault_ns_per_4k"
-#define SZ_ACCESS "access_ns"
 
 static const char *state_of(const char *s)
 {
 	return s && s[0] ? s : "fresh";
+}
+
+/*
+ * The workload whose split the summary reads, its cells' variant and phase
+ * metrics: wltraits_sizing() (lib/wltraits.h). sized_cell: a guest cell of
+ * that workload's split, in host state hs.
+ */
+static bool sized_cell(const struct cell *c, const char *hs)
+{
+	const struct wl_traits *t = wltraits_sizing();
+
+	return !strcmp(c->target, "guest") && !strcmp(c->workload, t->name) &&
+	       !strcmp(c->variant, t->split->variant) && !strcmp(state_of(c->host_state), hs);
 }
 
 static bool state_present(const struct results *r, const char *hs)
@@ -45,7 +54,9 @@ bool sizing_applies(const struct results *r)
 /* the arm the effects use: ondemand when it was run */
 static const char *arm(const struct results *r, const char *hs)
 {
-	return effects_find(r, hs, SZ_WORKLOAD, "never", "ondemand", "never") ? "ondemand" : "immediate";
+	const struct wl_traits *t = wltraits_sizing();
+
+	return effects_find(r, hs, t->name, t->split->variant, "never", "ondemand", "never") ? "ondemand" : "immediate";
 }
 
 /* the split's total on this metric (all never against x/y), over boots like every host-side effect */
@@ -59,11 +70,11 @@ static void total(const struct results *r, const char *hs, const char *metric, c
 
 	out->available = false;
 	out->est = out->lo = out->hi = NAN;
-	for (i = 0; r->effects && i < r->effects->n; i++) {
+	for (i = 0; metric && r->effects && i < r->effects->n; i++) {
 		const struct effect *e = &r->effects->e[i];
 
 		if (strcmp(e->side, side) || (!strcmp(e->component, "prefault") && guest_off) ||
-		    strcmp(e->workload, SZ_WORKLOAD) || strcmp(e->metric, metric) ||
+		    strcmp(e->workload, wltraits_sizing()->name) || strcmp(e->metric, metric) ||
 		    (!host_off && strcmp(e->host_thp, x)) || (!guest_off && strcmp(e->guest_thp, y)) ||
 		    strcmp(e->host_state, hs) || !e->available)
 			continue;
@@ -89,7 +100,7 @@ static void per_guest(const struct results *r, const char *hs, const char *x, co
 		for (k = 0; k < g->ncs; k++) {
 			const struct guest_cellstat *cs = &g->cs[k];
 
-			if (strcmp(cs->guest_thp, y) || strcmp(cs->workload, SZ_WORKLOAD) || !cs->ncov)
+			if (strcmp(cs->guest_thp, y) || strcmp(cs->workload, wltraits_sizing()->name) || !cs->ncov)
 				continue;
 			if (pos < len)
 				pos += (size_t)snprintf(buf + pos, len - pos, "%sg%u %.1f%%", pos ? ", " : "", g->index,
@@ -100,6 +111,7 @@ static void per_guest(const struct results *r, const char *hs, const char *x, co
 
 static void add_rows(const struct results *r, const char *hs, struct sizing *out)
 {
+	const struct wl_split *sp = wltraits_sizing()->split;
 	const char *pf = arm(r, hs);
 	size_t i;
 
@@ -107,8 +119,7 @@ static void add_rows(const struct results *r, const char *hs, struct sizing *out
 		const struct cell *c = &r->cells[i];
 		struct sz_row *row;
 
-		if (strcmp(c->target, "guest") || strcmp(c->workload, SZ_WORKLOAD) || c->variant[0] ||
-		    strcmp(state_of(c->host_state), hs) || strcmp(c->prefault, pf) ||
+		if (!sized_cell(c, hs) || strcmp(c->prefault, pf) ||
 		    (!strcmp(c->host_thp, "never") && !strcmp(c->guest_thp, "never")))
 			continue;
 		row = &out->rows[out->nrows++];
@@ -120,8 +131,8 @@ static void add_rows(const struct results *r, const char *hs, struct sizing *out
 		row->guests = r->settings.guests ? r->settings.guests : 1;
 		row->cov_pct = c->host_cov.n ? c->host_cov.s.mean : NAN;
 		per_guest(r, hs, c->host_thp, pf, c->guest_thp, row->per_guest, sizeof(row->per_guest));
-		total(r, hs, SZ_FAULT, c->host_thp, c->guest_thp, &row->fault);
-		total(r, hs, SZ_ACCESS, c->host_thp, c->guest_thp, &row->access);
+		total(r, hs, sp->fault_metric, c->host_thp, c->guest_thp, &row->fault);
+		total(r, hs, sp->access_metric, c->host_thp, c->guest_thp, &row->access);
 		row->fault_retained_pct = row->access_retained_pct = NAN;
 	}
 }
@@ -149,6 +160,7 @@ static void retained(struct sizing *out)
 
 static void add_sizes(const struct results *r, struct sizing *out)
 {
+	const struct wl_split *sp = wltraits_sizing()->split;
 	const char *pf = arm(r, "fresh");
 	double best = 0;
 	size_t i, j;
@@ -159,8 +171,7 @@ static void add_sizes(const struct results *r, struct sizing *out)
 		unsigned kb;
 		char mode[16];
 
-		if (strcmp(c->target, "guest") || strcmp(c->workload, SZ_WORKLOAD) || c->variant[0] ||
-		    strcmp(state_of(c->host_state), "fresh") || strcmp(c->prefault, pf) || strcmp(c->guest_thp, "never") ||
+		if (!sized_cell(c, "fresh") || strcmp(c->prefault, pf) || strcmp(c->guest_thp, "never") ||
 		    !thp_sized_value(c->host_thp, &kb, mode, sizeof(mode)) || out->nsizes >= SZ_MAX_SIZES)
 			continue;
 		/* ascending by size */
@@ -173,8 +184,8 @@ static void add_sizes(const struct results *r, struct sizing *out)
 		snprintf(sz->host_thp, sizeof(sz->host_thp), "%s", c->host_thp);
 		snprintf(sz->cov_source, sizeof(sz->cov_source), "%s", c->host_cov_source[0] ? c->host_cov_source : "smaps");
 		sz->cov_pct = c->host_cov.n ? c->host_cov.s.mean : NAN;
-		total(r, "fresh", SZ_FAULT, c->host_thp, "never", &sz->fault);
-		total(r, "fresh", SZ_ACCESS, c->host_thp, "never", &sz->access);
+		total(r, "fresh", sp->fault_metric, c->host_thp, "never", &sz->fault);
+		total(r, "fresh", sp->access_metric, c->host_thp, "never", &sz->access);
 	}
 	/* only sizes whose fault-phase effect is above 0 with 95% confidence take part:
 	 * on noisy data no saturation point is claimed */
@@ -196,7 +207,7 @@ static void add_sizes(const struct results *r, struct sizing *out)
 void sizing_compute(const struct results *r, struct sizing *out)
 {
 	memset(out, 0, sizeof(*out));
-	snprintf(out->workload, sizeof(out->workload), "%s", SZ_WORKLOAD);
+	snprintf(out->workload, sizeof(out->workload), "%s", wltraits_sizing()->name);
 	add_rows(r, "fresh", out);
 	add_rows(r, "fragmented", out);
 	retained(out);
