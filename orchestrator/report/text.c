@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/wltraits.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/sizing.h"
 #include "orchestrator/report/sizing.h"
@@ -42,7 +43,7 @@ static void print_cold_evidence(const struct results *r, FILE *out)
 		const struct metric *m = cell_metric_find(c, "host_qemu_minflt");
 		const struct metric *sz = cell_metric_find(c, "rss_bytes");
 
-		if (strcmp(c->variant, "cold") || !m || !m->s.n || !sz || !sz->s.n)
+		if (!wltraits_cold(c->workload, c->variant) || !m || !m->s.n || !sz || !sz->s.n)
 			continue;
 		if (!head)
 			fprintf(out, "\nhost-cold evidence (QEMU minor faults during each host-cold repetition;"
@@ -72,17 +73,18 @@ void results_print_table(const struct results *r, FILE *out)
 		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
+		/* the phase columns: the split's metrics (lib/wltraits.h), n/a for other workloads */
+		const struct wl_split *sp = wltraits_split(c->workload);
+		const char *fm = sp ? sp->fault_metric : NULL, *am = sp ? sp->access_metric : NULL;
+		bool cold = wltraits_cold(c->workload, c->variant), split = sp && !strcmp(c->variant, sp->variant);
 		char f[40], a[40], hp[16], gp[16], w[64];
 
-		bool cold = !strcmp(c->variant, "cold"), tlb_sum = !strcmp(c->variant, "summary") &&
-								   !strcmp(c->workload, "tlb");
-
-		if (c->variant[0] && !cold && !tlb_sum)
+		if (c->variant[0] && !cold && !split)
 			continue;	/* sub-measurements are in results.json */
 		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
 			 cold ? ":host-cold" : "");
-		fmt_ci(f, sizeof(f), cell_metric_find(c, "fault_ns_per_4k"), 1);
-		fmt_ci(a, sizeof(a), cell_metric_find(c, tlb_sum ? "large_2m_access_ns" : "access_ns"), 1);
+		fmt_ci(f, sizeof(f), fm ? cell_metric_find(c, fm) : NULL, 1);
+		fmt_ci(a, sizeof(a), am ? cell_metric_find(c, am) : NULL, 1);
 		fmt_pct(hp, sizeof(hp), &c->host_cov);
 		fmt_pct(gp, sizeof(gp), &c->guest_cov);
 		fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3u  %s\n", c->host_thp, c->prefault,
