@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "kcompile.h"
+#include "lib/wltraits.h"
 #include "plan.h"
 #include "port.h"
 #include "prng.h"
@@ -659,11 +660,12 @@ static uint64_t cold_size(struct runner *rn, uint64_t count)
 
 /*
  * The host-cold series, before any other workload touches guest memory: for
- * each of plan.cold rounds and each guest THP setting, memset faults a fresh
+ * each of plan.cold rounds and each guest THP setting, the workload whose
+ * traits have a host-cold series (lib/wltraits.h: memset) faults a fresh
  * buffer and keeps it (--hold=1), so every buffer lands on guest memory no
  * earlier run touched: its faults are the host's first touch too (with
- * allocation ondemand). Records carry variant=cold; the buffers are released
- * before the warm rounds.
+ * allocation ondemand). Records carry the traits' cold variant (cold); the
+ * buffers are released before the warm rounds.
  */
 static int run_cold(struct runner *rn, struct err *e)
 {
@@ -671,13 +673,17 @@ static int run_cold(struct runner *rn, struct err *e)
 	pid_t held[COLD_MAX_HELD];
 	uint64_t k, size, count = p->cold * p->nthp;
 	size_t nh = 0, i, j, n;
+	const struct wl_split *sp = NULL;
+	const char *name;
 	struct record info;
 	int r = 0;
 
-	for (i = 0; i < p->nworkloads && strcmp(p->workloads[i]->name, "memset"); i++)
-		;
+	for (i = 0; i < p->nworkloads; i++)
+		if ((sp = wltraits_split(p->workloads[i]->name)) && sp->cold_variant)
+			break;
 	if (!p->cold || i == p->nworkloads)
 		return 0;
+	name = p->workloads[i]->name;
 	size = count <= COLD_MAX_HELD ? cold_size(rn, count) : 0;
 	rec_init(&info, REC_INFO, 0);
 	rec_add_str(&info, "event", "cold");
@@ -700,8 +706,8 @@ static int run_cold(struct runner *rn, struct err *e)
 			struct fwd_stats st;
 			struct record ctx;
 
-			context_init(&ctx, "memset", (unsigned)k, false, p->seed, t);
-			rec_add_str(&ctx, "variant", "cold");
+			context_init(&ctx, name, (unsigned)k, false, p->seed, t);
+			rec_add_str(&ctx, "variant", sp->cold_variant);
 			r = cell_thp(rn, t, &ctx, e);
 			if (r) {
 				r = r < 0 ? r : 0;
@@ -710,20 +716,20 @@ static int run_cold(struct runner *rn, struct err *e)
 			n = 0;
 			snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
 			snprintf(o[n++], sizeof(o[0]), "workload");
-			snprintf(o[n++], sizeof(o[0]), "memset");
+			snprintf(o[n++], sizeof(o[0]), "%s", name);
 			snprintf(o[n++], sizeof(o[0]), "--rep=%" PRIu64, k);
 			snprintf(o[n++], sizeof(o[0]), "--warmup=0");
 			snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
 			snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
-			snprintf(o[n++], sizeof(o[0]), "--label=variant=cold");
+			snprintf(o[n++], sizeof(o[0]), "--label=variant=%s", sp->cold_variant);
 			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, size);
 			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
 			snprintf(o[n++], sizeof(o[0]), "--hold=1");
 			for (j = 0; j < n; j++)
 				argv[j] = o[j];
 			argv[n] = NULL;
-			say(rn, "host-cold %" PRIu64 " guest_thp=%s memset %" PRIu64 "M (held)", k,
-			    guest_thp_name(t), size >> 20);
+			say(rn, "host-cold %" PRIu64 " guest_thp=%s %s %" PRIu64 "M (held)", k,
+			    guest_thp_name(t), name, size >> 20);
 			r = runner_exec_hold(argv, &rn->em, &ctx, p->timeout_ms, &st, &held[nh], e);
 			if (held[nh] > 0)
 				nh++;

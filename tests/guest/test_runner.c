@@ -514,9 +514,72 @@ static void test_runner_multi(void **state)
 	assert_int_equal(count_type(&s, REC_FAIL), 0);
 }
 
+/*
+ * The host-cold series (thpeval.cold) runs with the workload whose traits
+ * have one (lib/wltraits.h: memset), its records labelled with the traits'
+ * cold variant; a plan without such a workload runs none.
+ */
+static const struct cold_case {
+	const char *name;
+	const char *workloads;
+	const char *cold_workload;	/* NULL: no series */
+} cold_cases[] = {
+	{ "runner: host-cold series of memset", "memset", "memset" },
+	{ "runner: no host-cold series without memset", "hzp", NULL },
+};
+
+static void test_runner_cold(void **state)
+{
+	const struct cold_case *c = *state;
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
+						       : "bin/thpeval-guest";
+	char cmdline[256], now[THP_VALUE_MAX];
+	const struct record *info = NULL;
+	struct stream s;
+	size_t i, cold = 0;
+
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	if (!thp_supported("") || thp_knob_get("", "enabled", now, sizeof(now), NULL) ||
+	    !thp_value_valid(now)) {
+		print_message("skipped: no THP here\n");
+		skip();
+	}
+	snprintf(cmdline, sizeof(cmdline),
+		 "thpeval.guest_thp=%s thpeval.workloads=%s thpeval.cold=1 thpeval.reps=1 "
+		 "thpeval.warmup=0 thpeval.size=16M thpeval.accesses=1000 thpeval.timeout=60\n", now,
+		 c->workloads);
+	assert_int_equal(run_runner(cmdline, bin, &s), 0);
+	check_stream_frame(&s);
+	for (i = 0; i < s.n; i++) {
+		const char *ev = rec_get(&s.rec[i], "event"), *v = rec_get(&s.rec[i], "variant");
+
+		if (s.rec[i].type == REC_INFO && ev && !strcmp(ev, "cold"))
+			info = &s.rec[i];
+		if (s.rec[i].type != REC_RESULT || !v || strcmp(v, "cold"))
+			continue;
+		assert_non_null(c->cold_workload);
+		assert_string_equal(rec_get(&s.rec[i], "workload"), c->cold_workload);
+		assert_string_equal(rec_get(&s.rec[i], "guest_thp"), now);
+		cold++;
+	}
+	if (!c->cold_workload) {
+		assert_null(info);
+		return;
+	}
+	assert_non_null(info);
+	if (rec_get(info, "skipped")) {
+		print_message("skipped: %s\n", rec_get(info, "skipped"));
+		skip();
+	}
+	assert_int_equal(cold, 1);	/* one round, one guest THP setting */
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + 6];
+	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + N(cold_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(fwd_cases); i++)
@@ -537,5 +600,8 @@ int main(void)
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "runner: multi-record workloads, no hzp variants",
 					  test_runner_multi, NULL, NULL, NULL };
+	for (i = 0; i < N(cold_cases); i++)
+		tests[n++] = (struct CMUnitTest){ cold_cases[i].name, test_runner_cold, NULL, NULL,
+						  (void *)(uintptr_t)&cold_cases[i] };
 	return _cmocka_run_group_tests("runner", tests, n, NULL, NULL);
 }
