@@ -615,7 +615,7 @@ void harness_list_json(FILE *f)
 		for (p = wl_common_params; p->name; p++)
 			json_param(f, p, true, !p[1].name);
 		fprintf(f, "      ],\n      \"labels\": {\"max\": %d, \"help\": ", WL_MAX_LABELS);
-		harness_json_str(f, "--label=KEY=VALUE: copied into every record");
+		harness_json_str(f, "copied into every record");
 		fputs("},\n      \"metrics\": [\n", f);
 		for (m = wl_common_fields; m->key; m++)
 			json_metric(f, m, true, !m[1].key && !(w->metrics && w->metrics->key));

@@ -104,7 +104,7 @@ void harness_list(FILE *f);
  *     "params": [{"name", "type": size|u64|bool|keep01|word, "default" (text,
  *       as a user would pass it), "min" and "max" (size, u64), "max_length"
  *       (word), "help", "common" (true: every workload's rep, warmup, seed)}],
- *     "labels": {"max", "help"},
+ *     "labels": {"max", "help"} (--label=KEY=VALUE, at most max of them),
  *     "metrics": [{"key", "help", "common" (true: in every record)}],
  *     "evidence": [{"variant", "rule"}] (lib/wltraits; [] when it has none)}]}
  */

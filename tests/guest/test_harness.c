@@ -652,7 +652,7 @@ static void test_list_json(void **state)
 				    "\"min\": 0, \"max\": 18446744073709551615, "));
 	assert_non_null(strstr(buf, "\"common\": true}"));
 	assert_non_null(strstr(buf, "{\"key\": \"fault_ns_per_4k\", \"help\": "));
-	assert_non_null(strstr(buf, "\"labels\": {\"max\": 8, "));
+	assert_non_null(strstr(buf, "\"labels\": {\"max\": 8, \"help\": \"copied into every record\"}"));
 	assert_non_null(strstr(buf, "\"evidence\": [\n        {\"variant\": \"*\", \"rule\": "
 				    "\"guest_huge_pct"));
 	free(buf);
