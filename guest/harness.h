@@ -97,4 +97,20 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 /* `workloads`: name, description, parameters with defaults, result fields. */
 void harness_list(FILE *f);
 
+/*
+ * `workloads --format=json`: the same tables as one JSON document, what the
+ * orchestrator reads (never the text above):
+ *   {"schema_version": 1, "workloads": [{"name", "description",
+ *     "params": [{"name", "type": size|u64|bool|keep01|word, "default" (text,
+ *       as a user would pass it), "min" and "max" (size, u64), "max_length"
+ *       (word), "help", "common" (true: every workload's rep, warmup, seed)}],
+ *     "labels": {"max", "help"} (--label=KEY=VALUE, at most max of them),
+ *     "metrics": [{"key", "help", "common" (true: in every record)}],
+ *     "evidence": [{"variant", "rule"}] (lib/wltraits; [] when it has none)}]}
+ */
+#define HARNESS_LIST_SCHEMA 1
+void harness_list_json(FILE *f);
+/* s as a JSON string, quoted: " \ and control characters escaped, invalid UTF-8 as U+FFFD */
+void harness_json_str(FILE *f, const char *s);
+
 #endif

@@ -4,6 +4,7 @@
  * running as PID 1, installed as /init) executes the plan from the kernel
  * command line and streams records to the host over virtio-serial.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +24,8 @@ static const struct {
 } commands[] = {
 	{ "workload", "NAME [--name=value ...] [--label=KEY=VALUE ...]",
 	  "run one repetition of a workload, records to stdout" },
-	{ "workloads", "", "list the workloads, their parameters and result fields" },
+	{ "workloads", "[--format=text|json]",
+	  "list the workloads, their parameters and result fields (json: for programs)" },
 	{ "runner", RUNNER_USAGE, "run the plan from the kernel command line (what PID 1 does)" },
 	{ "help", "", "this text" },
 };
@@ -37,6 +39,30 @@ static void usage(FILE *f)
 		fprintf(f, "  thpeval-guest %s%s%s\n      %s\n", commands[i].name,
 			*commands[i].args ? " " : "", commands[i].args, commands[i].help);
 	fprintf(f, "\nExit: 0 ok, 1 the run failed, 2 bad parameters (a fail record says why).\n");
+}
+
+/* `workloads [--format=text|json]`: the text listing (for people) or the JSON (for programs) */
+static int workloads_main(int argc, char **argv)
+{
+	bool json = false;
+
+	if (argc > 1) {
+		fprintf(stderr, "thpeval-guest: 'workloads' takes one option, --format=text or "
+			"--format=json, not '%s'\n", argv[1]);
+		return 2;
+	}
+	if (argc == 1 && !strcmp(argv[0], "--format=json")) {
+		json = true;
+	} else if (argc == 1 && strcmp(argv[0], "--format=text")) {
+		fprintf(stderr, "thpeval-guest: bad argument '%s' for 'workloads': expected "
+			"--format=text or --format=json\n", argv[0]);
+		return 2;
+	}
+	if (json)
+		harness_list_json(stdout);
+	else
+		harness_list(stdout);
+	return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -57,14 +83,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "thpeval-guest: %s\n", e.msg);
 		return rc;
 	}
-	if (!strcmp(argv[1], "workloads")) {
-		if (argc > 2) {
-			fprintf(stderr, "thpeval-guest: 'workloads' takes no arguments\n");
-			return 2;
-		}
-		harness_list(stdout);
-		return fflush(stdout) ? 1 : 0;
-	}
+	if (!strcmp(argv[1], "workloads"))
+		return workloads_main(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "runner"))
 		return runner_main(argc - 2, argv + 2, false);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "images/spawn.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
@@ -23,47 +25,300 @@ int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err 
 	return r ? err_wrap(e, "cannot list workloads of '%s'", guest_bin) : 0;
 }
 
+/* at most 40 characters of s for a message, non-printable bytes as '?' */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 4 < len && i < 40; i++)
+		buf[i] = s[i] > 0x20 && s[i] < 0x7f ? s[i] : '?';
+	strcpy(buf + i, s[i] ? "..." : "");
+	return buf;
+}
+
+/* a name of [a-z0-9_] (and '-' when dash), 1 to max - 1 characters, copied into out[max] */
+static int take_name(const char *prog, const char *what, json_object *o, bool dash, char *out,
+		     size_t max, struct err *e)
+{
+	const char *s;
+	char b[48];
+	size_t i, len;
+
+	if (!o || !json_object_is_type(o, json_type_string))
+		return err_set(e, -EPROTO, "'%s workloads --format=json': %s has no \"name\" string", prog, what);
+	s = json_object_get_string(o);
+	len = (size_t)json_object_get_string_len(o);
+	if (len == 0)
+		return err_set(e, -EPROTO, "'%s workloads --format=json': %s has an empty name", prog, what);
+	for (i = 0; i < len; i++)	/* a NUL (\u0000) too */
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		      (dash && s[i] == '-')))
+			return err_set(e, -EPROTO, "'%s workloads --format=json': %s has a bad name '%s': "
+				       "expected [a-z0-9_%s]", prog, what, shown(s, b, sizeof(b)), dash ? "-" : "");
+	if (i >= max)
+		return err_set(e, -EPROTO, "'%s workloads --format=json': %s has a name longer than %zu "
+			       "characters: '%s'", prog, what, max - 1, shown(s, b, sizeof(b)));
+	memcpy(out, s, i + 1);
+	return 0;
+}
+
+/* member key of o, of type t; NULL with e set otherwise */
+static json_object *member(const char *prog, const char *what, json_object *o, const char *key,
+			   enum json_type t, struct err *e)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, t))
+		return v;
+	err_set(e, -EPROTO, "'%s workloads --format=json': %s has no \"%s\" %s", prog, what, key,
+		json_type_to_name(t));
+	return NULL;
+}
+
+static int take_params(const char *prog, json_object *arr, struct workload_info *wi, struct err *e)
+{
+	static const char *const types[] = { "size", "u64", "bool", "keep01", "word" };
+	size_t np = json_object_array_length(arr), i, k;
+	char what[96], b[48];
+	json_object *p, *v;
+	bool known;
+
+	if (np > WORKLOAD_PARAMS_MAX)
+		return err_set(e, -E2BIG, "'%s workloads --format=json': workload '%s' has more than %d "
+			       "parameters", prog, wi->name, WORKLOAD_PARAMS_MAX);
+	for (i = 0; i < np; i++) {
+		p = json_object_array_get_idx(arr, i);
+		snprintf(what, sizeof(what), "parameter %zu of workload '%s'", i + 1, wi->name);
+		if (!json_object_is_type(p, json_type_object))
+			return err_set(e, -EPROTO, "'%s workloads --format=json': %s is not an object", prog, what);
+		v = NULL;
+		json_object_object_get_ex(p, "name", &v);
+		if (take_name(prog, what, v, true, wi->params[i], WORKLOAD_PARAM_NAME_MAX, e))
+			return e->code;
+		snprintf(what, sizeof(what), "parameter '%s' of workload '%s'", wi->params[i], wi->name);
+		for (k = 0; k < i; k++)
+			if (!strcmp(wi->params[k], wi->params[i]))
+				return err_set(e, -EPROTO, "'%s workloads --format=json': %s is listed twice", prog, what);
+		if (!(v = member(prog, what, p, "type", json_type_string, e)))
+			return e->code;
+		for (k = 0, known = false; k < sizeof(types) / sizeof(types[0]); k++)
+			known |= !strcmp(json_object_get_string(v), types[k]);
+		if (!known)
+			return err_set(e, -EPROTO, "'%s workloads --format=json': %s has an unknown type '%s'",
+				       prog, what, shown(json_object_get_string(v), b, sizeof(b)));
+		if (!member(prog, what, p, "default", json_type_string, e))
+			return e->code;
+	}
+	wi->nparams = np;
+	wi->has_size = workload_has_param(wi, "size");
+	wi->has_accesses = workload_has_param(wi, "accesses");
+	wi->has_madvise = workload_has_param(wi, "madvise");
+	wi->has_src = workload_has_param(wi, "src");
+	return 0;
+}
+
+static int take_doc(const char *prog, json_object *root, struct workload_info *wl, size_t max,
+		    size_t *n, struct err *e)
+{
+	json_object *v, *arr, *w;
+	size_t nw, i, k;
+	char what[64];
+
+	if (!json_object_is_type(root, json_type_object))
+		return err_set(e, -EPROTO, "'%s workloads --format=json' did not print a JSON object", prog);
+	if (!(v = member(prog, "the document", root, "schema_version", json_type_int, e)))
+		return e->code;
+	if (json_object_get_int64(v) != WORKLOADS_SCHEMA)
+		return err_set(e, -EPROTO, "'%s workloads --format=json': schema_version %s, this thpeval "
+			       "reads %d: use the guest program built with it", prog, json_object_get_string(v),
+			       WORKLOADS_SCHEMA);
+	if (!(arr = member(prog, "the document", root, "workloads", json_type_array, e)))
+		return e->code;
+	nw = json_object_array_length(arr);
+	if (nw == 0)
+		return err_set(e, -EPROTO, "'%s workloads --format=json' listed no workload", prog);
+	if (nw > max)
+		return err_set(e, -E2BIG, "'%s' offers more than %zu workloads", prog, max);
+	for (i = 0; i < nw; i++) {
+		struct workload_info *wi = &wl[i];
+
+		w = json_object_array_get_idx(arr, i);
+		snprintf(what, sizeof(what), "workload %zu", i + 1);
+		memset(wi, 0, sizeof(*wi));
+		if (!json_object_is_type(w, json_type_object))
+			return err_set(e, -EPROTO, "'%s workloads --format=json': %s is not an object", prog, what);
+		v = NULL;
+		json_object_object_get_ex(w, "name", &v);
+		if (take_name(prog, what, v, false, wi->name, sizeof(wi->name), e))
+			return e->code;
+		for (k = 0; k < i; k++)
+			if (!strcmp(wl[k].name, wi->name))
+				return err_set(e, -EPROTO, "'%s workloads --format=json': workload '%s' is listed twice",
+					       prog, wi->name);
+		snprintf(what, sizeof(what), "workload '%s'", wi->name);
+		if (!member(prog, what, w, "description", json_type_string, e) ||
+		    !member(prog, what, w, "metrics", json_type_array, e) ||
+		    !(v = member(prog, what, w, "params", json_type_array, e)))
+			return e->code;
+		if (take_params(prog, v, wi, e))
+			return e->code;
+	}
+	*n = nw;
+	return 0;
+}
+
+/* the first byte at or after i that is not JSON white space, or len */
+static size_t skip_ws(const char *text, size_t i, size_t len)
+{
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+		i++;
+	return i;
+}
+
+/*
+ * What json-c's strict mode still lets through, refused before it parses:
+ * single-quoted names, NaN and Infinity, raw control characters in strings,
+ * "1." -- outside strings only JSON's punctuation, white space, numbers and
+ * true/false/null. The offset of the first such byte (and why), or len.
+ * text has no NUL (refused before).
+ */
+static size_t lex_check(const char *text, size_t len, const char **why)
+{
+	size_t i = 0, j;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '"') {
+			for (j = i + 1; j < len && text[j] != '"'; j++) {
+				if ((unsigned char)text[j] < 0x20) {
+					*why = "a control character in a string";
+					return j;
+				}
+				if (text[j] == '\\')
+					j++;
+			}
+			i = j + 1;
+		} else if (c && strchr("{}[]:, \t\r\n", c)) {
+			i++;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			for (j = i; j < len && text[j] && strchr("0123456789.eE+-", text[j]); j++)
+				if (text[j] == '.' && !(j + 1 < len && text[j + 1] >= '0' && text[j + 1] <= '9')) {
+					*why = "a number without digits after its '.'";
+					return j;
+				}
+			i = j;
+		} else if (c >= 'a' && c <= 'z') {
+			for (j = i; j < len && text[j] >= 'a' && text[j] <= 'z'; j++)
+				;
+			if (!((j - i == 4 && (!memcmp(text + i, "true", 4) || !memcmp(text + i, "null", 4))) ||
+			      (j - i == 5 && !memcmp(text + i, "false", 5)))) {
+				*why = "a word that is not true, false or null";
+				return i;
+			}
+			i = j;
+		} else {
+			*why = c == '\'' ? "a single quote" : "an unexpected character";
+			return i;
+		}
+	}
+	return len;
+}
+
+int workloads_parse_json(const char *prog, const char *text, size_t len, struct workload_info *wl,
+			 size_t max, size_t *n, struct err *e)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	json_object *root;
+	const char *nul, *why = NULL;
+	size_t end;
+	int r;
+
+	*n = 0;
+	if (len > WORKLOADS_JSON_MAX)
+		return err_set(e, -EFBIG, "'%s workloads --format=json' printed more than %d bytes: "
+			       "not a workload list", prog, WORKLOADS_JSON_MAX);
+	if (skip_ws(text, 0, len) == len)
+		return err_set(e, -EPROTO, "'%s workloads --format=json' printed nothing", prog);
+	if ((nul = memchr(text, '\0', len)))
+		return err_set(e, -EPROTO, "'%s workloads --format=json' printed a NUL byte (byte %zu)",
+			       prog, (size_t)(nul - text));
+	end = skip_ws(text, 0, len);
+	if (text[end] != '{')
+		return err_set(e, -EPROTO, "'%s workloads --format=json' did not print a JSON object: "
+			       "is it a thpeval-guest of this version?", prog);
+	if ((end = lex_check(text, len, &why)) < len)
+		return err_set(e, -EPROTO, "'%s workloads --format=json' printed invalid JSON: %s (byte %zu)",
+			       prog, why, end);
+	tok = json_tokener_new_ex(WORKLOADS_JSON_DEPTH);
+	if (!tok)
+		return err_set(e, -ENOMEM, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	root = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!root && jerr == json_tokener_continue)
+		jerr = json_tokener_error_parse_eof;
+	if (jerr != json_tokener_success) {
+		json_object_put(root);
+		return err_set(e, -EPROTO, "'%s workloads --format=json' printed invalid JSON: %s (byte %zu)",
+			       prog, json_tokener_error_desc(jerr), end);
+	}
+	if (skip_ws(text, end, len) != len) {
+		json_object_put(root);
+		return err_set(e, -EPROTO, "'%s workloads --format=json' printed more after the JSON document "
+			       "(byte %zu)", prog, skip_ws(text, end, len));
+	}
+	r = take_doc(prog, root, wl, max, n, e);
+	json_object_put(root);
+	if (r) {
+		memset(wl, 0, max * sizeof(*wl));
+		*n = 0;
+	}
+	return r;
+}
+
 int workloads_list(const char *guest_bin, struct workload_info *wl, size_t max, size_t *n, struct err *e)
 {
-	char *buf = malloc(1 << 16), *line, *save = NULL;
+	const char *argv[] = { guest_bin, "workloads", "--format=json", NULL };
+	struct err se = ERR_INIT;
+	size_t cap = WORKLOADS_JSON_MAX + 1, len;
+	char *buf = malloc(cap + 1);
 	int r;
 
 	*n = 0;
 	if (!buf)
 		return err_set(e, -ENOMEM, "out of memory");
-	r = workloads_describe(guest_bin, buf, 1 << 16, e);
-	for (line = r ? NULL : strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t l = strlen(line), i;
-
-		if (line[0] == ' ' || line[0] == '\t') {
-			const char *p = line + strspn(line, " \t");
-
-			if (*n == 0)
-				continue;
-			wl[*n - 1].has_size |= !strncmp(p, "--size=", 7);
-			wl[*n - 1].has_accesses |= !strncmp(p, "--accesses=", 11);
-			wl[*n - 1].has_madvise |= !strncmp(p, "--madvise=", 10);
-			wl[*n - 1].has_src |= !strncmp(p, "--src=", 6);
-			continue;
-		}
-		for (i = 0; i < l; i++)
-			if (!((line[i] >= 'a' && line[i] <= 'z') || (line[i] >= '0' && line[i] <= '9') || line[i] == '_'))
-				break;
-		if (i != l || l >= WORKLOAD_NAME_MAX) {
-			r = err_set(e, -EPROTO, "'%s workloads' printed an unexpected line", guest_bin);
-			break;
-		}
-		if (*n >= max) {
-			r = err_set(e, -E2BIG, "'%s' offers more than %zu workloads", guest_bin, max);
-			break;
-		}
-		memset(&wl[*n], 0, sizeof(wl[*n]));
-		memcpy(wl[(*n)++].name, line, l + 1);
+	/*
+	 * spawn_run() NUL-terminates what it read and leaves the rest of buf
+	 * alone: filled with non-NUL bytes first, the last NUL is the end, so a
+	 * NUL the program printed is seen (and refused) rather than cutting the text.
+	 */
+	memset(buf, 0x01, cap + 1);
+	r = spawn_run(argv, NULL, buf, cap + 1, &se);
+	if (r == -EOVERFLOW)
+		r = err_set(e, -EFBIG, "'%s workloads --format=json' printed more than %d bytes: "
+			    "not a workload list", guest_bin, WORKLOADS_JSON_MAX);
+	else if (r)
+		r = err_set(e, r, "cannot list workloads of '%s': %s", guest_bin, se.msg);
+	if (!r) {
+		len = (size_t)((const char *)memrchr(buf, '\0', cap + 1) - buf);
+		r = workloads_parse_json(guest_bin, buf, len, wl, max, n, e);
 	}
-	if (!r && *n == 0)
-		r = err_set(e, -EPROTO, "'%s workloads' listed no workload", guest_bin);
 	free(buf);
 	return r;
+}
+
+bool workload_has_param(const struct workload_info *wi, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wi->nparams; i++)
+		if (!strcmp(wi->params[i], name))
+			return true;
+	return false;
 }
 
 const struct workload_info *workload_find(const struct workload_info *wl, size_t n, const char *name)

@@ -16,17 +16,36 @@
 
 #define WORKLOADS_MAX 16
 #define WORKLOAD_NAME_MAX 32
+#define WORKLOAD_PARAMS_MAX 32	/* --name=value options of one workload (common ones included) */
+#define WORKLOAD_PARAM_NAME_MAX 32
+#define WORKLOADS_JSON_MAX (256 * 1024)	/* bytes of `workloads --format=json` read at most */
+#define WORKLOADS_JSON_DEPTH 8	/* nesting the document may have (it uses 5) */
+#define WORKLOADS_SCHEMA 1	/* the schema_version read: guest/harness.h HARNESS_LIST_SCHEMA */
 
 struct workload_info {
 	char name[WORKLOAD_NAME_MAX];
-	bool has_size, has_accesses, has_madvise;	/* parameters thpeval run passes on */
+	char params[WORKLOAD_PARAMS_MAX][WORKLOAD_PARAM_NAME_MAX];	/* its options, listed order */
+	size_t nparams;
+	/* derived from params: the ones thpeval run passes on */
+	bool has_size, has_accesses, has_madvise;
 	bool has_src;		/* reads a kernel source (kcompile): --src, --config, --target */
 };
 
-/* workloads listed by `guest_bin workloads`: names are the lines without leading
- * blanks, followed by their "--param=default" lines */
+/*
+ * The workloads of `guest_bin workloads --format=json` (guest/harness.h has
+ * the document's shape), at most max of them. The guest program is a file
+ * the user may point at: its document is parsed strictly and bounded
+ * (WORKLOADS_JSON_MAX bytes, WORKLOADS_JSON_DEPTH, names shorter than
+ * WORKLOAD_NAME_MAX); anything else is refused with a one-line error naming
+ * the program and what is wrong.
+ */
 int workloads_list(const char *guest_bin, struct workload_info *wl, size_t max, size_t *n, struct err *e);
-/* the full listing text (for `thpeval workloads`), NUL-terminated in buf */
+/* The same from the document text[0..len); prog names its source in errors. */
+int workloads_parse_json(const char *prog, const char *text, size_t len, struct workload_info *wl,
+			 size_t max, size_t *n, struct err *e);
+/* Whether the workload takes --name=value. */
+bool workload_has_param(const struct workload_info *wi, const char *name);
+/* the full listing text (for `thpeval workloads`, for people), NUL-terminated in buf */
 int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err *e);
 /*
  * "memset,tlb" or "all" -> names, each checked against the listing.

@@ -545,6 +545,163 @@ static void test_list(void **state)
 	free(buf);
 }
 
+/* ---- workloads --format=json ------------------------------------------------ */
+
+struct json_str_case {
+	const char *name;
+	const char *in;		/* NULL: a NULL string */
+	const char *out;	/* what harness_json_str() writes */
+};
+
+static const struct json_str_case json_str_cases[] = {
+	{ "json: plain text", "memset", "\"memset\"" },
+	{ "json: empty", "", "\"\"" },
+	{ "json: NULL as empty", NULL, "\"\"" },
+	{ "json: quotes", "say \"hi\"", "\"say \\\"hi\\\"\"" },
+	{ "json: backslashes", "a\\b\\\\", "\"a\\\\b\\\\\\\\\"" },
+	{ "json: newline, tab, return", "a\nb\tc\rd", "\"a\\nb\\tc\\rd\"" },
+	{ "json: other control characters", "\x01x\x1f\b\f", "\"\\u0001x\\u001f\\u0008\\u000c\"" },
+	{ "json: slash and DEL kept", "a/b\x7f", "\"a/b\x7f\"" },
+	{ "json: UTF-8 kept", "2\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x90\xa7",
+	  "\"2\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x90\xa7\"" },
+	{ "json: invalid byte", "a\xff" "b", "\"a\\ufffdb\"" },
+	{ "json: truncated sequence", "a\xc3", "\"a\\ufffd\"" },
+	{ "json: overlong sequence", "\xc0\xaf", "\"\\ufffd\\ufffd\"" },
+	{ "json: surrogate", "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },
+	{ "json: past U+10FFFF", "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },
+};
+
+static void test_json_str(void **state)
+{
+	const struct json_str_case *c = *state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	harness_json_str(f, c->in);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf, c->out);
+	free(buf);
+}
+
+/*
+ * Outside strings, brackets balance and close in order; every string ends
+ * on its line; no raw control character. (bin/thpeval-guest's document is
+ * parsed with json-c in tests/orchestrator/test_workloads.c and with jq in
+ * tests/cli/guest_workloads.sh.)
+ */
+static void check_json_shape(const char *s)
+{
+	char stack[16];
+	size_t depth = 0;
+	bool in_str = false;
+
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 && *s != '\n')
+			fail_msg("raw control character 0x%02x", *s);
+		if (in_str) {
+			if (*s == '\n')
+				fail_msg("string runs past the end of its line");
+			if (*s == '\\')
+				s++;
+			else if (*s == '"')
+				in_str = false;
+		} else if (*s == '"') {
+			in_str = true;
+		} else if (*s == '{' || *s == '[') {
+			assert_true(depth < sizeof(stack));
+			stack[depth++] = *s == '{' ? '}' : ']';
+		} else if (*s == '}' || *s == ']') {
+			assert_true(depth > 0);
+			assert_int_equal(stack[--depth], *s);
+		}
+	}
+	assert_false(in_str);
+	assert_int_equal(depth, 0);
+}
+
+static void test_list_json(void **state)
+{
+	const struct workload *w;
+	char *buf = NULL, want[128];
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	harness_list_json(f);
+	assert_int_equal(fclose(f), 0);
+	check_json_shape(buf);
+	assert_non_null(strstr(buf, "\"schema_version\": 1,"));
+	for (i = 0; (w = workload_at(i)); i++) {
+		snprintf(want, sizeof(want), "\"name\": \"%s\",\n      \"description\": ", w->name);
+		assert_non_null(strstr(buf, want));
+	}
+	assert_non_null(strstr(buf, "{\"name\": \"size\", \"type\": \"size\", \"default\": \"256M\", "
+				    "\"min\": 2097152, \"max\": 8796093022208, \"help\": "));
+	assert_non_null(strstr(buf, "{\"name\": \"accesses\", \"type\": \"u64\", "
+				    "\"default\": \"1000000\", \"min\": 1, "));
+	assert_non_null(strstr(buf, "{\"name\": \"madvise\", \"type\": \"bool\", \"default\": \"0\", "
+				    "\"help\": "));
+	assert_non_null(strstr(buf, "{\"name\": \"zero-page\", \"type\": \"keep01\", "
+				    "\"default\": \"keep\", \"help\": "));
+	assert_non_null(strstr(buf, "{\"name\": \"config\", \"type\": \"word\", "
+				    "\"default\": \"tinyconfig\", \"max_length\": 63, \"help\": "));
+	assert_non_null(strstr(buf, "{\"name\": \"seed\", \"type\": \"u64\", \"default\": \"1\", "
+				    "\"min\": 0, \"max\": 18446744073709551615, "));
+	assert_non_null(strstr(buf, "\"common\": true}"));
+	assert_non_null(strstr(buf, "{\"key\": \"fault_ns_per_4k\", \"help\": "));
+	assert_non_null(strstr(buf, "\"labels\": {\"max\": 8, \"help\": \"copied into every record\"}"));
+	assert_non_null(strstr(buf, "\"evidence\": [\n        {\"variant\": \"*\", \"rule\": "
+				    "\"guest_huge_pct"));
+	free(buf);
+}
+
+/* The binary: text by default and with --format=text, JSON with --format=json, else exit 2. */
+static void test_binary_workloads(void **state)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
+						       : "bin/thpeval-guest";
+	static const struct {
+		const char *args;
+		int status;
+		const char *start;	/* of stdout */
+	} runs[] = {
+		{ "workloads", 0, "memset\n    " },
+		{ "workloads --format=text", 0, "memset\n    " },
+		{ "workloads --format=json", 0, "{\n  \"schema_version\": 1," },
+		{ "workloads --format=yaml", 2, "" },
+		{ "workloads json", 2, "" },
+		{ "workloads --format=json --format=text", 2, "" },
+	};
+	char cmd[512], head[64];
+	size_t i, n;
+	FILE *p;
+	int status;
+
+	(void)state;
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	for (i = 0; i < N(runs); i++) {
+		snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", bin, runs[i].args);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		n = fread(head, 1, sizeof(head) - 1, p);
+		head[n] = '\0';
+		while (fread(cmd, 1, sizeof(cmd), p) > 0)
+			;
+		status = pclose(p);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != runs[i].status)
+			fail_msg("'%s': status %d, expected exit %d", runs[i].args, status,
+				 runs[i].status);
+		if (strncmp(head, runs[i].start, strlen(runs[i].start)) || (!*runs[i].start && n))
+			fail_msg("'%s' printed '%s'", runs[i].args, head);
+	}
+}
+
 /* ---- timing and statistics helpers ------------------------------------------- */
 
 static void test_tsc_probe(void **state)
@@ -659,7 +816,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + 13];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + N(json_str_cases) + 15];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -681,6 +838,13 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workloads listing", test_list, NULL, NULL, NULL };
+	for (i = 0; i < N(json_str_cases); i++)
+		tests[n++] = (struct CMUnitTest){ json_str_cases[i].name, test_json_str, NULL, NULL,
+						  (void *)(uintptr_t)&json_str_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "workloads listing as JSON", test_list_json, NULL, NULL,
+					  NULL };
+	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest workloads --format", test_binary_workloads,
+					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "memset --hold=1 reports, then holds its buffer",
 					  test_binary_hold, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "TSC reader from cpuinfo flags", test_tsc_probe, NULL,
