@@ -6,6 +6,7 @@
 #include "clearorder.h"
 #include "color.h"
 #include "dd.h"
+#include "forkwl.h"
 #include "hzp.h"
 #include "kcompile.h"
 #include "memset.h"
@@ -19,6 +20,7 @@ static const struct workload *const workloads[] = {
 	&wl_color,
 	&wl_dd,
 	&wl_kcompile,
+	&wl_fork,
 };
 
 const struct wl_param wl_common_params[] = {

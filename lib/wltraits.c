@@ -54,6 +54,12 @@ static const struct wl_rule clearorder_rules[] = {
 	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
 };
 
+static const struct wl_rule fork_rules[] = {
+	/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
+	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the forked buffer" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
 static const struct wl_rule color_rules[] = {
 	/* its frames one cache way apart must be physically contiguous: one huge page */
 	{ "*", "huge_pct", WL_WANT_HUGE, NULL, NULL, NULL, NULL, "the region" },
@@ -84,6 +90,7 @@ static const char *const clearorder_primary[] = { "ns_per_4k", NULL };
 static const char *const color_primary[] = { "l1d_nways1_ns", "l2_nways1_ns", NULL };
 static const char *const dd_primary[] = { "mib_s", NULL };
 static const char *const kcompile_primary[] = { "wall_s", NULL };
+static const char *const fork_primary[] = { "fork_us", NULL };
 
 /* the split's phase metrics */
 static const struct wl_split memset_split = {
@@ -104,6 +111,7 @@ static const struct wl_traits traits[] = {
 	{ "color", color_rules, color_primary, NULL },
 	{ "dd", dd_rules, dd_primary, NULL },
 	{ "kcompile", kcompile_rules, kcompile_primary, NULL },
+	{ "fork", fork_rules, fork_primary, NULL },
 };
 
 bool wltraits_primary(const char *workload, const char *metric)
