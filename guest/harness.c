@@ -455,6 +455,14 @@ static void list_evidence(FILE *f, const char *name)
 		wltraits_describe(r, text, sizeof(text));
 		fprintf(f, "    %-24s %s\n", r->variant, text);
 	}
+	if (t->primary && t->primary[0]) {
+		size_t i;
+
+		fprintf(f, "  gated by default (thpeval compare):");
+		for (i = 0; t->primary[i]; i++)
+			fprintf(f, "%s %s", i ? "," : "", t->primary[i]);
+		fputc('\n', f);
+	}
 }
 
 void harness_list(FILE *f)
@@ -580,6 +588,14 @@ static void json_evidence(FILE *f, const char *name)
 	const struct wl_rule *r;
 	char text[256];
 
+	size_t i;
+
+	fputs("      \"primary\": [", f);
+	for (i = 0; t && t->primary && t->primary[i]; i++) {
+		fputs(i ? ", " : "", f);
+		harness_json_str(f, t->primary[i]);
+	}
+	fputs("],\n", f);
 	if (!t || !t->rules->variant) {
 		fputs("      \"evidence\": []\n", f);
 		return;

@@ -13,7 +13,7 @@ enum compare_opt { CO_THRESHOLD, CO_GATE };
 
 static const struct opt compare_opts[] = {
 	{ "threshold", "PCT", "5", "smallest change, in percent, that counts as a regression", CO_THRESHOLD },
-	{ "gate", "primary|all", "primary", "metrics that gate: each workload's primary ones (memset fault_ns_per_4k and access_ns, kcompile wall_s, dd mib_s, tlb large_2m_access_ns and walk_shared_4k_access_ns, clearorder ns_per_4k, color l1d_nways1_ns and l2_nways1_ns, hzp memcmp_ns and stride_ns_per_compare), or every metric with a direction", CO_GATE },
+	{ "gate", "primary|all", "primary", "metrics that gate: each workload's primary ones ('thpeval workloads' lists them under 'gated by default'), or every metric with a direction", CO_GATE },
 };
 
 const struct command compare_cmd = {

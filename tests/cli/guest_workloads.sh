@@ -56,7 +56,8 @@ jq -r '
 	"  result fields:",
 	(.metrics[] | "    " + (.key | pad(24)) + " " + .help),
 	(if (.evidence | length) > 0 then "  validity evidence (first matching variant):" else empty end),
-	(.evidence[] | "    " + (.variant | pad(24)) + " " + .rule)
+	(.evidence[] | "    " + (.variant | pad(24)) + " " + .rule),
+	(if (.primary | length) > 0 then "  gated by default (thpeval compare): " + (.primary | join(", ")) else empty end)
 ' "$WORK/json" >"$WORK/rebuilt" 2>"$WORK/rebuilt.err"
 "$GUEST" workloads >"$WORK/text"
 if cmp -s "$WORK/rebuilt" "$WORK/text"; then
