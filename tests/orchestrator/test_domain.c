@@ -1,6 +1,6 @@
 /*
  * tests for orchestrator/virt/domain.c: enum tables, spec validation, golden
- * XML (byte for byte), escaping, and orchestrator/virt/virt.c's accel_decide
+ * XML (byte for byte), escaping, and orchestrator/virt/conn.c's accel_decide
  * (a pure function: every combination). THPEVAL_REGENERATE_GOLDEN=1
  * rewrites the golden files instead of comparing.
  */

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/virt/virt.c.
+ * tests for orchestrator/virt/ (virt.h: conn.c, guest.c, stream.c).
  * Unit tier (no root): libvirt's in-process mock driver test:///default,
  * fake cpuinfo files, capabilities strings, connection errors.
  * Integration tier (root + a running libvirtd; THPEVAL_SKIP_INTEGRATION=1
