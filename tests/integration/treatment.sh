@@ -5,7 +5,8 @@
 #  - the bare host with host THP 'always' while the workload processes may not
 #    use THP (prctl PR_SET_THP_DISABLE, inherited by thpeval's children): the
 #    knob says always, the kernel gives none. memset, clearorder (coverage that
-#    follows the setting), color and tlb's 2M arm (they ask for huge pages),
+#    follows the setting), fork (its forked buffer), color and tlb's 2M arm (they
+#    ask for huge pages),
 #    hzp (the huge zero page) and dd's /dev/null runs (coverage not measurable)
 #    are invalid with their reasons; tlb's 4K arm, which asked for base pages,
 #    stays valid. The same run's host 'never' cells: the arms that ask for huge
@@ -57,7 +58,7 @@ if [ "$(uname -m)" != x86_64 ] || ! command -v perl >/dev/null; then
 elif ! nothp true 2>"$WORK/prctl.err"; then
 	sk "bare host arm: this kernel refuses PR_SET_THP_DISABLE: $(cat "$WORK/prctl.err")"
 else
-	WL=memset,tlb,hzp,clearorder,color,dd
+	WL=memset,tlb,hzp,clearorder,color,dd,fork
 	before=$(thp_snapshot)
 	t0=$(date +%s)
 	nothp timeout -k 10 600 "$BIN" run --target=host --workloads=$WL --host-thp=always --boots=1 --reps=1 \
@@ -82,6 +83,9 @@ else
 		expect_invalid host always none tlb ws16384_2m "the arm asks for huge pages"
 		expect_valid host always none tlb ws16384_4k
 		expect_invalid host always none dd null-4k "coverage of dd's buffer not measured: dd's own buffer"
+		expect_invalid host always none fork - \
+			"host THP is always but only 0.0% of the forked buffer is on host huge pages"
+		expect_valid host never none fork -
 		# the host's own use_zero_page decides the bare host's hzp arm
 		zpv=$(jq -r '[.cells[] | select(.workload == "hzp") | .variant] | .[0]' "$J")
 		if [ "$zpv" = zp1 ]; then
