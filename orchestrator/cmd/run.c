@@ -61,7 +61,7 @@ static const struct opt run_opts[] = {
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
 	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
 	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
-	{ "max-reps", "N", "10 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "max-reps", "N", "50 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
 	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
 	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
