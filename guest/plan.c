@@ -191,24 +191,26 @@ static int set_size(const char *v, struct plan *p, const char *key, char *why, s
 	return 0;
 }
 
-static int set_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
+/* a duration of 1s to 24h into *out; example is shown when v is not a duration */
+static int set_duration(const char *v, const char *example, uint64_t *out, const char *key,
+			char *why, size_t len)
 {
-	if (parse_duration_ms(v, &p->timeout_ms))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as 600 or 10m",
-			       key, v);
-	if (p->timeout_ms < 1000 || p->timeout_ms > 24ull * 3600 * 1000)
+	if (parse_duration_ms(v, out))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as %s", key, v,
+			       example);
+	if (*out < 1000 || *out > 24ull * 3600 * 1000)
 		return why_set(why, len, PLAN_PREFIX "%s: %s is out of range (1s to 24h)", key, v);
 	return 0;
 }
 
+static int set_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_duration(v, "600 or 10m", &p->timeout_ms, key, why, len);
+}
+
 static int set_long_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
-	if (parse_duration_ms(v, &p->long_timeout_ms))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as 1200 or 20m",
-			       key, v);
-	if (p->long_timeout_ms < 1000 || p->long_timeout_ms > 24ull * 3600 * 1000)
-		return why_set(why, len, PLAN_PREFIX "%s: %s is out of range (1s to 24h)", key, v);
-	return 0;
+	return set_duration(v, "1200 or 20m", &p->long_timeout_ms, key, why, len);
 }
 
 /*

@@ -87,7 +87,8 @@ static struct bad_case bad_cases[] = {
 	{ "cold out of range", "thpeval.cold=101", "thpeval.cold: 101 is out of range (0 to 100)" },
 	{ "cold not a number", "thpeval.cold=x", "thpeval.cold: 'x' is not an integer" },
 	{ "timeout zero", "thpeval.timeout=0", "thpeval.timeout: 0 is out of range (1s to 24h)" },
-	{ "timeout bad unit", "thpeval.timeout=5x", "is not a duration" },
+	{ "timeout bad unit", "thpeval.timeout=5x",
+	  "thpeval.timeout: '5x' is not a duration such as 600 or 10m" },
 	{ "unknown workload", "thpeval.workloads=memset,nosuch", "unknown workload 'nosuch'" },
 	{ "unknown thpeval key", "console=ttyS0 thpeval.colour=red", "unknown key 'thpeval.colour'" },
 	{ "bare prefix", "thpeval.", "unknown key" },
@@ -108,6 +109,10 @@ static struct bad_case bad_cases[] = {
 	  "thpeval.kcompile=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:mm/",
 	  "thpeval.kcompile: 'aaaa" },
 	{ "long_timeout zero", "thpeval.long_timeout=0", "thpeval.long_timeout: 0 is out of range" },
+	{ "long_timeout bad unit", "thpeval.long_timeout=5x",
+	  "thpeval.long_timeout: '5x' is not a duration such as 1200 or 20m" },
+	{ "long_timeout above a day", "thpeval.long_timeout=25h",
+	  "thpeval.long_timeout: 25h is out of range (1s to 24h)" },
 };
 
 /* kcompile=CONFIG:TARGET and long_timeout: parsed, defaults otherwise; the values
