@@ -132,8 +132,9 @@ static uint64_t co_need(const struct wl_args *a)
 	return a->tasks * a->regions * (uint64_t)REGION_HUGE + CLEARORDER_MARGIN;
 }
 
-static int clearorder_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int clearorder_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char need[32], avail_s[32];
 	uint64_t avail;
 
@@ -266,12 +267,13 @@ static uint64_t llc_bytes(const char *root)
 	return 0;
 }
 
-static int clearorder_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
+static int clearorder_run(const void *opts, const struct wl_env *env, struct record *res,
 			  struct err *e)
 {
+	const struct wl_args *a = opts;
 	unsigned char order[CLEARORDER_MAX_PASSES * CLEAR__COUNT];
 	pid_t pids[CLEARORDER_MAX_TASKS];
-	uint64_t st = prng_mix(a->seed ^ 0xc1ea7), p, t, k, n = 0, left;
+	uint64_t st = prng_mix(env->common->seed ^ 0xc1ea7), p, t, k, n = 0, left;
 	struct co_shared *sh;
 	pid_t self = getpid();
 	int ret = 0, status;
@@ -351,6 +353,7 @@ const struct workload wl_clearorder = {
 		       "rev page order x seq or rev order inside a page; MiB/s per combination, "
 		       "optionally in N tasks at once (one record per combination)",
 	.params = clearorder_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = clearorder_metrics,
 	.check = clearorder_check,
 	.run = clearorder_run,

@@ -168,7 +168,7 @@ static void level_get(const char *root, unsigned lv, struct level *l, const char
 		l->have = false;
 }
 
-static int color_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int color_check(const void *opts, const struct wl_env *env, struct err *e)
 {
 	const char *src = NULL;
 	struct level l1 = { "l1d", false, { 0, 0, 0, 0, 0 }, 0 };
@@ -243,9 +243,9 @@ static int measure_level(const char *buf, const struct level *l, const struct wl
 	return r ? -EINVAL : 0;
 }
 
-static int color_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		     struct err *e)
+static int color_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	struct level lv[2] = { { "l1d", false, { 0, 0, 0, 0, 0 }, 0 },
 			       { "l2", false, { 0, 0, 0, 0, 0 }, 0 } };
 	enum harness_tsc tsc = harness_tsc_probe(env->root);
@@ -296,6 +296,7 @@ const struct workload wl_color = {
 		       "frames one cache way apart in a 2M MADV_HUGEPAGE region, N = ways and "
 		       "ways + 1, for the L1d and the L2; ns and TSC cycles per read",
 	.params = color_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = color_metrics,
 	.check = color_check,
 	.run = color_run,

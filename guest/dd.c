@@ -156,8 +156,9 @@ static int dd_path(const char *root, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int dd_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int dd_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char path[512], s[32];
 
 	fmt_size(a->volume, s, sizeof(s));
@@ -388,12 +389,12 @@ static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target
 	return harness_emit(env, &r, e);
 }
 
-static int dd_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		  struct err *e)
+static int dd_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	unsigned char order[DD__TARGETS * DD_NBS];
 	char tmpdir[512], why[256] = "";
-	uint64_t st = prng_mix(a->seed ^ 0xddu);
+	uint64_t st = prng_mix(env->common->seed ^ 0xddu);
 	size_t i;
 	int ret;
 
@@ -426,6 +427,7 @@ const struct workload wl_dd = {
 		       "bs 4K, 64K, 1M, 2M; MiB/s measured here, dd's user/sys time from "
 		       "wait4 (one record per destination and bs)",
 	.params = dd_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = dd_metrics,
 	.check = dd_check,
 	.run = dd_run,

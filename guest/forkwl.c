@@ -32,8 +32,9 @@ static const struct wl_metric fork_metrics[] = {
 	{ NULL, NULL },
 };
 
-static int fork_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int fork_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	uint64_t avail;
 
 	if (a->size % REGION_HUGE)
@@ -68,8 +69,9 @@ static int fork_once(uint64_t *fork_ns, uint64_t *cycle_ns, struct err *e)
 	return 0;
 }
 
-static int fork_run(const struct wl_args *a, const struct wl_env *env, struct record *res, struct err *e)
+static int fork_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	uint64_t p, f = 0, c = 0, fork_sum = 0, cycle_sum = 0;
 	struct smaps_vma vma;
 	struct region rg;
@@ -103,6 +105,7 @@ const struct workload wl_fork = {
 	.description = "fork() of a process with a populated buffer: the parent's fork() call and the "
 		       "fork-exit-reap cycle (the copy-on-write setup of a Redis BGSAVE)",
 	.params = fork_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = fork_metrics,
 	.check = fork_check,
 	.run = fork_run,

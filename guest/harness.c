@@ -70,6 +70,7 @@ struct harness_out {
 	const struct record *base;
 	unsigned results;	/* result records sent through harness_emit() */
 	unsigned skips;		/* skip records sent through harness_emit() */
+	bool hold;		/* harness_hold_after_result() was called */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -142,6 +143,12 @@ int harness_emit(const struct wl_env *env, struct record *r, struct err *e)
 	return ret;
 }
 
+void harness_hold_after_result(const struct wl_env *env)
+{
+	if (env->out)
+		env->out->hold = true;
+}
+
 static uint64_t tv_us(const struct timeval *tv)
 {
 	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
@@ -159,7 +166,7 @@ void harness_usage_now(struct harness_usage *u)
 }
 
 /* [A-Za-z0-9_./:+-], not empty, shorter than the array (p->max) */
-static int set_word(const struct wl_param *p, const char *val, struct wl_args *a, struct err *e)
+static int set_word(const struct wl_param *p, const char *val, void *base, struct err *e)
 {
 	size_t n = strlen(val), i;
 
@@ -177,11 +184,12 @@ static int set_word(const struct wl_param *p, const char *val, struct wl_args *a
 				       "bad character '%c' in --%s: use letters, digits and _./:+-",
 				       c > 0x20 && c < 0x7f ? c : '?', p->name);
 	}
-	memcpy((char *)a + p->off, val, n + 1);
+	memcpy((char *)base + p->off, val, n + 1);
 	return 0;
 }
 
-static int set_param(const struct wl_param *p, const char *val, struct wl_args *a, struct err *e)
+/* val into the field of base that p describes (base: the struct p's table points into) */
+static int set_param(const struct wl_param *p, const char *val, void *base, struct err *e)
 {
 	char lo[32], hi[32];
 	uint64_t v;
@@ -192,16 +200,16 @@ static int set_param(const struct wl_param *p, const char *val, struct wl_args *
 		if (strcmp(val, "0") && strcmp(val, "1"))
 			return err_set(e, -EINVAL, "bad value '%s' for --%s: expected 0 or 1", val,
 				       p->name);
-		*(bool *)((char *)a + p->off) = val[0] == '1';
+		*(bool *)((char *)base + p->off) = val[0] == '1';
 		return 0;
 	case WL_P_KEEP01:
 		if (strcmp(val, "keep") && strcmp(val, "0") && strcmp(val, "1"))
 			return err_set(e, -EINVAL, "bad value '%s' for --%s: expected keep, 0 or 1",
 				       val, p->name);
-		*(int *)((char *)a + p->off) = val[0] == 'k' ? -1 : val[0] - '0';
+		*(int *)((char *)base + p->off) = val[0] == 'k' ? -1 : val[0] - '0';
 		return 0;
 	case WL_P_WORD:
-		return set_word(p, val, a, e);
+		return set_word(p, val, base, e);
 	case WL_P_SIZE:
 		r = parse_size(val, &v);
 		if (r)
@@ -227,7 +235,7 @@ static int set_param(const struct wl_param *p, const char *val, struct wl_args *
 	default:
 		return err_set(e, -EINVAL, "parameter --%s has a bad type", p->name);
 	}
-	*(uint64_t *)((char *)a + p->off) = v;
+	*(uint64_t *)((char *)base + p->off) = v;
 	return 0;
 }
 
@@ -241,7 +249,7 @@ static bool key_valid(const char *k)
 	return n > 0 && n < REC_KEY_MAX;
 }
 
-static int add_label(const struct workload *w, const char *kv, struct wl_args *a, struct err *e)
+static int add_label(const struct workload *w, const char *kv, struct wl_common *a, struct err *e)
 {
 	const char *eq = strchr(kv, '=');
 	struct wl_label *l;
@@ -274,29 +282,31 @@ static int add_label(const struct workload *w, const char *kv, struct wl_args *a
 	return 0;
 }
 
-static int set_defaults(const struct wl_param *p, struct wl_args *a, struct err *e)
+static int set_defaults(const struct wl_param *p, void *base, struct err *e)
 {
 	int r;
 
 	for (; p && p->name; p++)
-		if ((r = set_param(p, p->def, a, e)))
+		if ((r = set_param(p, p->def, base, e)))
 			return err_wrap(e, "default of --%s", p->name);
 	return 0;
 }
 
 int harness_parse_args(const struct workload *w, int argc, char *const argv[],
-		       struct wl_args *a, struct err *e)
+		       struct wl_common *c, void *opts, struct err *e)
 {
 	const char *seen[64];
 	size_t nseen = 0, k;
 	int i, r;
 
-	memset(a, 0, sizeof(*a));
-	if ((r = set_defaults(wl_common_params, a, e)) || (r = set_defaults(w->params, a, e)))
+	memset(c, 0, sizeof(*c));
+	memset(opts, 0, w->opts_size);
+	if ((r = set_defaults(wl_common_params, c, e)) || (r = set_defaults(w->params, opts, e)))
 		return r;
 	for (i = 0; i < argc; i++) {
 		const char *arg = argv[i], *eq;
 		const struct wl_param *p;
+		void *base = opts;
 		char name[32];
 		size_t n;
 
@@ -308,11 +318,13 @@ int harness_parse_args(const struct workload *w, int argc, char *const argv[],
 		memcpy(name, arg + 2, n);
 		name[n] = '\0';
 		if (!strcmp(name, "label")) {
-			if ((r = add_label(w, eq + 1, a, e)))
+			if ((r = add_label(w, eq + 1, c, e)))
 				return r;
 			continue;
 		}
-		p = workload_param(w, name);
+		p = wl_param_find(w->params, name);
+		if (!p && (p = wl_param_find(wl_common_params, name)))
+			base = c;
 		if (!p)
 			return err_set(e, -EINVAL, "unknown option '--%s' for workload %s", name,
 				       w->name);
@@ -322,14 +334,14 @@ int harness_parse_args(const struct workload *w, int argc, char *const argv[],
 		if (nseen >= sizeof(seen) / sizeof(seen[0]))
 			return err_set(e, -E2BIG, "too many options");
 		seen[nseen++] = p->name;
-		if ((r = set_param(p, eq + 1, a, e)))
+		if ((r = set_param(p, eq + 1, base, e)))
 			return r;
 	}
 	return 0;
 }
 
 /* workload, rep, warmup, seed, THP knobs, labels: the fields every record carries */
-static void base_fields(const struct workload *w, const struct wl_args *a,
+static void base_fields(const struct workload *w, const struct wl_common *a,
 			const struct wl_env *env, struct record *r)
 {
 	char v[THP_VALUE_MAX];
@@ -375,9 +387,9 @@ static int not_run(struct emitter *em, const struct record *base, int r, const c
 }
 
 /*
- * --hold=1: the result is out; close the output (the runner sees end of file)
- * and keep this process, and the memory the workload left mapped, until the
- * runner kills it.
+ * harness_hold_after_result() (memset --hold=1): the result is out; close the
+ * output (the runner sees end of file) and keep this process, and the memory
+ * the workload left mapped, until the runner kills it.
  */
 static __attribute__((noreturn)) void harness_hold(int out_fd)
 {
@@ -386,16 +398,56 @@ static __attribute__((noreturn)) void harness_hold(int out_fd)
 		pause();
 }
 
+/* w with argv[0..argc) (its parameters); opts: w->opts_size bytes of room */
+static int workload_run(const struct workload *w, int argc, char *const argv[],
+			const struct wl_env *env, struct emitter *em, void *opts, struct err *e)
+{
+	struct err why = ERR_INIT;
+	struct wl_common c;
+	struct record base, res;
+	struct harness_out out;
+	struct wl_env run_env;
+	int r;
+
+	rec_init(&base, REC_FAIL, 0);
+	if (harness_parse_args(w, argc, argv, &c, opts, &why)) {
+		rec_add_str(&base, "workload", w->name);
+		return fail(em, &base, why.msg, HARNESS_USAGE, e);
+	}
+	base_fields(w, &c, env, &base);
+	run_env = *env;
+	out = (struct harness_out){ em, &base, 0, 0, false };
+	run_env.out = &out;
+	run_env.common = &c;
+	if (w->check && (r = w->check(opts, &run_env, &why)))
+		return not_run(em, &base, r, why.msg, HARNESS_USAGE, e);
+
+	res = base;
+	res.type = REC_RESULT;
+	if ((r = w->run(opts, &run_env, &res, &why)))
+		return not_run(em, &base, r, why.msg, HARNESS_FAILED, e);
+	if (res.nfields == base.nfields && out.results)
+		return HARNESS_OK;	/* every result went through harness_emit() */
+	if (res.nfields == base.nfields && out.skips)
+		return HARNESS_SKIPPED;	/* every variant was skipped, each with its reason */
+	if (res.nfields == base.nfields)
+		return fail(em, &base, "the workload measured nothing (no result fields)",
+			    HARNESS_FAILED, e);
+	if (emitter_send(em, &res, e))
+		return HARNESS_FAILED;
+	if (out.hold)
+		harness_hold(em->fd);
+	return HARNESS_OK;
+}
+
 int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
 			  struct err *e)
 {
 	const struct workload *w;
 	struct err why = ERR_INIT;
 	struct emitter em;
-	struct wl_args a;
-	struct record base, res;
-	struct harness_out out;
-	struct wl_env run_env;
+	struct record base;
+	void *opts;
 	char name[64];
 	int r;
 
@@ -412,33 +464,14 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 		err_set(&why, -EINVAL, "unknown workload '%s': see 'thpeval-guest workloads'", name);
 		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
 	}
-	if (harness_parse_args(w, argc - 1, argv + 1, &a, &why)) {
+	opts = calloc(1, w->opts_size ? w->opts_size : 1);
+	if (!opts) {
 		rec_add_str(&base, "workload", w->name);
-		return fail(&em, &base, why.msg, HARNESS_USAGE, e);
+		return fail(&em, &base, "cannot allocate the workload's options", HARNESS_FAILED, e);
 	}
-	base_fields(w, &a, env, &base);
-	run_env = *env;
-	out = (struct harness_out){ &em, &base, 0, 0 };
-	run_env.out = &out;
-	if (w->check && (r = w->check(&a, &run_env, &why)))
-		return not_run(&em, &base, r, why.msg, HARNESS_USAGE, e);
-
-	res = base;
-	res.type = REC_RESULT;
-	if ((r = w->run(&a, &run_env, &res, &why)))
-		return not_run(&em, &base, r, why.msg, HARNESS_FAILED, e);
-	if (res.nfields == base.nfields && out.results)
-		return HARNESS_OK;	/* every result went through harness_emit() */
-	if (res.nfields == base.nfields && out.skips)
-		return HARNESS_SKIPPED;	/* every variant was skipped, each with its reason */
-	if (res.nfields == base.nfields)
-		return fail(&em, &base, "the workload measured nothing (no result fields)",
-			    HARNESS_FAILED, e);
-	if (emitter_send(&em, &res, e))
-		return HARNESS_FAILED;
-	if (a.hold)
-		harness_hold(out_fd);
-	return HARNESS_OK;
+	r = workload_run(w, argc - 1, argv + 1, env, &em, opts, e);
+	free(opts);
+	return r;
 }
 
 /* what makes a cell of this workload valid (lib/wltraits.c, the orchestrator's rule too) */

@@ -1,9 +1,10 @@
 /*
  * harness: what every workload shares. It parses `--name=value` arguments
- * against the workload tables, runs the machine checks, owns the timing
- * (CLOCK_MONOTONIC, getrusage, the TSC) and writes the output records (one
- * result, or one per variant through harness_emit(), or a skip/fail with a
- * reason). Workloads only measure. Never calls exit().
+ * against the workload tables into the common parameters and the workload's
+ * own options, runs the machine checks, owns the timing (CLOCK_MONOTONIC,
+ * getrusage, the TSC) and writes the output records (one result, or one per
+ * variant through harness_emit(), or a skip/fail with a reason). Workloads
+ * only measure. Never calls exit().
  */
 #ifndef THPEVAL_GUEST_HARNESS_H
 #define THPEVAL_GUEST_HARNESS_H
@@ -82,9 +83,20 @@ void harness_record_init(const struct wl_env *env, enum rec_type t, struct recor
 /* Send r (a result, skip or info record) now; -ENOTCONN outside a harness run. */
 int harness_emit(const struct wl_env *env, struct record *r, struct err *e);
 
-/* Defaults, then argv[0..argc) ("--name=value", "--label=key=value"). */
+/*
+ * For a workload that keeps what it mapped after its result (memset --hold=1):
+ * once the result record is out, the harness closes the output (the runner
+ * sees end of file) and keeps this process until it is killed.
+ */
+void harness_hold_after_result(const struct wl_env *env);
+
+/*
+ * Zero c and opts (w->opts_size bytes, the workload's options), set the
+ * defaults, then argv[0..argc) ("--name=value", "--label=key=value"): w's own
+ * parameters into opts, the common ones and the labels into c.
+ */
 int harness_parse_args(const struct workload *w, int argc, char *const argv[],
-		       struct wl_args *a, struct err *e);
+		       struct wl_common *c, void *opts, struct err *e);
 
 /*
  * `workload NAME [--name=value ...]`: argv[0] is NAME. Runs one repetition

@@ -146,8 +146,9 @@ bool hzp_zero_page_verdict(const struct hzp_evidence *ev, const char *thp_enable
 	return false;
 }
 
-static int hzp_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int hzp_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char s[32], m[32];
 	uint64_t avail, v;
 	int r;
@@ -284,9 +285,9 @@ static int measure(const struct wl_args *a, const struct wl_env *env, struct hzp
 	return ret;
 }
 
-static int hzp_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		   struct err *e)
+static int hzp_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	struct hzp_out o;
 	uint64_t saved = 0, now;
 	bool restore = false;
@@ -329,6 +330,7 @@ const struct workload wl_hzp = {
 		       "4K-stride reads comparing them; time, faults, Rss; use_zero_page "
 		       "recorded (and set with --zero-page, restored after)",
 	.params = hzp_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = hzp_metrics,
 	.check = hzp_check,
 	.run = hzp_run,

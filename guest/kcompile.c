@@ -206,8 +206,9 @@ static bool path_ok(const char *p)
 	return p[0] == '/' && !strstr(p, "..");
 }
 
-static int kc_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int kc_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char path[WL_PATH_MAX + 600], have[32], need[32];
 	unsigned long long space;
 	uint64_t avail = 0, free_b;
@@ -525,9 +526,9 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 	return 0;
 }
 
-static int kc_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		  struct err *e)
+static int kc_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char odir[2 * WL_PATH_MAX + 32];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned jobs = a->jobs ? (unsigned)a->jobs : (unsigned)(cpus > 0 ? cpus : 1);
@@ -549,6 +550,7 @@ const struct workload wl_kcompile = {
 		       "-jJOBS TARGET in a fresh O= tree of a pristine source; wall, user and sys "
 		       "time and page faults of the build (wait4), /proc/vmstat deltas",
 	.params = kc_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = kc_metrics,
 	.check = kc_check,
 	.run = kc_run,

@@ -73,8 +73,9 @@ static const struct wl_metric memset_metrics[] = {
 	{ NULL, NULL },
 };
 
-static int memset_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int memset_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char s[32], m[32];
 	uint64_t avail, need;
 	int r;
@@ -341,9 +342,9 @@ static int early_passes(const struct wl_args *a, struct memset_times *t, struct 
 	return 0;
 }
 
-static int memset_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		      struct err *e)
+static int memset_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	size_t map_len = buffer_map_len(a), npages = a->size / MEMSET_PAGE;
 	struct memset_times t;
 	uint32_t *scratch = NULL;
@@ -371,6 +372,7 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 		ret = add_metrics(res, a, &t);
 		if (ret)
 			return err_set(e, ret, "cannot add the metrics to the record");
+		harness_hold_after_result(env);
 		return 0;
 	}
 
@@ -380,7 +382,7 @@ static int memset_run(const struct wl_args *a, const struct wl_env *env, struct 
 		ret = err_set(e, -ENOMEM, "cannot allocate the chain's scratch (%zu pages)", npages);
 		goto cleanup;
 	}
-	p = memset_chain_build(buf, npages, a->seed, scratch);
+	p = memset_chain_build(buf, npages, env->common->seed, scratch);
 	free(scratch);
 	scratch = NULL;
 	p = memset_chase(p, 1024);	/* warm the code path */
@@ -413,6 +415,7 @@ const struct workload wl_memset = {
 		       "faults, sys time, huge coverage, per-2M first-touch probe) and access phase (dependent random "
 		       "pointer chase, one node per 4K page: ns per access)",
 	.params = memset_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = memset_metrics,
 	.check = memset_check,
 	.run = memset_run,

@@ -217,8 +217,9 @@ static uint64_t tlb_need(const struct wl_args *a)
 	       a->pages_max * sizeof(uint32_t) + TLB_MARGIN;
 }
 
-static int tlb_check(const struct wl_args *a, const struct wl_env *env, struct err *e)
+static int tlb_check(const void *opts, const struct wl_env *env, struct err *e)
 {
+	const struct wl_args *a = opts;
 	char need[32], avail_s[32];
 	uint64_t avail;
 
@@ -475,8 +476,8 @@ static void measure_point(struct tlb_run *t, uint64_t ws, struct tstat *s4k, str
 {
 	struct chain c4k = { NULL, NULL, { 0 } }, c2m = { NULL, NULL, { 0 } };
 
-	c4k.p = tlb_chain_build(t->r4k.buf, ws, 1, t->a->seed, t->scratch);
-	c2m.p = tlb_chain_build(t->r2m.buf, ws, 1, t->a->seed, t->scratch);
+	c4k.p = tlb_chain_build(t->r4k.buf, ws, 1, t->env->common->seed, t->scratch);
+	c2m.p = tlb_chain_build(t->r2m.buf, ws, 1, t->env->common->seed, t->scratch);
 	measure_chains(&c4k, &c2m, ws, t->a->trials, t->a->loads, t->tsc, s4k, s2m, d);
 }
 
@@ -513,7 +514,9 @@ static void measure_shared(struct tlb_run *t, uint64_t ws, struct shared_walk *w
 	} else {
 		c4k.base = tm.small;
 		c2m.base = tm.huge;
-		c4k.p = c2m.p = (void *)(uintptr_t)tlb_chain_build_off(tm.huge, ws, t->a->seed, t->scratch);
+		c4k.p = (void *)(uintptr_t)tlb_chain_build_off(tm.huge, ws, t->env->common->seed,
+							       t->scratch);
+		c2m.p = c4k.p;
 		measure_chains(&c4k, &c2m, ws, t->a->walk_trials, t->a->walk_loads, t->tsc, &w->s4k,
 			       &w->s2m, &w->d);
 		w->done = true;
@@ -598,9 +601,9 @@ static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 	return r ? -EINVAL : 0;
 }
 
-static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		   struct err *e)
+static int tlb_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
+	const struct wl_args *a = opts;
 	struct tlb_run t = { .a = a, .env = env, .cpu = -1 };
 	uint64_t ws[TLB_MAX_POINTS + 1], walk_ws, l2 = 512ull << 10;
 	size_t npoints, i;
@@ -645,7 +648,7 @@ static int tlb_run(const struct wl_args *a, const struct wl_env *env, struct rec
 		goto cleanup;
 
 	/* baseline: 64 nodes, every line of one page: TLB and L1 hits */
-	base.p = tlb_chain_build(t.r4k.buf, 1, TLB_BASE_NODES, a->seed, t.scratch);
+	base.p = tlb_chain_build(t.r4k.buf, 1, TLB_BASE_NODES, env->common->seed, t.scratch);
 	warm(&base, TLB_BASE_NODES);
 	for (i = 0; i < a->trials; i++)
 		trial(&base, a->loads, t.tsc);
@@ -683,6 +686,7 @@ const struct workload wl_tlb = {
 		       "over a working-set sweep on 4K- and 2M-backed memory plus a one-page "
 		       "baseline; ns and TSC cycles per load (one record per point + summary)",
 	.params = tlb_params,
+	.opts_size = sizeof(struct wl_args),
 	.metrics = tlb_metrics,
 	.check = tlb_check,
 	.run = tlb_run,

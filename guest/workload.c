@@ -24,11 +24,11 @@ static const struct workload *const workloads[] = {
 };
 
 const struct wl_param wl_common_params[] = {
-	{ "rep", WL_P_U64, offsetof(struct wl_args, rep), "0", 0, 1000000,
+	{ "rep", WL_P_U64, offsetof(struct wl_common, rep), "0", 0, 1000000,
 	  "repetition index, recorded" },
-	{ "warmup", WL_P_BOOL, offsetof(struct wl_args, warmup), "0", 0, 1,
+	{ "warmup", WL_P_BOOL, offsetof(struct wl_common, warmup), "0", 0, 1,
 	  "1 if this repetition is a warm-up, recorded" },
-	{ "seed", WL_P_U64, offsetof(struct wl_args, seed), "1", 0, UINT64_MAX,
+	{ "seed", WL_P_U64, offsetof(struct wl_common, seed), "1", 0, UINT64_MAX,
 	  "seed of the workload's pseudo-random choices" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -59,7 +59,7 @@ const struct workload *workload_find(const char *name)
 	return NULL;
 }
 
-static const struct wl_param *param_in(const struct wl_param *t, const char *name)
+const struct wl_param *wl_param_find(const struct wl_param *t, const char *name)
 {
 	for (; t && t->name; t++)
 		if (!strcmp(t->name, name))
@@ -69,9 +69,9 @@ static const struct wl_param *param_in(const struct wl_param *t, const char *nam
 
 const struct wl_param *workload_param(const struct workload *w, const char *name)
 {
-	const struct wl_param *p = param_in(w->params, name);
+	const struct wl_param *p = wl_param_find(w->params, name);
 
-	return p ? p : param_in(wl_common_params, name);
+	return p ? p : wl_param_find(wl_common_params, name);
 }
 
 bool workload_has_field(const struct workload *w, const char *key)

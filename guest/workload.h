@@ -1,8 +1,9 @@
 /*
  * workload: the table of guest workloads. One struct per workload names it,
- * describes it, lists its parameters (with defaults) and its result fields,
- * and points at its entry point. The harness parses and checks parameters
- * from these tables; a workload never parses argv and never prints.
+ * describes it, lists its parameters (with defaults, as offsets into its own
+ * options struct) and its result fields, and points at its entry points. The
+ * harness parses and checks parameters from these tables into a wl_common and
+ * the workload's options; a workload never parses argv and never prints.
  */
 #ifndef THPEVAL_GUEST_WORKLOAD_H
 #define THPEVAL_GUEST_WORKLOAD_H
@@ -32,13 +33,23 @@ struct wl_label {
 	char val[REC_VAL_MAX];
 };
 
+/*
+ * What every workload takes (wl_common_params) and the labels: the harness
+ * puts them in every record; a workload may read seed (its pseudo-random
+ * choices).
+ */
+struct wl_common {
+	uint64_t rep;
+	uint64_t seed;
+	bool warmup;
+	size_t nlabels;
+	struct wl_label labels[WL_MAX_LABELS];
+};
+
 /* Every parameter any workload takes; each workload's table says which. */
 struct wl_args {
 	uint64_t size;		/* bytes */
 	uint64_t accesses;
-	uint64_t rep;
-	uint64_t seed;
-	bool warmup;
 	bool madvise;
 	bool hold;		/* memset: report the fault phase, keep the buffer until killed */
 	bool probe;		/* memset: per-2M first-touch probe (mincore) in the fault phase */
@@ -62,14 +73,16 @@ struct wl_args {
 	char src[WL_PATH_MAX];		/* kcompile: the pristine kernel source tree */
 	char build_dir[WL_PATH_MAX];	/* kcompile: where each fresh O= tree is made */
 	uint64_t jobs;		/* kcompile: make -j; 0 = the online CPUs */
-	size_t nlabels;
-	struct wl_label labels[WL_MAX_LABELS];
 };
 
 struct wl_param {
 	const char *name;	/* --name=value */
 	enum wl_ptype type;
-	size_t off;		/* offsetof(struct wl_args, ...) */
+	/*
+	 * offsetof() into the struct the table fills: struct wl_common for
+	 * wl_common_params, the workload's own options for its params
+	 */
+	size_t off;
 	const char *def;	/* default, parsed like a user value */
 	uint64_t min, max;	/* WL_P_U64 and WL_P_SIZE */
 	const char *help;
@@ -84,32 +97,39 @@ struct harness_out;
 
 /*
  * Where the workload reads /proc and /sys: "" on a real system, a fake tree in
- * tests. out is set by the harness while a workload runs: multi-record
- * workloads send their per-variant records through it (harness_emit()).
+ * tests. out and common are set by the harness while a workload runs:
+ * multi-record workloads send their per-variant records through out
+ * (harness_emit()); common holds this run's rep, warmup, seed and labels.
  */
 struct wl_env {
 	const char *root;
 	struct harness_out *out;
+	const struct wl_common *common;
 };
 
 struct workload {
 	const char *name;
 	const char *description;
 	const struct wl_param *params;	/* terminated by a NULL name */
+	/*
+	 * sizeof the workload's options struct, the one its params point into:
+	 * the harness zeroes one per run, fills it (defaults, then the user's
+	 * values) and passes it as opts to check and run
+	 */
+	size_t opts_size;
 	const struct wl_metric *metrics;	/* result fields, NULL-terminated */
 	/*
 	 * parameter checks that need the machine (memory size); 0 or err.
 	 * -EOPNOTSUPP means "cannot run here" (a skip record), anything else is
 	 * a bad parameter (a fail record).
 	 */
-	int (*check)(const struct wl_args *a, const struct wl_env *env, struct err *e);
+	int (*check)(const void *opts, const struct wl_env *env, struct err *e);
 	/*
 	 * One repetition; adds its metrics to res (sent last, unless the
 	 * workload added nothing to it and sent its records through
 	 * harness_emit()); 0 or a negative errno with e set (-EOPNOTSUPP: skip).
 	 */
-	int (*run)(const struct wl_args *a, const struct wl_env *env, struct record *res,
-		   struct err *e);
+	int (*run)(const void *opts, const struct wl_env *env, struct record *res, struct err *e);
 	/*
 	 * NULL, or extra arguments, NULL-terminated: the runner runs the workload
 	 * once per entry (e.g. hzp with --zero-page=1 and --zero-page=0) when it
@@ -129,7 +149,10 @@ extern const struct wl_param wl_common_params[];
 extern const struct wl_metric wl_common_fields[];
 
 const struct workload *workload_find(const char *name);
+/* the parameter called name in table t (NULL-terminated), or NULL */
+const struct wl_param *wl_param_find(const struct wl_param *t, const char *name);
 const struct workload *workload_at(size_t i);	/* NULL past the end */
+/* w's own parameter called name, else the common one, else NULL */
 const struct wl_param *workload_param(const struct workload *w, const char *name);
 bool workload_has_field(const struct workload *w, const char *key);
 

@@ -70,13 +70,14 @@ static void test_args(void **state)
 	const struct args_case *c = *state;
 	const struct workload *w = workload_find("memset");
 	struct err e = ERR_INIT;
+	struct wl_common common;
 	struct wl_args a;
 	int argc = 0, r;
 
 	assert_non_null(w);
 	while (argc < (int)N(c->argv) && c->argv[argc])
 		argc++;
-	r = harness_parse_args(w, argc, (char *const *)(uintptr_t)c->argv, &a, &e);
+	r = harness_parse_args(w, argc, (char *const *)(uintptr_t)c->argv, &common, &a, &e);
 	if (!c->why) {
 		assert_int_equal(r, 0);
 		assert_int_equal(a.size, c->size);
@@ -93,19 +94,21 @@ static void test_args_values(void **state)
 			       "--madvise=1", "--label=guest_thp=never" };
 	const struct workload *w = workload_find("memset");
 	struct err e = ERR_INIT;
+	struct wl_common c;
 	struct wl_args a;
 
 	(void)state;
-	assert_int_equal(harness_parse_args(w, N(argv), (char *const *)(uintptr_t)argv, &a, &e), 0);
+	assert_int_equal(harness_parse_args(w, N(argv), (char *const *)(uintptr_t)argv, &c, &a, &e),
+			 0);
 	assert_int_equal(a.size, 8ull << 20);
 	assert_int_equal(a.accesses, 5);
-	assert_int_equal(a.rep, 3);
-	assert_true(a.warmup);
-	assert_int_equal(a.seed, 7);
+	assert_int_equal(c.rep, 3);
+	assert_true(c.warmup);
+	assert_int_equal(c.seed, 7);
 	assert_true(a.madvise);
-	assert_int_equal(a.nlabels, 1);
-	assert_string_equal(a.labels[0].key, "guest_thp");
-	assert_string_equal(a.labels[0].val, "never");
+	assert_int_equal(c.nlabels, 1);
+	assert_string_equal(c.labels[0].key, "guest_thp");
+	assert_string_equal(c.labels[0].val, "never");
 }
 
 /* ---- records from harness_workload_main ------------------------------------ */

@@ -131,6 +131,7 @@ static void test_runner_variants(void **state)
 	const struct workload *w = workload_find("hzp");
 	const char *const *v;
 	struct err e = ERR_INIT;
+	struct wl_common c;
 	struct wl_args a;
 	int n = 0;
 
@@ -138,7 +139,7 @@ static void test_runner_variants(void **state)
 	assert_non_null(w);
 	assert_non_null(w->runner_variants);
 	for (v = w->runner_variants; *v; v++, n++) {
-		assert_int_equal(harness_parse_args(w, 1, (char *const *)(uintptr_t)v, &a, &e), 0);
+		assert_int_equal(harness_parse_args(w, 1, (char *const *)(uintptr_t)v, &c, &a, &e), 0);
 		assert_int_equal(a.zero_page, n == 0 ? 1 : 0);
 	}
 	assert_int_equal(n, 2);
