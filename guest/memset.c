@@ -12,24 +12,24 @@
 #include "sysinfo.h"
 
 static const struct wl_param memset_params[] = {
-	{ "size", WL_P_SIZE, offsetof(struct wl_args, size), "256M", MEMSET_HUGE, 1ull << 43,
+	{ "size", WL_P_SIZE, offsetof(struct memset_opts, size), "256M", MEMSET_HUGE, 1ull << 43,
 	  "buffer size: a multiple of 2M, at most MemAvailable - 32M - size/1024" },
 	/* about 0.5-1.4 s under TCG (measured 470-1400 ns per access), 0.3 s natively */
-	{ "accesses", WL_P_U64, offsetof(struct wl_args, accesses), "1000000", 1,
+	{ "accesses", WL_P_U64, offsetof(struct memset_opts, accesses), "1000000", 1,
 	  1000000000000ull, "dependent loads timed in the access phase" },
-	{ "madvise", WL_P_BOOL, offsetof(struct wl_args, madvise), "0", 0, 1,
+	{ "madvise", WL_P_BOOL, offsetof(struct memset_opts, madvise), "0", 0, 1,
 	  "1: madvise(MADV_HUGEPAGE) the buffer (needed when THP is 'madvise')" },
-	{ "hold", WL_P_BOOL, offsetof(struct wl_args, hold), "0", 0, 1,
+	{ "hold", WL_P_BOOL, offsetof(struct memset_opts, hold), "0", 0, 1,
 	  "1: fault phase only; report, then keep the buffer mapped until killed (host-cold series)" },
 	/* one mincore() per 2M block, its time left out: < 0.1% of a block's fault */
-	{ "probe", WL_P_BOOL, offsetof(struct wl_args, probe), "1", 0, 1,
+	{ "probe", WL_P_BOOL, offsetof(struct memset_opts, probe), "1", 0, 1,
 	  "1: probe each 2M block's first touch with mincore() (first_touch_huge_pct); "
 	  "0: one memset, no probe" },
-	{ "populate-read", WL_P_BOOL, offsetof(struct wl_args, populate_read), "0", 0, 1,
+	{ "populate-read", WL_P_BOOL, offsetof(struct memset_opts, populate_read), "0", 0, 1,
 	  "1: stress-ng --vm's loop instead of the first touch: MADV_POPULATE_READ, then a "
 	  "64-bit store pass, both timed as the fault phase (no probe; for the fidelity bench)" },
 	/* stress-ng's loop runs in one process; one pass a process misses its warm steady state */
-	{ "passes", WL_P_U64, offsetof(struct wl_args, passes), "1", 1, 100000,
+	{ "passes", WL_P_U64, offsetof(struct memset_opts, passes), "1", 1, 100000,
 	  "fault cycles (map, fault phase, unmap) in this process; the last one also runs the "
 	  "access phase; loop_mib_s is the throughput over all of them (for the fidelity bench)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
@@ -75,7 +75,7 @@ static const struct wl_metric memset_metrics[] = {
 
 static int memset_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct memset_opts *a = opts;
 	char s[32], m[32];
 	uint64_t avail, need;
 	int r;
@@ -189,7 +189,8 @@ struct memset_times {
 	bool probed;
 };
 
-static int add_metrics(struct record *res, const struct wl_args *a, const struct memset_times *t)
+static int add_metrics(struct record *res, const struct memset_opts *a,
+		       const struct memset_times *t)
 {
 	const struct harness_usage *u0 = &t->u0, *u1 = &t->u1;
 	const struct smaps_vma *vma = &t->vma;
@@ -247,7 +248,8 @@ static int add_metrics(struct record *res, const struct wl_args *a, const struct
  * The fault phase on the fresh buffer: the first-touch memset (probed or
  * not), or stress-ng --vm's loop (populate read, then 64-bit stores).
  */
-static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *t, struct err *e)
+static int fault_phase(const struct memset_opts *a, char *buf, struct memset_times *t,
+		       struct err *e)
 {
 	uint64_t t0;
 	int r = 0;
@@ -281,7 +283,7 @@ static int fault_phase(const struct wl_args *a, char *buf, struct memset_times *
 }
 
 /* the mapping that holds the buffer: the buffer, 2M of alignment slack and a guard page each side */
-static size_t buffer_map_len(const struct wl_args *a)
+static size_t buffer_map_len(const struct memset_opts *a)
 {
 	return a->size + MEMSET_HUGE + 2 * MEMSET_PAGE;
 }
@@ -291,7 +293,7 @@ static size_t buffer_map_len(const struct wl_args *a)
  * (at least one page) on either side, so no neighbour merges with its mapping
  * and its smaps entry is the buffer alone.
  */
-static int buffer_map(const struct wl_args *a, char **map_out, char **buf_out, struct err *e)
+static int buffer_map(const struct memset_opts *a, char **map_out, char **buf_out, struct err *e)
 {
 	size_t map_len = buffer_map_len(a);
 	char *map, *buf;
@@ -319,7 +321,7 @@ static int buffer_map(const struct wl_args *a, char **map_out, char **buf_out, s
 }
 
 /* the passes before the last: map, fault phase, unmap; their time summed into loop_ns */
-static int early_passes(const struct wl_args *a, struct memset_times *t, struct err *e)
+static int early_passes(const struct memset_opts *a, struct memset_times *t, struct err *e)
 {
 	size_t map_len = buffer_map_len(a);
 	struct memset_times pass;
@@ -344,7 +346,7 @@ static int early_passes(const struct wl_args *a, struct memset_times *t, struct 
 
 static int memset_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct memset_opts *a = opts;
 	size_t map_len = buffer_map_len(a), npages = a->size / MEMSET_PAGE;
 	struct memset_times t;
 	uint32_t *scratch = NULL;
@@ -415,7 +417,7 @@ const struct workload wl_memset = {
 		       "faults, sys time, huge coverage, per-2M first-touch probe) and access phase (dependent random "
 		       "pointer chase, one node per 4K page: ns per access)",
 	.params = memset_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct memset_opts),
 	.metrics = memset_metrics,
 	.check = memset_check,
 	.run = memset_run,

@@ -22,6 +22,17 @@
 #define MEMSET_MARGIN (32ull << 20)	/* memory left to the rest of the system */
 #define MEMSET_PROBE_SUBPAGE 64u	/* the subpage mincore() asks about after a block's first touch */
 
+/* memset's options: its parameter table points into them */
+struct memset_opts {
+	uint64_t size;		/* bytes, a multiple of 2M */
+	uint64_t accesses;	/* dependent loads in the access phase */
+	uint64_t passes;	/* fault cycles; the last one also runs the access phase */
+	bool madvise;		/* madvise(MADV_HUGEPAGE) the buffer */
+	bool hold;		/* report the fault phase, keep the buffer until killed */
+	bool probe;		/* per-2M first-touch probe (mincore) in the fault phase */
+	bool populate_read;	/* MADV_POPULATE_READ first (stress-ng --vm's loop) */
+};
+
 extern const struct workload wl_memset;
 
 /*

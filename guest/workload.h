@@ -51,9 +51,6 @@ struct wl_args {
 	uint64_t size;		/* bytes */
 	uint64_t accesses;
 	bool madvise;
-	bool hold;		/* memset: report the fault phase, keep the buffer until killed */
-	bool probe;		/* memset: per-2M first-touch probe (mincore) in the fault phase */
-	bool populate_read;	/* memset: MADV_POPULATE_READ first (stress-ng --vm's loop) */
 	uint64_t pages_min, pages_max;	/* tlb: working-set sweep, in 4K pages */
 	uint64_t loads;		/* tlb, color: timed loads per trial */
 	uint64_t trials;	/* tlb, color: timed trials per point (median kept) */

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "guest/harness.h"
+#include "guest/memset.h"
 #include "guest/runner.h"
 #include "guest/sysinfo.h"
 #include "lib/record.h"
@@ -71,7 +72,7 @@ static void test_args(void **state)
 	const struct workload *w = workload_find("memset");
 	struct err e = ERR_INIT;
 	struct wl_common common;
-	struct wl_args a;
+	struct memset_opts a;
 	int argc = 0, r;
 
 	assert_non_null(w);
@@ -95,7 +96,7 @@ static void test_args_values(void **state)
 	const struct workload *w = workload_find("memset");
 	struct err e = ERR_INIT;
 	struct wl_common c;
-	struct wl_args a;
+	struct memset_opts a;
 
 	(void)state;
 	assert_int_equal(harness_parse_args(w, N(argv), (char *const *)(uintptr_t)argv, &c, &a, &e),
