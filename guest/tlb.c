@@ -19,10 +19,10 @@
 #define TLB_BLOCKS 10	/* drift within a run: medians of this many blocks of trials */
 
 static const struct wl_param tlb_params[] = {
-	{ "pages-min", WL_P_U64, offsetof(struct wl_args, pages_min), "16", 1, TLB_MAX_PAGES,
+	{ "pages-min", WL_P_U64, offsetof(struct tlb_opts, pages_min), "16", 1, TLB_MAX_PAGES,
 	  "smallest working set, in 4K pages (one chain node per page)" },
 	/* 64M: past the reach of the L1 dTLB and the STLB of current x86 cores */
-	{ "pages-max", WL_P_U64, offsetof(struct wl_args, pages_max), "16384", 1, TLB_MAX_PAGES,
+	{ "pages-max", WL_P_U64, offsetof(struct tlb_opts, pages_max), "16384", 1, TLB_MAX_PAGES,
 	  "largest working set, in 4K pages; the sweep grows 4x per point up to it" },
 	/*
 	 * Many short trials, 4K and 2M back to back: the median of the paired
@@ -31,9 +31,9 @@ static const struct wl_param tlb_params[] = {
 	 * 11-40% with 21 x 30000). 101 x 20000 loads per backing take ~1 s at the
 	 * largest point natively, a few seconds under TCG.
 	 */
-	{ "loads", WL_P_U64, offsetof(struct wl_args, loads), "20000", 1000, 1000000000000ull,
+	{ "loads", WL_P_U64, offsetof(struct tlb_opts, loads), "20000", 1000, 1000000000000ull,
 	  "dependent loads per timed trial" },
-	{ "trials", WL_P_U64, offsetof(struct wl_args, trials), "101", 1, TLB_MAX_TRIALS,
+	{ "trials", WL_P_U64, offsetof(struct tlb_opts, trials), "101", 1, TLB_MAX_TRIALS,
 	  "timed trials per point, 4K and 2M back to back; medians are reported" },
 	/*
 	 * A fresh MADV_NOHUGEPAGE region is scattered over physical memory where
@@ -44,7 +44,7 @@ static const struct wl_param tlb_params[] = {
 	 * less stable (CV 19%) than the fresh one (84 ns, CV 7%; another batch of
 	 * 5 at load 1.4: 81 ns, CV 26%): fresh stays the default.
 	 */
-	{ "split", WL_P_BOOL, offsetof(struct wl_args, split), "0", 0, 1,
+	{ "split", WL_P_BOOL, offsetof(struct tlb_opts, split), "0", 0, 1,
 	  "1: the 4K-backed region is faulted huge, then its PMDs are split (same kind of "
 	  "physical memory as the 2M region, only the guest page size differs); 0: a fresh "
 	  "MADV_NOHUGEPAGE region" },
@@ -56,7 +56,8 @@ static const struct wl_param tlb_params[] = {
 	 * lines: on this shared VM, runs interleaved in the same minutes had the
 	 * fresh 2M arm at 46-243 ns per load and the shared one at 33-47 ns.
 	 */
-	{ "walk-trials", WL_P_U64, offsetof(struct wl_args, walk_trials), "1001", 0, TLB_MAX_TRIALS,
+	{ "walk-trials", WL_P_U64, offsetof(struct tlb_opts, walk_trials), "1001", 0,
+	  TLB_MAX_TRIALS,
 	  "timed trials of the same-frame walk point (one memfd buffer through a 2M and a 4K "
 	  "view; needs shmem THP, shmem_enabled advise or always); 0: skip it" },
 	/*
@@ -66,10 +67,11 @@ static const struct wl_param tlb_params[] = {
 	 * (the drift is minute-scale too). 20000 keeps the guest run short under
 	 * TCG; bench/tlb_cv.sh uses 200000.
 	 */
-	{ "walk-loads", WL_P_U64, offsetof(struct wl_args, walk_loads), "20000", 1000, 1000000000000ull,
+	{ "walk-loads", WL_P_U64, offsetof(struct tlb_opts, walk_loads), "20000", 1000,
+	  1000000000000ull,
 	  "dependent loads per timed trial of the same-frame walk point" },
 	/* unpinned, 5 runs had a CV of 28% (the batch next to it, pinned: 7%) */
-	{ "pin", WL_P_BOOL, offsetof(struct wl_args, pin), "1", 0, 1,
+	{ "pin", WL_P_BOOL, offsetof(struct tlb_opts, pin), "1", 0, 1,
 	  "1: pin to the CPU the workload starts on (caches and TLB stay warm)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -211,7 +213,7 @@ int tlb_pin_here(void)
 }
 
 /* both regions, the chain's scratch and the margin */
-static uint64_t tlb_need(const struct wl_args *a)
+static uint64_t tlb_need(const struct tlb_opts *a)
 {
 	return 2 * region_round_huge(a->pages_max * REGION_PAGE) +
 	       a->pages_max * sizeof(uint32_t) + TLB_MARGIN;
@@ -219,7 +221,7 @@ static uint64_t tlb_need(const struct wl_args *a)
 
 static int tlb_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct tlb_opts *a = opts;
 	char need[32], avail_s[32];
 	uint64_t avail;
 
@@ -368,7 +370,7 @@ static struct tstat summarize(struct series *s)
 }
 
 struct tlb_run {
-	const struct wl_args *a;
+	const struct tlb_opts *a;
 	const struct wl_env *env;
 	enum harness_tsc tsc;
 	struct region r4k, r2m;
@@ -603,7 +605,7 @@ static int add_summary(struct tlb_run *t, struct record *res, size_t npoints,
 
 static int tlb_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct tlb_opts *a = opts;
 	struct tlb_run t = { .a = a, .env = env, .cpu = -1 };
 	uint64_t ws[TLB_MAX_POINTS + 1], walk_ws, l2 = 512ull << 10;
 	size_t npoints, i;
@@ -686,7 +688,7 @@ const struct workload wl_tlb = {
 		       "over a working-set sweep on 4K- and 2M-backed memory plus a one-page "
 		       "baseline; ns and TSC cycles per load (one record per point + summary)",
 	.params = tlb_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct tlb_opts),
 	.metrics = tlb_metrics,
 	.check = tlb_check,
 	.run = tlb_run,

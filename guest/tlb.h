@@ -28,6 +28,17 @@
 #define TLB_BASE_NODES 64u		/* the baseline: every cache line of one page */
 #define TLB_HUGE_VALID_PCT 90.0		/* 2M-backed results count from this coverage */
 
+/* tlb's options: its parameter table points into them */
+struct tlb_opts {
+	uint64_t pages_min, pages_max;	/* the working-set sweep, in 4K pages */
+	uint64_t loads;		/* dependent loads per timed trial */
+	uint64_t trials;	/* timed trials per point (medians kept) */
+	uint64_t walk_trials;	/* trials at the same-frame walk point (0: none) */
+	uint64_t walk_loads;	/* dependent loads per trial there */
+	bool split;		/* 4K arm = the PMDs of a huge-faulted region split */
+	bool pin;		/* pin to the CPU it starts on */
+};
+
 extern const struct workload wl_tlb;
 
 /*

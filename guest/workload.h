@@ -51,13 +51,8 @@ struct wl_args {
 	uint64_t size;		/* bytes */
 	uint64_t accesses;
 	bool madvise;
-	uint64_t pages_min, pages_max;	/* tlb: working-set sweep, in 4K pages */
-	uint64_t loads;		/* tlb, color: timed loads per trial */
-	uint64_t trials;	/* tlb, color: timed trials per point (median kept) */
-	bool split;		/* tlb: 4K arm = the PMDs of a huge-faulted region split */
-	bool pin;		/* tlb: pin to the CPU it starts on */
-	uint64_t walk_trials;	/* tlb: trials at the same-frame walk point (0: none) */
-	uint64_t walk_loads;	/* tlb: dependent loads per trial there */
+	uint64_t loads;		/* color: timed loads per trial */
+	uint64_t trials;	/* color: timed trials per point (median kept) */
 	uint64_t half;		/* hzp: bytes in each half of the buffer */
 	uint64_t passes;	/* hzp: memcmp passes; clearorder: passes over the buffer */
 	uint64_t stride_passes;	/* hzp: 4K-stride read passes */
