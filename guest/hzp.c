@@ -13,15 +13,15 @@
 
 static const struct wl_param hzp_params[] = {
 	/* 2x64M: a memcmp pass reads 128M; seconds under TCG, tens of ms natively */
-	{ "half", WL_P_SIZE, offsetof(struct wl_args, half), "64M", REGION_HUGE, 1ull << 42,
+	{ "half", WL_P_SIZE, offsetof(struct hzp_opts, half), "64M", REGION_HUGE, 1ull << 42,
 	  "bytes in each half of the never-written buffer (a multiple of 2M)" },
-	{ "passes", WL_P_U64, offsetof(struct wl_args, passes), "4", 2, 1000000,
+	{ "passes", WL_P_U64, offsetof(struct hzp_opts, passes), "4", 2, 1000000,
 	  "memcmp passes over the halves (the first one takes the read faults)" },
-	{ "stride-passes", WL_P_U64, offsetof(struct wl_args, stride_passes), "32", 1, 100000000,
+	{ "stride-passes", WL_P_U64, offsetof(struct hzp_opts, stride_passes), "32", 1, 100000000,
 	  "4K-stride read passes comparing the halves" },
-	{ "zero-page", WL_P_KEEP01, offsetof(struct wl_args, zero_page), "keep", 0, 0,
+	{ "zero-page", WL_P_KEEP01, offsetof(struct hzp_opts, zero_page), "keep", 0, 0,
 	  "use_zero_page for the run (restored after; 0 or 1 need root), or keep it" },
-	{ "madvise", WL_P_BOOL, offsetof(struct wl_args, madvise), "0", 0, 1,
+	{ "madvise", WL_P_BOOL, offsetof(struct hzp_opts, madvise), "0", 0, 1,
 	  "1: madvise(MADV_HUGEPAGE) the buffer (needed when THP is 'madvise')" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -148,7 +148,7 @@ bool hzp_zero_page_verdict(const struct hzp_evidence *ev, const char *thp_enable
 
 static int hzp_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct hzp_opts *a = opts;
 	char s[32], m[32];
 	uint64_t avail, v;
 	int r;
@@ -185,7 +185,7 @@ struct hzp_out {
 	struct hzp_evidence ev;			/* the buffer after the read passes */
 };
 
-static int add_metrics(const struct wl_args *a, const struct wl_env *env, const char *zp,
+static int add_metrics(const struct hzp_opts *a, const struct wl_env *env, const char *zp,
 		       const struct hzp_out *o, struct record *res)
 {
 	double later = (double)(a->passes - 1), steps = (double)(a->half / REGION_PAGE);
@@ -235,7 +235,7 @@ static int add_metrics(const struct wl_args *a, const struct wl_env *env, const 
 }
 
 /* the two microbenchmarks on a fresh buffer; o filled */
-static int measure(const struct wl_args *a, const struct wl_env *env, struct hzp_out *o,
+static int measure(const struct hzp_opts *a, const struct wl_env *env, struct hzp_out *o,
 		   struct err *e)
 {
 	struct region rg;
@@ -287,7 +287,7 @@ static int measure(const struct wl_args *a, const struct wl_env *env, struct hzp
 
 static int hzp_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct hzp_opts *a = opts;
 	struct hzp_out o;
 	uint64_t saved = 0, now;
 	bool restore = false;
@@ -330,7 +330,7 @@ const struct workload wl_hzp = {
 		       "4K-stride reads comparing them; time, faults, Rss; use_zero_page "
 		       "recorded (and set with --zero-page, restored after)",
 	.params = hzp_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct hzp_opts),
 	.metrics = hzp_metrics,
 	.check = hzp_check,
 	.run = hzp_run,

@@ -67,6 +67,15 @@ enum hzp_mapped hzp_classify(const struct hzp_evidence *ev);
 bool hzp_zero_page_verdict(const struct hzp_evidence *ev, const char *thp_enabled, bool madvise,
 			   char *why, size_t len);
 
+/* hzp's options: its parameter table points into them */
+struct hzp_opts {
+	uint64_t half;		/* bytes in each half of the buffer */
+	uint64_t passes;	/* memcmp passes */
+	uint64_t stride_passes;	/* 4K-stride read passes */
+	int zero_page;		/* use_zero_page to set: -1 keep, 0, 1 */
+	bool madvise;		/* madvise(MADV_HUGEPAGE) the buffer */
+};
+
 extern const struct workload wl_hzp;
 
 #endif

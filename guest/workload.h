@@ -53,10 +53,7 @@ struct wl_args {
 	bool madvise;
 	uint64_t loads;		/* color: timed loads per trial */
 	uint64_t trials;	/* color: timed trials per point (median kept) */
-	uint64_t half;		/* hzp: bytes in each half of the buffer */
-	uint64_t passes;	/* hzp: memcmp passes; clearorder: passes over the buffer */
-	uint64_t stride_passes;	/* hzp: 4K-stride read passes */
-	int zero_page;		/* hzp: use_zero_page to set: -1 keep, 0, 1 */
+	uint64_t passes;	/* clearorder: passes over the buffer; fork: fork()s */
 	uint64_t regions;	/* clearorder: 2M regions per task */
 	uint64_t tasks;		/* clearorder: processes, each with its own buffer */
 	uint64_t volume;	/* dd: bytes moved per (target, block size) */

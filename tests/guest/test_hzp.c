@@ -132,7 +132,7 @@ static void test_runner_variants(void **state)
 	const char *const *v;
 	struct err e = ERR_INIT;
 	struct wl_common c;
-	struct wl_args a;
+	struct hzp_opts a;
 	int n = 0;
 
 	(void)state;
