@@ -29,13 +29,14 @@ _Static_assert(sizeof(order_names) / sizeof(order_names[0]) == CLEAR__COUNT,
 
 static const struct wl_param clearorder_params[] = {
 	/* 16M per task: past the L2, about half this machine's L3 */
-	{ "regions", WL_P_U64, offsetof(struct wl_args, regions), "8", 1, 1u << 20,
+	{ "regions", WL_P_U64, offsetof(struct clearorder_opts, regions), "8", 1, 1u << 20,
 	  "2M regions in each task's buffer" },
-	{ "passes", WL_P_U64, offsetof(struct wl_args, passes), "4", 1, CLEARORDER_MAX_PASSES,
+	{ "passes", WL_P_U64, offsetof(struct clearorder_opts, passes), "4", 1,
+	  CLEARORDER_MAX_PASSES,
 	  "passes over the buffer per combination (combinations shuffled per pass)" },
-	{ "tasks", WL_P_U64, offsetof(struct wl_args, tasks), "1", 1, CLEARORDER_MAX_TASKS,
+	{ "tasks", WL_P_U64, offsetof(struct clearorder_opts, tasks), "1", 1, CLEARORDER_MAX_TASKS,
 	  "processes clearing their own buffers at the same time" },
-	{ "madvise", WL_P_BOOL, offsetof(struct wl_args, madvise), "0", 0, 1,
+	{ "madvise", WL_P_BOOL, offsetof(struct clearorder_opts, madvise), "0", 0, 1,
 	  "1: madvise(MADV_HUGEPAGE) the buffers (needed when THP is 'madvise')" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -127,14 +128,14 @@ struct co_shared {
 	uint64_t ns[CLEARORDER_MAX_TASKS][CLEAR__COUNT];	/* summed over the passes */
 };
 
-static uint64_t co_need(const struct wl_args *a)
+static uint64_t co_need(const struct clearorder_opts *a)
 {
 	return a->tasks * a->regions * (uint64_t)REGION_HUGE + CLEARORDER_MARGIN;
 }
 
 static int clearorder_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct clearorder_opts *a = opts;
 	char need[32], avail_s[32];
 	uint64_t avail;
 
@@ -162,8 +163,8 @@ static void barrier(struct co_shared *sh, unsigned tasks, unsigned *gen)
 }
 
 /* one task, in a child process: 0 or a negative errno with sh->msg[id] set */
-static int task_main(const struct wl_args *a, const struct wl_env *env, struct co_shared *sh,
-		     unsigned id, const unsigned char *order)
+static int task_main(const struct clearorder_opts *a, const struct wl_env *env,
+		     struct co_shared *sh, unsigned id, const unsigned char *order)
 {
 	size_t len = (size_t)(a->regions * REGION_HUGE);
 	struct err e = ERR_INIT;
@@ -198,8 +199,8 @@ static int task_main(const struct wl_args *a, const struct wl_env *env, struct c
 	return ret;
 }
 
-static void task_exit(const struct wl_args *a, const struct wl_env *env, struct co_shared *sh,
-		      unsigned id, const unsigned char *order, pid_t parent)
+static void task_exit(const struct clearorder_opts *a, const struct wl_env *env,
+		      struct co_shared *sh, unsigned id, const unsigned char *order, pid_t parent)
 {
 	int r;
 
@@ -212,7 +213,7 @@ static void task_exit(const struct wl_args *a, const struct wl_env *env, struct 
 	_exit(r ? 1 : 0);
 }
 
-static int send_combo(const struct wl_args *a, const struct wl_env *env,
+static int send_combo(const struct clearorder_opts *a, const struct wl_env *env,
 		      const struct co_shared *sh, enum clear_order o, uint64_t llc, struct err *e)
 {
 	double bytes = (double)(a->regions * REGION_HUGE), mib = bytes / (1024.0 * 1024.0);
@@ -270,7 +271,7 @@ static uint64_t llc_bytes(const char *root)
 static int clearorder_run(const void *opts, const struct wl_env *env, struct record *res,
 			  struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct clearorder_opts *a = opts;
 	unsigned char order[CLEARORDER_MAX_PASSES * CLEAR__COUNT];
 	pid_t pids[CLEARORDER_MAX_TASKS];
 	uint64_t st = prng_mix(env->common->seed ^ 0xc1ea7), p, t, k, n = 0, left;
@@ -353,7 +354,7 @@ const struct workload wl_clearorder = {
 		       "rev page order x seq or rev order inside a page; MiB/s per combination, "
 		       "optionally in N tasks at once (one record per combination)",
 	.params = clearorder_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct clearorder_opts),
 	.metrics = clearorder_metrics,
 	.check = clearorder_check,
 	.run = clearorder_run,

@@ -10,7 +10,9 @@
 #ifndef THPEVAL_GUEST_CLEARORDER_H
 #define THPEVAL_GUEST_CLEARORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "workload.h"
 
@@ -18,6 +20,14 @@
 #define CLEARORDER_MAX_TASKS 64
 
 enum clear_order { CLEAR_SEQ_SEQ, CLEAR_SEQ_REV, CLEAR_REV_SEQ, CLEAR_REV_REV, CLEAR__COUNT };
+
+/* clearorder's options: its parameter table points into them */
+struct clearorder_opts {
+	uint64_t regions;	/* 2M regions per task */
+	uint64_t passes;	/* passes over the buffer per combination */
+	uint64_t tasks;		/* processes, each with its own buffer */
+	bool madvise;		/* madvise(MADV_HUGEPAGE) the buffers */
+};
 
 extern const struct workload wl_clearorder;
 

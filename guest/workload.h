@@ -53,9 +53,7 @@ struct wl_args {
 	bool madvise;
 	uint64_t loads;		/* color: timed loads per trial */
 	uint64_t trials;	/* color: timed trials per point (median kept) */
-	uint64_t passes;	/* clearorder: passes over the buffer; fork: fork()s */
-	uint64_t regions;	/* clearorder: 2M regions per task */
-	uint64_t tasks;		/* clearorder: processes, each with its own buffer */
+	uint64_t passes;	/* fork: fork()s */
 	uint64_t volume;	/* dd: bytes moved per (target, block size) */
 	char config[WL_WORD_MAX];	/* kcompile: make's config target (tinyconfig) */
 	char target[WL_WORD_MAX];	/* kcompile: what is built, timed (mm/, vmlinux) */
