@@ -17,9 +17,9 @@
 #define COLOR_MAX_WAYS 64	/* more ways than this: not a set-associative cache to thrash */
 
 static const struct wl_param color_params[] = {
-	{ "loads", WL_P_U64, offsetof(struct wl_args, loads), "1000000", 1000, 1000000000000ull,
+	{ "loads", WL_P_U64, offsetof(struct color_opts, loads), "1000000", 1000, 1000000000000ull,
 	  "dependent 4-byte reads per trial and N" },
-	{ "trials", WL_P_U64, offsetof(struct wl_args, trials), "5", 1, COLOR_MAX_TRIALS,
+	{ "trials", WL_P_U64, offsetof(struct color_opts, trials), "5", 1, COLOR_MAX_TRIALS,
 	  "timed trials per N (N = ways and ways + 1 interleaved); the median is reported" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -186,7 +186,7 @@ struct series {
 	double ns[COLOR_MAX_TRIALS], cycles[COLOR_MAX_TRIALS];
 };
 
-static void trial(const char *buf, const struct level *l, unsigned n, const struct wl_args *a,
+static void trial(const char *buf, const struct level *l, unsigned n, const struct color_opts *a,
 		  enum harness_tsc tsc, struct series *s)
 {
 	uint64_t loops = a->loads / n ? a->loads / n : 1, t0, t1, c0, c1;
@@ -204,7 +204,7 @@ static void trial(const char *buf, const struct level *l, unsigned n, const stru
 	s->n++;
 }
 
-static int measure_level(const char *buf, const struct level *l, const struct wl_args *a,
+static int measure_level(const char *buf, const struct level *l, const struct color_opts *a,
 			 enum harness_tsc tsc, struct record *res)
 {
 	struct series sw = { 0, { 0 }, { 0 } }, sw1 = sw;
@@ -245,7 +245,7 @@ static int measure_level(const char *buf, const struct level *l, const struct wl
 
 static int color_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct color_opts *a = opts;
 	struct level lv[2] = { { "l1d", false, { 0, 0, 0, 0, 0 }, 0 },
 			       { "l2", false, { 0, 0, 0, 0, 0 }, 0 } };
 	enum harness_tsc tsc = harness_tsc_probe(env->root);
@@ -296,7 +296,7 @@ const struct workload wl_color = {
 		       "frames one cache way apart in a 2M MADV_HUGEPAGE region, N = ways and "
 		       "ways + 1, for the L1d and the L2; ns and TSC cycles per read",
 	.params = color_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct color_opts),
 	.metrics = color_metrics,
 	.check = color_check,
 	.run = color_run,

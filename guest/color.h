@@ -16,6 +16,12 @@
 #include "sysinfo.h"
 #include "workload.h"
 
+/* color's options: its parameter table points into them */
+struct color_opts {
+	uint64_t loads;		/* dependent reads per trial and N */
+	uint64_t trials;	/* timed trials per N (median kept) */
+};
+
 extern const struct workload wl_color;
 
 /*

@@ -51,8 +51,6 @@ struct wl_args {
 	uint64_t size;		/* bytes */
 	uint64_t accesses;
 	bool madvise;
-	uint64_t loads;		/* color: timed loads per trial */
-	uint64_t trials;	/* color: timed trials per point (median kept) */
 	uint64_t passes;	/* fork: fork()s */
 	uint64_t volume;	/* dd: bytes moved per (target, block size) */
 	char config[WL_WORD_MAX];	/* kcompile: make's config target (tinyconfig) */
