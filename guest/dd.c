@@ -42,7 +42,7 @@ static const struct wl_param dd_params[] = {
 	 * 128M per run, measured natively here: 8-32 ms to /dev/null, 90-170 ms to tmpfs
 	 * (bs 4K the slowest); at TCG's 10-30x the slowest run stays under ~5 s
 	 */
-	{ "volume", WL_P_SIZE, offsetof(struct wl_args, volume), "128M", 2u << 20, 1ull << 40,
+	{ "volume", WL_P_SIZE, offsetof(struct dd_opts, volume), "128M", 2u << 20, 1ull << 40,
 	  "bytes each dd run moves (a multiple of 2M; count = volume / bs)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -158,7 +158,7 @@ static int dd_path(const char *root, char *buf, size_t len)
 
 static int dd_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct dd_opts *a = opts;
 	char path[512], s[32];
 
 	fmt_size(a->volume, s, sizeof(s));
@@ -319,7 +319,7 @@ static int add_coverage(const struct wl_env *env, enum dd_target t, const char *
 	return ret | rec_add_f64(r, "tmpfs_huge_pct", pct > 100 ? 100 : pct);
 }
 
-static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target t, size_t b,
+static int one(const struct dd_opts *a, const struct wl_env *env, enum dd_target t, size_t b,
 	       const char *tmpdir, const char *skip_why, struct err *e)
 {
 	uint64_t bs = block_sizes[b].bytes, count = a->volume / bs;
@@ -391,7 +391,7 @@ static int one(const struct wl_args *a, const struct wl_env *env, enum dd_target
 
 static int dd_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct dd_opts *a = opts;
 	unsigned char order[DD__TARGETS * DD_NBS];
 	char tmpdir[512], why[256] = "";
 	uint64_t st = prng_mix(env->common->seed ^ 0xddu);
@@ -427,7 +427,7 @@ const struct workload wl_dd = {
 		       "bs 4K, 64K, 1M, 2M; MiB/s measured here, dd's user/sys time from "
 		       "wait4 (one record per destination and bs)",
 	.params = dd_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct dd_opts),
 	.metrics = dd_metrics,
 	.check = dd_check,
 	.run = dd_run,

@@ -24,6 +24,11 @@
 #define DD_MARGIN (32ull << 20)	/* memory left to the rest of the system */
 #define DD_STDERR_MAX 4096	/* bytes of dd's stderr kept */
 
+/* dd's options: its parameter table points into them */
+struct dd_opts {
+	uint64_t volume;	/* bytes moved per (target, block size) */
+};
+
 extern const struct workload wl_dd;
 
 /*

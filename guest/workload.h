@@ -52,7 +52,6 @@ struct wl_args {
 	uint64_t accesses;
 	bool madvise;
 	uint64_t passes;	/* fork: fork()s */
-	uint64_t volume;	/* dd: bytes moved per (target, block size) */
 	char config[WL_WORD_MAX];	/* kcompile: make's config target (tinyconfig) */
 	char target[WL_WORD_MAX];	/* kcompile: what is built, timed (mm/, vmlinux) */
 	char src[WL_PATH_MAX];		/* kcompile: the pristine kernel source tree */
