@@ -44,16 +44,16 @@ static const struct {
 #define KC_NCONFIGS (sizeof(kc_configs) / sizeof(kc_configs[0]))
 
 static const struct wl_param kc_params[] = {
-	{ "config", WL_P_WORD, offsetof(struct wl_args, config), "tinyconfig", 0, WL_WORD_MAX,
+	{ "config", WL_P_WORD, offsetof(struct kcompile_opts, config), "tinyconfig", 0, WL_WORD_MAX,
 	  "config target made first, with make prepare, untimed: tinyconfig, allnoconfig, "
 	  "defconfig, x86_64_defconfig, i386_defconfig" },
-	{ "target", WL_P_WORD, offsetof(struct wl_args, target), "mm/", 0, WL_WORD_MAX,
+	{ "target", WL_P_WORD, offsetof(struct kcompile_opts, target), "mm/", 0, WL_WORD_MAX,
 	  "what the timed make builds: a directory such as mm/ or a target such as vmlinux" },
-	{ "jobs", WL_P_U64, offsetof(struct wl_args, jobs), "0", 0, 256,
+	{ "jobs", WL_P_U64, offsetof(struct kcompile_opts, jobs), "0", 0, 256,
 	  "make -j; 0 = the online CPUs" },
-	{ "src", WL_P_WORD, offsetof(struct wl_args, src), KC_SRC_DEFAULT, 0, WL_PATH_MAX,
+	{ "src", WL_P_WORD, offsetof(struct kcompile_opts, src), KC_SRC_DEFAULT, 0, WL_PATH_MAX,
 	  "the pristine kernel source tree (absolute path; only read)" },
-	{ "build-dir", WL_P_WORD, offsetof(struct wl_args, build_dir), "/tmp", 0, WL_PATH_MAX,
+	{ "build-dir", WL_P_WORD, offsetof(struct kcompile_opts, build_dir), "/tmp", 0, WL_PATH_MAX,
 	  "where each repetition's fresh O= tree is made (and removed after)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -208,7 +208,7 @@ static bool path_ok(const char *p)
 
 static int kc_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct kcompile_opts *a = opts;
 	char path[WL_PATH_MAX + 600], have[32], need[32];
 	unsigned long long space;
 	uint64_t avail = 0, free_b;
@@ -338,7 +338,7 @@ static int make_status(const struct kc_result *res, const char *what, struct err
  * make prepare with the source at the same path (its 'source' link says
  * which): usable only where that path is src. 0 with path set, or -ENOENT.
  */
-static int prepared_tree(const struct wl_args *a, const struct wl_env *env, char *path,
+static int prepared_tree(const struct kcompile_opts *a, const struct wl_env *env, char *path,
 			 size_t len)
 {
 	char link[WL_PATH_MAX + 1], p[3 * WL_PATH_MAX + 16];
@@ -441,7 +441,7 @@ static double tv_s(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-static int build(const struct wl_args *a, const struct wl_env *env, const char *odir,
+static int build(const struct kcompile_opts *a, const struct wl_env *env, const char *odir,
 		 unsigned jobs, struct record *res, struct err *e)
 {
 	char make[WL_PATH_MAX + 32], o_c[2 * WL_PATH_MAX + 8], o_o[2 * WL_PATH_MAX + 48], o_j[24];
@@ -528,7 +528,7 @@ static int build(const struct wl_args *a, const struct wl_env *env, const char *
 
 static int kc_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct kcompile_opts *a = opts;
 	char odir[2 * WL_PATH_MAX + 32];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned jobs = a->jobs ? (unsigned)a->jobs : (unsigned)(cpus > 0 ? cpus : 1);
@@ -550,7 +550,7 @@ const struct workload wl_kcompile = {
 		       "-jJOBS TARGET in a fresh O= tree of a pristine source; wall, user and sys "
 		       "time and page faults of the build (wait4), /proc/vmstat deltas",
 	.params = kc_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct kcompile_opts),
 	.metrics = kc_metrics,
 	.check = kc_check,
 	.run = kc_run,

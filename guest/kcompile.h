@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sysinfo.h"
 #include "workload.h"
@@ -33,6 +34,15 @@
 #define KC_MAKE "/usr/bin/make"
 #define KC_CC "/usr/bin/gcc"
 #define KC_TAIL_MAX 160			/* bytes of make's last output line kept */
+
+/* kcompile's options: its parameter table points into them */
+struct kcompile_opts {
+	char config[WL_WORD_MAX];	/* make's config target (tinyconfig) */
+	char target[WL_WORD_MAX];	/* what is built, timed (mm/, vmlinux) */
+	char src[WL_PATH_MAX];		/* the pristine kernel source tree */
+	char build_dir[WL_PATH_MAX];	/* where each fresh O= tree is made */
+	uint64_t jobs;			/* make -j; 0 = the online CPUs */
+};
 
 extern const struct workload wl_kcompile;
 

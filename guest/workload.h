@@ -52,11 +52,6 @@ struct wl_args {
 	uint64_t accesses;
 	bool madvise;
 	uint64_t passes;	/* fork: fork()s */
-	char config[WL_WORD_MAX];	/* kcompile: make's config target (tinyconfig) */
-	char target[WL_WORD_MAX];	/* kcompile: what is built, timed (mm/, vmlinux) */
-	char src[WL_PATH_MAX];		/* kcompile: the pristine kernel source tree */
-	char build_dir[WL_PATH_MAX];	/* kcompile: where each fresh O= tree is made */
-	uint64_t jobs;		/* kcompile: make -j; 0 = the online CPUs */
 };
 
 struct wl_param {
