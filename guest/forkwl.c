@@ -13,11 +13,11 @@
 #include "sysinfo.h"
 
 static const struct wl_param fork_params[] = {
-	{ "size", WL_P_SIZE, offsetof(struct wl_args, size), "64M", REGION_HUGE, 1ull << 40,
+	{ "size", WL_P_SIZE, offsetof(struct fork_opts, size), "64M", REGION_HUGE, 1ull << 40,
 	  "buffer the parent maps and touches before forking (a multiple of 2M)" },
-	{ "passes", WL_P_U64, offsetof(struct wl_args, passes), "20", 1, 1000,
+	{ "passes", WL_P_U64, offsetof(struct fork_opts, passes), "20", 1, 1000,
 	  "fork()s timed per repetition (the mean is recorded)" },
-	{ "madvise", WL_P_BOOL, offsetof(struct wl_args, madvise), "0", 0, 1,
+	{ "madvise", WL_P_BOOL, offsetof(struct fork_opts, madvise), "0", 0, 1,
 	  "1: madvise(MADV_HUGEPAGE) the buffer (needed when THP is 'madvise')" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
@@ -34,7 +34,7 @@ static const struct wl_metric fork_metrics[] = {
 
 static int fork_check(const void *opts, const struct wl_env *env, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct fork_opts *a = opts;
 	uint64_t avail;
 
 	if (a->size % REGION_HUGE)
@@ -71,7 +71,7 @@ static int fork_once(uint64_t *fork_ns, uint64_t *cycle_ns, struct err *e)
 
 static int fork_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
-	const struct wl_args *a = opts;
+	const struct fork_opts *a = opts;
 	uint64_t p, f = 0, c = 0, fork_sum = 0, cycle_sum = 0;
 	struct smaps_vma vma;
 	struct region rg;
@@ -105,7 +105,7 @@ const struct workload wl_fork = {
 	.description = "fork() of a process with a populated buffer: the parent's fork() call and the "
 		       "fork-exit-reap cycle (the copy-on-write setup of a Redis BGSAVE)",
 	.params = fork_params,
-	.opts_size = sizeof(struct wl_args),
+	.opts_size = sizeof(struct fork_opts),
 	.metrics = fork_metrics,
 	.check = fork_check,
 	.run = fork_run,

@@ -9,9 +9,19 @@
 #ifndef THPEVAL_GUEST_FORKWL_H
 #define THPEVAL_GUEST_FORKWL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "workload.h"
 
 #define FORK_MARGIN (32ull << 20)	/* memory left to the rest of the system */
+
+/* fork's options: its parameter table points into them */
+struct fork_opts {
+	uint64_t size;		/* bytes the parent maps and touches, a multiple of 2M */
+	uint64_t passes;	/* fork()s timed */
+	bool madvise;		/* madvise(MADV_HUGEPAGE) the buffer */
+};
 
 extern const struct workload wl_fork;
 

@@ -46,14 +46,6 @@ struct wl_common {
 	struct wl_label labels[WL_MAX_LABELS];
 };
 
-/* Every parameter any workload takes; each workload's table says which. */
-struct wl_args {
-	uint64_t size;		/* bytes */
-	uint64_t accesses;
-	bool madvise;
-	uint64_t passes;	/* fork: fork()s */
-};
-
 struct wl_param {
 	const char *name;	/* --name=value */
 	enum wl_ptype type;
