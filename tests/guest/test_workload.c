@@ -3,7 +3,10 @@
  * program offers has traits (the orchestrator's validity rule), every traits
  * entry is a workload, and every record field a rule (or the split) reads is
  * one the workload declares, so the evidence the orchestrator asks for is
- * what the workload writes. The listing shows each workload's rules.
+ * what the workload writes. The listing shows each workload's rules. Each
+ * workload's parameter table points inside its own options struct (and the
+ * common table inside struct wl_common), no two parameters share a byte, and
+ * the defaults parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,13 +97,100 @@ static void test_listing(void **state)
 	free(text);
 }
 
+/* the bytes the harness writes for a parameter of this type; 0 for a bad type */
+static size_t param_width(const struct wl_param *p)
+{
+	switch (p->type) {
+	case WL_P_SIZE:
+	case WL_P_U64:
+		return sizeof(uint64_t);
+	case WL_P_BOOL:
+		return sizeof(bool);
+	case WL_P_KEEP01:
+		return sizeof(int);
+	case WL_P_WORD:
+		return (size_t)p->max;
+	default:
+		return 0;
+	}
+}
+
+/* every parameter of table t lies inside its struct of size bytes; no two share a byte */
+static void check_table(const char *what, const struct wl_param *t, size_t size)
+{
+	const struct wl_param *p, *q;
+
+	for (p = t; p && p->name; p++) {
+		size_t w = param_width(p);
+
+		if (!w)
+			fail_msg("%s --%s has no width (type %d)", what, p->name, (int)p->type);
+		if (p->off + w > size)
+			fail_msg("%s --%s: bytes %zu to %zu lie outside its %zu-byte options", what,
+				 p->name, p->off, p->off + w, size);
+		for (q = t; q != p; q++)
+			if (p->off < q->off + param_width(q) && q->off < p->off + w)
+				fail_msg("%s --%s and --%s share bytes", what, q->name, p->name);
+	}
+}
+
+static void test_params_in_opts(void **state)
+{
+	const struct workload *w = *state;
+
+	assert_true(w->opts_size > 0);
+	check_table(w->name, w->params, w->opts_size);
+}
+
+static void test_common_params(void **state)
+{
+	(void)state;
+	check_table("common", wl_common_params, sizeof(struct wl_common));
+}
+
+/* no arguments: the defaults of both tables, parsed like user values, are accepted */
+static void test_defaults_parse(void **state)
+{
+	const struct workload *w = *state;
+	struct err e = ERR_INIT;
+	struct wl_common c;
+	void *opts = calloc(1, w->opts_size);
+
+	assert_non_null(opts);
+	if (harness_parse_args(w, 0, NULL, &c, opts, &e))
+		fail_msg("%s: a default is rejected: %s", w->name, e.msg);
+	assert_int_equal(c.seed, 1);
+	assert_int_equal(c.nlabels, 0);
+	free(opts);
+}
+
+#define MAX_WORKLOADS 16
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_traits_match_workloads),
-		cmocka_unit_test(test_fields_declared),
-		cmocka_unit_test(test_listing),
-	};
+	struct CMUnitTest tests[4 + 2 * MAX_WORKLOADS];
+	char names[MAX_WORKLOADS][2][96];
+	const struct workload *w;
+	size_t i, n = 0;
 
-	return cmocka_run_group_tests_name("guest/workload", tests, NULL, NULL);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_traits_match_workloads);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_fields_declared);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_listing);
+	tests[n++] = (struct CMUnitTest){ "common parameters inside struct wl_common",
+					  test_common_params, NULL, NULL, NULL };
+	for (i = 0; (w = workload_at(i)); i++) {
+		if (i == MAX_WORKLOADS) {
+			fprintf(stderr, "more than %d workloads: raise MAX_WORKLOADS\n",
+				MAX_WORKLOADS);
+			return 1;
+		}
+		snprintf(names[i][0], sizeof(names[i][0]), "%s: parameters inside its options",
+			 w->name);
+		snprintf(names[i][1], sizeof(names[i][1]), "%s: defaults parse", w->name);
+		tests[n++] = (struct CMUnitTest){ names[i][0], test_params_in_opts, NULL, NULL,
+						  (void *)(uintptr_t)w };
+		tests[n++] = (struct CMUnitTest){ names[i][1], test_defaults_parse, NULL, NULL,
+						  (void *)(uintptr_t)w };
+	}
+	return _cmocka_run_group_tests("guest/workload", tests, n, NULL, NULL);
 }
