@@ -20,9 +20,9 @@
 #define WL_PATH_MAX 256		/* WL_P_WORD values that are paths */
 
 enum wl_ptype {
-	WL_P_SIZE,	/* bytes with K/M/G suffix */
-	WL_P_U64,	/* unsigned integer in [min, max] */
-	WL_P_BOOL,	/* 0 or 1 */
+	WL_P_SIZE,	/* bytes with K/M/G suffix: uint64_t */
+	WL_P_U64,	/* unsigned integer in [min, max]: uint64_t */
+	WL_P_BOOL,	/* 0 or 1: bool */
 	WL_P_KEEP01,	/* keep, 0 or 1 (a knob to leave alone or set): int, -1 = keep */
 	WL_P_WORD,	/* text of [A-Za-z0-9_./:+-] into a char[max] (max = the array size) */
 	WL_P__COUNT
