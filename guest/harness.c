@@ -249,7 +249,7 @@ static bool key_valid(const char *k)
 	return n > 0 && n < REC_KEY_MAX;
 }
 
-static int add_label(const struct workload *w, const char *kv, struct wl_common *a, struct err *e)
+static int add_label(const struct workload *w, const char *kv, struct wl_common *c, struct err *e)
 {
 	const char *eq = strchr(kv, '=');
 	struct wl_label *l;
@@ -257,9 +257,9 @@ static int add_label(const struct workload *w, const char *kv, struct wl_common 
 
 	if (!eq)
 		return err_set(e, -EINVAL, "bad --label '%s': expected key=value", kv);
-	if (a->nlabels >= WL_MAX_LABELS)
+	if (c->nlabels >= WL_MAX_LABELS)
 		return err_set(e, -E2BIG, "more than %d --label options", WL_MAX_LABELS);
-	l = &a->labels[a->nlabels];
+	l = &c->labels[c->nlabels];
 	klen = (size_t)(eq - kv);
 	if (klen >= sizeof(l->key))
 		return err_set(e, -EINVAL, "bad --label key in '%s': longer than %d", kv,
@@ -271,14 +271,14 @@ static int add_label(const struct workload *w, const char *kv, struct wl_common 
 	if (workload_has_field(w, l->key) || !strcmp(l->key, "reason"))
 		return err_set(e, -EINVAL, "--label key '%s' is a field of the %s record", l->key,
 			       w->name);
-	for (i = 0; i < a->nlabels; i++)
-		if (!strcmp(a->labels[i].key, l->key))
+	for (i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, l->key))
 			return err_set(e, -EINVAL, "--label '%s' given twice", l->key);
 	if (strlen(eq + 1) >= sizeof(l->val))
 		return err_set(e, -E2BIG, "--label '%s' value longer than %d", l->key,
 			       REC_VAL_MAX - 1);
 	strcpy(l->val, eq + 1);
-	a->nlabels++;
+	c->nlabels++;
 	return 0;
 }
 
@@ -341,22 +341,22 @@ int harness_parse_args(const struct workload *w, int argc, char *const argv[],
 }
 
 /* workload, rep, warmup, seed, THP knobs, labels: the fields every record carries */
-static void base_fields(const struct workload *w, const struct wl_common *a,
+static void base_fields(const struct workload *w, const struct wl_common *c,
 			const struct wl_env *env, struct record *r)
 {
 	char v[THP_VALUE_MAX];
 	size_t i;
 
 	rec_add_str(r, "workload", w->name);
-	rec_add_u64(r, "rep", a->rep);
-	rec_add_u64(r, "warmup", a->warmup);
-	rec_add_u64(r, "seed", a->seed);
+	rec_add_u64(r, "rep", c->rep);
+	rec_add_u64(r, "warmup", c->warmup);
+	rec_add_u64(r, "seed", c->seed);
 	thp_knob_get(env->root, "enabled", v, sizeof(v), NULL);
 	rec_add_str(r, "thp_enabled", v);
 	thp_knob_get(env->root, "defrag", v, sizeof(v), NULL);
 	rec_add_str(r, "thp_defrag", v);
-	for (i = 0; i < a->nlabels; i++)
-		rec_add_str(r, a->labels[i].key, a->labels[i].val);
+	for (i = 0; i < c->nlabels; i++)
+		rec_add_str(r, c->labels[i].key, c->labels[i].val);
 }
 
 static int report(struct emitter *em, enum rec_type t, const struct record *base, const char *why,
