@@ -68,6 +68,27 @@ static int proc_path(char *buf, size_t len, const char *proc_root, int pid, cons
 	return 0;
 }
 
+/*
+ * <proc_root>[/<pid>]/name opened for reading into *f; path keeps its name for
+ * messages. A process file of a process that is gone is -ENOENT.
+ */
+static int proc_fopen(char *path, size_t len, const char *proc_root, int pid, const char *name, FILE **f,
+		      struct err *e)
+{
+	int r, saved;
+
+	r = proc_path(path, len, proc_root, pid, name, e);
+	if (r)
+		return r;
+	*f = fopen(path, "re");
+	if (*f)
+		return 0;
+	saved = errno;
+	if (pid > 0 && (saved == ENOENT || saved == ESRCH))
+		return err_set(e, -ENOENT, "process %d is gone (no '%s')", pid, path);
+	return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+}
+
 /* ---- smaps ------------------------------------------------------------------ */
 
 enum map_kind {
@@ -258,22 +279,15 @@ int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
 	const char *why = NULL;
 	unsigned no = 0;
 	FILE *f;
-	int r, saved;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (pid <= 0 || guest_ram_bytes == 0)
 		return err_set(e, -EINVAL, "bad smaps query: pid %d, guest RAM %" PRIu64 " bytes", pid,
 			       guest_ram_bytes);
-	r = proc_path(path, sizeof(path), proc_root, pid, "smaps", e);
+	r = proc_fopen(path, sizeof(path), proc_root, pid, "smaps", &f, e);
 	if (r)
 		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		if (saved == ENOENT || saved == ESRCH)
-			return err_set(e, -ENOENT, "process %d is gone (no '%s')", pid, path);
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
 	while ((r = next_line(f, line, sizeof(line))) > 0) {
 		no++;
 		if (is_hex(line[0])) {
@@ -343,17 +357,12 @@ int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e)
 	uint64_t v;
 	char *sp;
 	FILE *f;
-	int r, saved;
+	int r;
 
 	out->n = 0;
-	r = proc_path(path, sizeof(path), proc_root, 0, "vmstat", e);
+	r = proc_fopen(path, sizeof(path), proc_root, 0, "vmstat", &f, e);
 	if (r)
 		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
 	while ((r = next_line(f, line, sizeof(line))) > 0) {
 		no++;
 		sp = strchr(line, ' ');
@@ -436,16 +445,11 @@ static int read_cpuinfo(const char *proc_root, struct host_info *out, struct err
 	const char *v;
 	bool model = false;
 	FILE *f;
-	int r, saved;
+	int r;
 
-	r = proc_path(path, sizeof(path), proc_root, 0, "cpuinfo", e);
+	r = proc_fopen(path, sizeof(path), proc_root, 0, "cpuinfo", &f, e);
 	if (r)
 		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
 	while ((r = next_line(f, line, sizeof(line))) != 0) {
 		if (r == -EOVERFLOW) {
 			/* flags lines grow with every CPU generation: not ours */
@@ -478,16 +482,11 @@ static int meminfo_kb(const char *proc_root, const char *key, const char *hint, 
 	const char *v;
 	bool found = false;
 	FILE *f;
-	int r, saved;
+	int r;
 
-	r = proc_path(path, sizeof(path), proc_root, 0, "meminfo", e);
+	r = proc_fopen(path, sizeof(path), proc_root, 0, "meminfo", &f, e);
 	if (r)
 		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
 	while (!found && (r = next_line(f, line, sizeof(line))) > 0) {
 		if (!(v = kv_value(line, key)))
 			continue;
@@ -618,18 +617,13 @@ int buddyinfo_read(const char *proc_root, struct buddyinfo *out, struct err *e)
 {
 	char path[PATH_MAX], line[PROC_LINE_MAX];
 	FILE *f;
-	int r, saved;
+	int r;
 	unsigned zones = 0;
 
 	memset(out, 0, sizeof(*out));
-	r = proc_path(path, sizeof(path), proc_root, 0, "buddyinfo", e);
+	r = proc_fopen(path, sizeof(path), proc_root, 0, "buddyinfo", &f, e);
 	if (r)
 		return r;
-	f = fopen(path, "re");
-	if (!f) {
-		saved = errno;
-		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
-	}
 	while ((r = next_line(f, line, sizeof(line))) > 0) {
 		if (!line[0])
 			continue;
