@@ -107,15 +107,14 @@ static int split_suffix(const char *s, char *num, size_t numlen, const char **su
 	return 0;
 }
 
-int parse_size(const char *s, uint64_t *bytes)
+/* a number with one of the suffixes of tab (the empty suffix too if listed), times its factor */
+struct unit {
+	const char *sfx;
+	uint64_t mult;
+};
+
+static int parse_with_unit(const char *s, const struct unit *tab, size_t n, uint64_t *out)
 {
-	static const struct { const char *sfx; unsigned shift; } tab[] = {
-		{ "", 0 }, { "B", 0 },
-		{ "K", 10 }, { "k", 10 }, { "KiB", 10 }, { "KB", 10 },
-		{ "M", 20 }, { "MiB", 20 }, { "MB", 20 },
-		{ "G", 30 }, { "GiB", 30 }, { "GB", 30 },
-		{ "T", 40 }, { "TiB", 40 }, { "TB", 40 },
-	};
 	char num[32];
 	const char *sfx;
 	uint64_t v;
@@ -128,43 +127,37 @@ int parse_size(const char *s, uint64_t *bytes)
 	r = parse_u64(num, &v);
 	if (r)
 		return r;
-	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+	for (i = 0; i < n; i++) {
 		if (strcmp(sfx, tab[i].sfx))
 			continue;
-		if (tab[i].shift && v > (UINT64_MAX >> tab[i].shift))
+		if (v > UINT64_MAX / tab[i].mult)
 			return -ERANGE;
-		*bytes = v << tab[i].shift;
+		*out = v * tab[i].mult;
 		return 0;
 	}
 	return -EINVAL;
 }
 
+int parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct unit tab[] = {
+		{ "", 1 }, { "B", 1 },
+		{ "K", 1ull << 10 }, { "k", 1ull << 10 }, { "KiB", 1ull << 10 }, { "KB", 1ull << 10 },
+		{ "M", 1ull << 20 }, { "MiB", 1ull << 20 }, { "MB", 1ull << 20 },
+		{ "G", 1ull << 30 }, { "GiB", 1ull << 30 }, { "GB", 1ull << 30 },
+		{ "T", 1ull << 40 }, { "TiB", 1ull << 40 }, { "TB", 1ull << 40 },
+	};
+
+	return parse_with_unit(s, tab, sizeof(tab) / sizeof(tab[0]), bytes);
+}
+
 int parse_duration_ms(const char *s, uint64_t *ms)
 {
-	static const struct { const char *sfx; uint64_t mult; } tab[] = {
+	static const struct unit tab[] = {
 		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
 	};
-	char num[32];
-	const char *sfx;
-	uint64_t v;
-	size_t i;
-	int r;
 
-	r = split_suffix(s, num, sizeof(num), &sfx);
-	if (r)
-		return r;
-	r = parse_u64(num, &v);
-	if (r)
-		return r;
-	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		if (strcmp(sfx, tab[i].sfx))
-			continue;
-		if (v > UINT64_MAX / tab[i].mult)
-			return -ERANGE;
-		*ms = v * tab[i].mult;
-		return 0;
-	}
-	return -EINVAL;
+	return parse_with_unit(s, tab, sizeof(tab) / sizeof(tab[0]), ms);
 }
 
 int parse_list_check(const char *s)
