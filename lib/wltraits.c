@@ -21,23 +21,29 @@ const char *wl_want_name(enum wl_want w)
 	return (unsigned)w < WL_WANT__COUNT ? want_names[w] : "?";
 }
 
+/* a rule with only its coverage evidence (no want, effect or reason field) */
+#define COV_RULE(variant, cov_field, want, what) { variant, cov_field, want, NULL, NULL, NULL, NULL, what }
+/* the end of a rule table */
+#define RULES_END { NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL }
+/* a workload with one coverage rule for every variant */
+#define WHOLE_RULES(name, cov_field, want, what) \
+	static const struct wl_rule name[] = { COV_RULE("*", cov_field, want, what), RULES_END }
+
 /*
  * The rules. Field names are the ones the guest workloads write (their
  * metric tables declare them; tests/guest/test_workload.c checks that).
  */
-static const struct wl_rule memset_rules[] = {
-	/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
-	{ "*", "guest_huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the buffer" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
-};
+
+/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
+WHOLE_RULES(memset_rules, "guest_huge_pct", WL_WANT_SETTING, "the buffer");
 
 static const struct wl_rule tlb_rules[] = {
 	/* the baseline page and the 4K-backed points: a MADV_NOHUGEPAGE (or split) region */
-	{ "base", "huge_pct", WL_WANT_BASE, NULL, NULL, NULL, NULL, "the 4K-backed region" },
-	{ "ws*_4k", "huge_pct", WL_WANT_BASE, NULL, NULL, NULL, NULL, "the 4K-backed region" },
+	COV_RULE("base", "huge_pct", WL_WANT_BASE, "the 4K-backed region"),
+	COV_RULE("ws*_4k", "huge_pct", WL_WANT_BASE, "the 4K-backed region"),
 	/* the 2M-backed points and the summary's 4K - 2M differences: a MADV_HUGEPAGE region */
-	{ "*", "huge_pct", WL_WANT_HUGE, NULL, NULL, NULL, NULL, "the 2M-backed region" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+	COV_RULE("*", "huge_pct", WL_WANT_HUGE, "the 2M-backed region"),
+	RULES_END,
 };
 
 static const struct wl_rule hzp_rules[] = {
@@ -45,26 +51,17 @@ static const struct wl_rule hzp_rules[] = {
 	{ "zp1", NULL, WL_WANT_NONE, NULL, "zero_page_in_effect", "huge zero page", "zero_page_reason",
 	  "the buffer" },
 	/* use_zero_page=0 (or no knob): the reads allocate, huge pages unless THP is never */
-	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the buffer" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+	COV_RULE("*", "huge_pct", WL_WANT_SETTING, "the buffer"),
+	RULES_END,
 };
 
-static const struct wl_rule clearorder_rules[] = {
-	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the tasks' buffers" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
-};
+WHOLE_RULES(clearorder_rules, "huge_pct", WL_WANT_SETTING, "the tasks' buffers");
 
-static const struct wl_rule fork_rules[] = {
-	/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
-	{ "*", "huge_pct", WL_WANT_SETTING, NULL, NULL, NULL, NULL, "the forked buffer" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
-};
+/* --madvise=1 under 'madvise' (the runner passes it), so huge unless never */
+WHOLE_RULES(fork_rules, "huge_pct", WL_WANT_SETTING, "the forked buffer");
 
-static const struct wl_rule color_rules[] = {
-	/* its frames one cache way apart must be physically contiguous: one huge page */
-	{ "*", "huge_pct", WL_WANT_HUGE, NULL, NULL, NULL, NULL, "the region" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
-};
+/* its frames one cache way apart must be physically contiguous: one huge page */
+WHOLE_RULES(color_rules, "huge_pct", WL_WANT_HUGE, "the region");
 
 static const struct wl_rule dd_rules[] = {
 	/* the tmpfs file: its page size is the tmpfs mount's (huge=) and shmem_enabled's */
@@ -72,14 +69,14 @@ static const struct wl_rule dd_rules[] = {
 	  "the tmpfs file" },
 	/* /dev/null: the memory is dd's own buffer, in the dd process */
 	{ "*", NULL, WL_WANT_UNMEASURED, NULL, NULL, NULL, "cov_note", "dd's buffer" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+	RULES_END,
 };
 
 static const struct wl_rule kcompile_rules[] = {
 	/* gcc and make do not madvise: huge pages under always only */
 	{ "*", "huge_fault_pct", WL_WANT_ALWAYS, NULL, NULL, NULL, "cov_note",
 	  "the build's faults that tried a huge page" },
-	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+	RULES_END,
 };
 
 /* the primary metrics: the figure each workload exists to measure */
