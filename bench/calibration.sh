@@ -18,13 +18,8 @@ BIN=$PWD/bin/thpeval
 OUT=bench/results
 RUNS=${CALIBRATION_RUNS:-5}
 mkdir -p "$OUT"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "calibration: needs root (libvirtd qemu:///system); skipped" >&2
-	exit 77
-fi
-WORK=$(mktemp -d /tmp/thpeval-calib.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-"$BIN" image build >/dev/null 2>"$WORK/image.err" || { cat "$WORK/image.err" >&2; exit 1; }
+. bench/lib.sh
+bench_guest_setup calibration 77 calib
 
 # the summary of the runs' results.json files (jq -s); CALIBRATION_JQ_ONLY=1 below runs it alone
 CALIB_JQ='

@@ -54,13 +54,14 @@ VERSION=$(stress-ng --version | sed -n 's/.*version \([^ ]*\).*/\1/p')
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # one field of a memset result record
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# the per-repetition series of one host THP setting and size, one file each under $WORK
+SERIES="tool mirror fault cycle huge ft pop npass"
 
 rows=()
 for thp in never always; do
 	"$BIN" host set enabled="$thp" >/dev/null || { echo "bench: cannot set host THP $thp" >&2; exit 1; }
 	for size in $SIZES; do
-		: >"$WORK/tool" ; : >"$WORK/mirror" ; : >"$WORK/fault" ; : >"$WORK/cycle"
-		: >"$WORK/huge" ; : >"$WORK/ft" ; : >"$WORK/pop" ; : >"$WORK/npass"
+		for f in $SERIES; do : >"$WORK/$f"; done
 		# the unrecorded warm-up round; its loop throughput sizes the passes that fill SECS
 		taskset -c "$CPU" "$GUEST" workload memset --size="$size" --accesses=1000 \
 			--populate-read=1 --passes=2 >"$WORK/m" 2>&1
@@ -96,19 +97,15 @@ for thp in never always; do
 			awk '$4 == "vm" { print $9 }' "$WORK/s" >>"$WORK/tool"
 		done
 		[ "$(wc -l <"$WORK/tool")" -eq "$REPS" ] || { echo "bench: cannot read stress-ng's metrics" >&2; cat "$WORK/s" >&2; exit 1; }
-		rows+=("$(jq -n --arg thp "$thp" --arg size "$size" \
-			--argjson tool "[$(paste -sd, "$WORK/tool")]" \
-			--argjson mirror "[$(paste -sd, "$WORK/mirror")]" \
-			--argjson fault "[$(paste -sd, "$WORK/fault")]" \
-			--argjson cycle "[$(paste -sd, "$WORK/cycle")]" \
-			--argjson huge "[$(paste -sd, "$WORK/huge")]" \
-			--argjson ft "[$(paste -sd, "$WORK/ft")]" \
-			--argjson pop "[$(paste -sd, "$WORK/pop")]" \
-			--argjson npass "[$(paste -sd, "$WORK/npass")]" \
-			--argjson tool_m "$(median <"$WORK/tool")" \
-			--argjson mirror_m "$(median <"$WORK/mirror")" \
-			--argjson fault_m "$(median <"$WORK/fault")" \
-			--argjson cycle_m "$(median <"$WORK/cycle")" \
+		# each series as $NAME (every run) and the timed ones' medians as $NAME_m
+		series=()
+		for f in $SERIES; do
+			series+=(--argjson "$f" "[$(paste -sd, "$WORK/$f")]")
+		done
+		for f in tool mirror fault cycle; do
+			series+=(--argjson "${f}_m" "$(median <"$WORK/$f")")
+		done
+		rows+=("$(jq -n --arg thp "$thp" --arg size "$size" "${series[@]}" \
 			--argjson load "$(cut -d' ' -f1 /proc/loadavg)" \
 			'{ host_thp: $thp, size: $size,
 			   tool_mib_s: $tool_m, tool_runs_mib_s: $tool,

@@ -19,15 +19,9 @@ OUT=bench/results
 N=${BENCH_GUESTS:-3}
 LOCK_WAIT=${BENCH_LOCK_WAIT:-600}
 mkdir -p "$OUT"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench: needs root (libvirtd qemu:///system); skipped" >&2
-	exit 0
-fi
-WORK=$(mktemp -d /tmp/thpeval-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-
-# warm the image cache so the build is not counted
-"$BIN" image build >/dev/null 2>"$WORK/image.err" || { cat "$WORK/image.err" >&2; exit 1; }
+# root, $WORK, and the image cache warmed so the build is not counted
+. bench/lib.sh
+bench_guest_setup bench 0 bench
 
 for i in $(seq 1 "$N"); do
 	start=$SECONDS
