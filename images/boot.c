@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fstree.h"
+
 #define BZ_MAX (256u << 20)		/* a bzImage larger than this is not one */
 #define VMLINUX_MAX (1024u << 20)	/* cap on the unpacked kernel */
 #define INITRD_MAX (1024u << 20)
@@ -33,17 +35,9 @@ static int read_all(const char *path, size_t max, unsigned char **buf,
 
 	*buf = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(path, "", "", &st, e);
 	if (fd < 0)
-		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st)) {
-		ret = err_set(e, -errno, "cannot stat '%s': %s", path, strerror(errno));
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = err_set(e, -EINVAL, "'%s' is not a regular file", path);
-		goto cleanup;
-	}
+		return fd;
 	if ((uint64_t)st.st_size > max) {
 		ret = err_set(e, -EFBIG, "'%s' is larger than %zu MiB", path, max >> 20);
 		goto cleanup;

@@ -228,20 +228,9 @@ static int fnv_file(uint64_t *h, const char *tag, const char *path,
 	uint64_t done = 0;
 	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(path, what, advice, &st, e);
 	if (fd < 0)
-		return err_set(e, -errno, "cannot open %s '%s': %s%s", what, path,
-			       strerror(errno), errno == ENOENT ? advice : "");
-	if (fstat(fd, &st)) {
-		ret = err_set(e, -errno, "cannot stat %s '%s': %s", what, path,
-			      strerror(errno));
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = err_set(e, -EINVAL, "%s '%s' is not a regular file", what,
-			      path);
-		goto cleanup;
-	}
+		return fd;
 	buf = malloc(1 << 16);
 	if (!buf) {
 		ret = err_set(e, -ENOMEM, "cannot hash '%s': out of memory", path);

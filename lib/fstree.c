@@ -106,3 +106,26 @@ int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode
 	}
 	return 0;
 }
+
+int open_regular(const char *path, const char *what, const char *advice, struct stat *st, struct err *e)
+{
+	const char *sp = *what ? " " : "";
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		return err_set(e, -saved, "cannot open %s%s'%s': %s%s", what, sp, path, strerror(saved),
+			       saved == ENOENT ? advice : "");
+	}
+	if (fstat(fd, st)) {
+		saved = errno;
+		close(fd);
+		return err_set(e, -saved, "cannot stat %s%s'%s': %s", what, sp, path, strerror(saved));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return err_set(e, -EINVAL, "%s%s'%s' is not a regular file", what, sp, path);
+	}
+	return fd;
+}

@@ -1,12 +1,14 @@
 /*
  * fstree: file-tree chores shared by the host side (images/, the
  * orchestrator) and the guest side (guest/kcompile.c): removing a tree,
- * creating a directory and its parents, writing a file atomically.
+ * creating a directory and its parents, writing a file atomically, opening a
+ * file that must be a regular one.
  */
 #ifndef THPEVAL_LIB_FSTREE_H
 #define THPEVAL_LIB_FSTREE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
@@ -25,5 +27,13 @@ int mkdir_parents(const char *path, mode_t mode, struct err *e);
  * renamed over path, the directory synced.
  */
 int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
+
+/*
+ * open path for reading, refused unless it is a regular file; *st is its
+ * fstat. Returns the descriptor, or a negative errno with e set: "cannot open
+ * WHAT 'path': ..." (advice added when it does not exist), "cannot stat ...",
+ * "WHAT 'path' is not a regular file"; what "" leaves the word out.
+ */
+int open_regular(const char *path, const char *what, const char *advice, struct stat *st, struct err *e);
 
 #endif
