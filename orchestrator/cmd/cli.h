@@ -31,6 +31,9 @@ struct command {
 	size_t nopts;
 };
 
+/* .opts and .nopts of a struct command from its option table */
+#define CLI_OPTS(table) .opts = (table), .nopts = sizeof(table) / sizeof((table)[0])
+
 typedef int (*cli_opt_fn)(void *ctx, int id, const char *arg, struct err *e);
 
 /* Parse argv (argv[0] = command name). On return *first_arg indexes the positionals. */

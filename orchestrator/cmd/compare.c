@@ -31,8 +31,7 @@ const struct command compare_cmd = {
 		   "the threshold, one-sided, Holm-corrected over every gated metric; ok: the interval\n"
 		   "shows the change within the threshold; inconclusive: neither (counted, exit 0).\n"
 		   "Exit status: 0 the gate passes, 1 it fails, 2 error or bad usage.",
-	.opts = compare_opts,
-	.nopts = sizeof(compare_opts) / sizeof(compare_opts[0]),
+	CLI_OPTS(compare_opts),
 };
 
 static int compare_opt(void *ctx, int id, const char *arg, struct err *e)

@@ -26,8 +26,7 @@ const struct command history_cmd = {
 		   "huge-page coverage) per cell over the recorded runs, oldest first.",
 	.details = "Runs are recorded by nightly 'thpeval run' invocations; each row says whether\n"
 		   "that run passed its regression gate (gate) and whether the cell was valid.",
-	.opts = history_opts,
-	.nopts = sizeof(history_opts) / sizeof(history_opts[0]),
+	CLI_OPTS(history_opts),
 };
 
 struct history_args {

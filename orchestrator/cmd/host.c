@@ -25,8 +25,7 @@ const struct command host_cmd = {
 		   "         /sys/kernel/mm/transparent_hugepage, e.g. enabled, defrag,\n"
 		   "         khugepaged/defrag, hugepages-64kB/enabled)\n"
 		   "restore  put back the settings a killed 'thpeval run' left changed (journal)",
-	.opts = host_opts,
-	.nopts = sizeof(host_opts) / sizeof(host_opts[0]),
+	CLI_OPTS(host_opts),
 };
 
 struct host_args {

@@ -24,8 +24,7 @@ const struct command image_cmd = {
 	.args = "build | show",
 	.summary = "Build (or show) the guest image: a Debian kernel and a root made from host packages\n"
 		   "with the guest program as /init, cached by content.",
-	.opts = image_opts,
-	.nopts = sizeof(image_opts) / sizeof(image_opts[0]),
+	CLI_OPTS(image_opts),
 };
 
 struct image_args {

@@ -35,8 +35,7 @@ const struct command report_cmd = {
 	.details = "DIR is a run's output directory (its results.json is read). Without --out the\n"
 		   "single format given is written to stdout.\n"
 		   "Example: thpeval report results --format=html,junit,csv --out=results",
-	.opts = report_opts,
-	.nopts = sizeof(report_opts) / sizeof(report_opts[0]),
+	CLI_OPTS(report_opts),
 };
 
 struct report_args {

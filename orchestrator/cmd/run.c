@@ -94,8 +94,7 @@ const struct command run_cmd = {
 	.details = "Host THP settings are journaled before they are changed and restored on exit,\n"
 		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
 		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
-	.opts = run_opts,
-	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+	CLI_OPTS(run_opts),
 };
 
 /* anonymous|memfd for the THP arms, plus optionally hugetlbfs: the reference arm */
