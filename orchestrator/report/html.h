@@ -1,14 +1,15 @@
 /*
  * html: internal to the HTML format (html.c: the page, its sections and
  * tables; html_chart.c: the inline SVG charts and the effects section).
- * Every piece of data goes through html_esc(); nothing here fetches from
- * the network or writes anywhere but the FILE* it is given.
+ * Every piece of data goes through html_esc() (htmlesc.h); nothing here
+ * fetches from the network or writes anywhere but the FILE* it is given.
  */
 #ifndef THPEVAL_ORCH_REPORT_HTML_H
 #define THPEVAL_ORCH_REPORT_HTML_H
 
 #include <stdio.h>
 
+#include "orchestrator/report/htmlesc.h"
 #include "orchestrator/report/render.h"
 
 /* headline metrics: charted in HTML, first columns of tables */
@@ -18,10 +19,6 @@ struct html_metric {
 #define HTML_NMAIN_METRICS 2
 extern const struct html_metric html_main_metrics[HTML_NMAIN_METRICS];
 
-/* & < > " ' escaped; control characters other than \n and \t replaced */
-void html_esc(FILE *o, const char *s);
-__attribute__((format(printf, 2, 3)))
-void html_escf(FILE *o, const char *fmt, ...);
 /* <td class="num">s</td> */
 void html_td_num(FILE *o, const char *s);
 
