@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orchestrator/report/htmlesc.h"
+
 static void fmt_eff(char *buf, size_t len, const struct sz_effect *e)
 {
 	if (!e->available)
@@ -195,25 +197,10 @@ void sizing_print(const struct results *r, FILE *out)
 	free(s);
 }
 
-static void h(FILE *o, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, o);
-		}
-	}
-}
-
 static void td(FILE *o, const char *s)
 {
 	fputs("<td>", o);
-	h(o, s);
+	html_esc(o, s);
 	fputs("</td>", o);
 }
 
@@ -332,7 +319,7 @@ void sizing_html(const struct results *r, FILE *o)
 	}
 	if (r->settings.mthp_sweep) {
 		fputs("<p class=\"sub\">Guest-side sweep: ", o);
-		h(o, r->settings.guest_mthp[0] ? r->settings.guest_mthp : "guest kernel not probed");
+		html_esc(o, r->settings.guest_mthp[0] ? r->settings.guest_mthp : "guest kernel not probed");
 		fputs("</p>\n", o);
 	}
 	free(s);
