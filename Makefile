@@ -111,7 +111,7 @@ $(STATS_BIN): $(O)/tests/stats/%: tests/stats/%.c $(O)/libthpeval.a
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(O)/libthpeval.a -lm
 
 # ---- tests --------------------------------------------------------------------
-SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/report/*.sh tests/stats/*.sh tests/tools/*.sh)
+SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/lib/*.sh tests/report/*.sh tests/stats/*.sh tests/tools/*.sh)
 
 # each stage ends with "STAGE: N passed, N failed, N skipped" (tests/run-stage.sh);
 # STAGE_PREFIX names the sanitizer pass's stages apart
