@@ -16,60 +16,8 @@ static const xmlChar *xc(const char *s)
 	return (const xmlChar *)s;
 }
 
-static const char *const accel_names[] = {
-	[ACCEL_AUTO] = "auto",
-	[ACCEL_KVM] = "kvm",
-	[ACCEL_TCG] = "tcg",
-};
-_Static_assert(sizeof(accel_names) / sizeof(accel_names[0]) == ACCEL__COUNT,
-	       "accel_names must name every enum accel");
-
-static const char *const prefault_names[] = {
-	[PREFAULT_ONDEMAND] = "ondemand",
-	[PREFAULT_IMMEDIATE] = "immediate",
-};
-_Static_assert(sizeof(prefault_names) / sizeof(prefault_names[0]) == PREFAULT__COUNT,
-	       "prefault_names must name every enum prefault");
-
-const char *accel_name(enum accel a)
-{
-	if ((unsigned)a >= ACCEL__COUNT)
-		return NULL;
-	return accel_names[a];
-}
-
-int accel_parse(const char *s, enum accel *out)
-{
-	unsigned i;
-
-	for (i = 0; s && i < ACCEL__COUNT; i++) {
-		if (strcmp(s, accel_names[i]) == 0) {
-			*out = (enum accel)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *prefault_name(enum prefault p)
-{
-	if ((unsigned)p >= PREFAULT__COUNT)
-		return NULL;
-	return prefault_names[p];
-}
-
-int prefault_parse(const char *s, enum prefault *out)
-{
-	unsigned i;
-
-	for (i = 0; s && i < PREFAULT__COUNT; i++) {
-		if (strcmp(s, prefault_names[i]) == 0) {
-			*out = (enum prefault)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+ENUM_IMPL(accel, ACCEL__COUNT, "auto", "kvm", "tcg");
+ENUM_IMPL(prefault, PREFAULT__COUNT, "ondemand", "immediate");
 
 /*
  * XML 1.0 cannot carry most C0 controls at all, and libxml2 needs UTF-8:

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/enumstr.h"
 #include "lib/err.h"
 
 enum accel {
@@ -20,10 +21,8 @@ enum accel {
 	ACCEL__COUNT
 };
 
-/* "auto", "kvm", "tcg"; NULL when out of range */
-const char *accel_name(enum accel a);
-/* 0, or -EINVAL for an unknown name (exact, lower-case) */
-int accel_parse(const char *s, enum accel *out);
+/* accel_name(): "auto", "kvm", "tcg", NULL when out of range; accel_parse(): 0, or -EINVAL */
+ENUM_DECL(accel);
 
 /* how QEMU faults guest RAM in: libvirt <allocation mode='...'/> */
 enum prefault {
@@ -32,10 +31,8 @@ enum prefault {
 	PREFAULT__COUNT
 };
 
-/* "ondemand", "immediate"; NULL when out of range */
-const char *prefault_name(enum prefault p);
-/* 0, or -EINVAL for an unknown name */
-int prefault_parse(const char *s, enum prefault *out);
+/* prefault_name(): "ondemand", "immediate", NULL when out of range; prefault_parse(): 0, or -EINVAL */
+ENUM_DECL(prefault);
 
 #define DOMAIN_CHANNEL_NAME "org.thpeval.records"
 
