@@ -298,7 +298,7 @@ static int restore_all(const char *root, const struct thp_settings *set,
 	}
 	/* the journal left behind keeps the order the settings were made in */
 	for (i = 0; i < failed->n / 2; i++) {
-		struct thp_setting t = failed->s[i];
+		struct thp_knob t = failed->s[i];
 
 		failed->s[i] = failed->s[failed->n - 1 - i];
 		failed->s[failed->n - 1 - i] = t;

@@ -370,7 +370,7 @@ const char *thp_settings_get(const struct thp_settings *s, const char *key)
 
 int thp_settings_put(struct thp_settings *s, const char *key, const char *value, struct err *e)
 {
-	struct thp_setting *t = NULL;
+	struct thp_knob *t = NULL;
 	size_t i;
 
 	if (strlen(key) >= THP_KEY_MAX || strlen(value) >= THP_VAL_MAX)

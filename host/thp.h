@@ -18,15 +18,15 @@
 #define THP_VAL_MAX 64
 #define THP_MAX_SETTINGS 96
 
-/* key is relative to THP_DIR: "enabled", "khugepaged/defrag", "hugepages-64kB/enabled" */
-struct thp_setting {
+/* one knob's value; key is relative to THP_DIR: "enabled", "khugepaged/defrag", "hugepages-64kB/enabled" */
+struct thp_knob {
 	char key[THP_KEY_MAX];
 	char value[THP_VAL_MAX];
 };
 
 struct thp_settings {
 	size_t n;
-	struct thp_setting s[THP_MAX_SETTINGS];
+	struct thp_knob s[THP_MAX_SETTINGS];
 };
 
 enum thp_kind {
