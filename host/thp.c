@@ -647,6 +647,64 @@ int thp_write(const char *root, const char *key, const char *value, struct err *
 	return 0;
 }
 
+ENUM_IMPL(thp_mode, THP_MODE__COUNT, "always", "madvise", "never", "inherit");
+
+/* the modes a setting may name: 'enabled' always, madvise or never; one size alone always or madvise */
+static bool setting_valid(const struct thp_setting *t)
+{
+	if (t->kb == 0)
+		return t->mode == THP_MODE_ALWAYS || t->mode == THP_MODE_MADVISE || t->mode == THP_MODE_NEVER;
+	return t->kb >= 8 && t->kb <= (1u << 30) && !(t->kb & (t->kb - 1)) &&
+	       (t->mode == THP_MODE_ALWAYS || t->mode == THP_MODE_MADVISE);
+}
+
+int thp_setting_parse(const char *s, struct thp_setting *out)
+{
+	struct thp_setting t = { 0, THP_MODE_NEVER };
+	const char *colon, *mode = s;
+	char num[16];
+	uint64_t v;
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	colon = strchr(s, ':');
+	if (colon) {
+		/* "<N>K": digits without a leading zero, then K */
+		n = (size_t)(colon - s);
+		if (n < 2 || n - 1 >= sizeof(num) || colon[-1] != 'K' || s[0] == '0')
+			return -EINVAL;
+		memcpy(num, s, n - 1);
+		num[n - 1] = '\0';
+		if (parse_u64_range(num, 8, 1u << 30, &v))
+			return -EINVAL;
+		t.kb = (unsigned)v;
+		mode = colon + 1;
+	}
+	if (thp_mode_parse(mode, &t.mode) || !setting_valid(&t))
+		return -EINVAL;
+	*out = t;
+	return 0;
+}
+
+int thp_setting_format(const struct thp_setting *t, char *buf, size_t len)
+{
+	int n;
+
+	if (!setting_valid(t))
+		return -EINVAL;
+	if (t->kb)
+		n = snprintf(buf, len, "%uK:%s", t->kb, thp_mode_name(t->mode));
+	else
+		n = snprintf(buf, len, "%s", thp_mode_name(t->mode));
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+bool thp_setting_equal(const struct thp_setting *a, const struct thp_setting *b)
+{
+	return a->kb == b->kb && a->mode == b->mode;
+}
+
 bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len)
 {
 	uint64_t v;

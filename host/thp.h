@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/enumstr.h"
 #include "lib/err.h"
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -84,10 +85,45 @@ int thp_read_one(const char *root, const char *key, char *value, size_t len, str
  */
 int thp_sizes(const char *root, unsigned *sizes_kb, size_t max, size_t *n, struct err *e);
 
-/* a host THP treatment as the user names it ("always", "64K:always"): at most
- * THP_NAME_LEN - 1 characters, at most THP_LIST_MAX of them in one run */
-#define THP_NAME_LEN 16
+/* the values of a THP 'enabled' knob: the top-level one offers always,
+ * madvise and never, a hugepages-<N>kB/enabled one inherit (the top level's) too */
+enum thp_mode {
+	THP_MODE_ALWAYS,
+	THP_MODE_MADVISE,
+	THP_MODE_NEVER,
+	THP_MODE_INHERIT,
+	THP_MODE__COUNT
+};
+/* thp_mode_name(): "always", "madvise", "never", "inherit"; thp_mode_parse(): 0 or -EINVAL */
+ENUM_DECL(thp_mode);
+
+/*
+ * A host THP setting as the user names it and a run applies it: the
+ * top-level 'enabled' knob in a mode ("always", "madvise", "never"), or one
+ * multi-size THP size alone ("64K:always": hugepages-64kB/enabled in that
+ * mode, every other size and 'enabled' never; Linux 6.8+).
+ */
+struct thp_setting {
+	unsigned kb;		/* 0: the top-level knob; else the size, a power of two from 8 to 2^30 */
+	enum thp_mode mode;	/* always, madvise or never; a size: always or madvise */
+};
+
+/* the text of a setting: at most THP_NAME_LEN - 1 characters ("1073741824K:madvise");
+ * at most THP_LIST_MAX settings in one run */
+#define THP_NAME_LEN 20
 #define THP_LIST_MAX 16
+
+/*
+ * "always", "madvise", "never", or SIZE:MODE: "<N>K:always" or
+ * "<N>K:madvise" with N a power of two from 8 to 2^30 without a leading
+ * zero. 0 with *out set, or -EINVAL (*out untouched).
+ */
+int thp_setting_parse(const char *s, struct thp_setting *out);
+/* the text thp_setting_parse() reads back: 0, -EINVAL for a setting it
+ * would not accept, -ENOSPC when it does not fit in len */
+int thp_setting_format(const struct thp_setting *t, char *buf, size_t len);
+/* the same setting? */
+bool thp_setting_equal(const struct thp_setting *a, const struct thp_setting *b);
 
 /*
  * A per-size host THP value: "64K:always" (only hugepages-64kB/enabled on,

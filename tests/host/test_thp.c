@@ -448,17 +448,134 @@ static void test_real_host_read_only(void **state)
 	assert_true(s.n >= 2);
 }
 
+/* ---- host THP settings as the user names them -------------------------------- */
+
+struct setting_case {
+	const char *name;
+	const char *s;
+	int rc;
+	unsigned kb;		/* when rc == 0 */
+	enum thp_mode mode;
+};
+
+static struct setting_case setting_cases[] = {
+	{ "setting/always", "always", 0, 0, THP_MODE_ALWAYS },
+	{ "setting/madvise", "madvise", 0, 0, THP_MODE_MADVISE },
+	{ "setting/never", "never", 0, 0, THP_MODE_NEVER },
+	{ "setting/size_always", "64K:always", 0, 64, THP_MODE_ALWAYS },
+	{ "setting/size_madvise", "2048K:madvise", 0, 2048, THP_MODE_MADVISE },
+	{ "setting/smallest_size", "8K:always", 0, 8, THP_MODE_ALWAYS },
+	{ "setting/largest_size_longest_text", "1073741824K:madvise", 0, 1u << 30, THP_MODE_MADVISE },
+	{ "setting/bad/empty", "", -EINVAL, 0, 0 },
+	{ "setting/bad/null", NULL, -EINVAL, 0, 0 },
+	{ "setting/bad/inherit_top_level", "inherit", -EINVAL, 0, 0 },
+	{ "setting/bad/upper_case", "Always", -EINVAL, 0, 0 },
+	{ "setting/bad/trailing_blank", "always ", -EINVAL, 0, 0 },
+	{ "setting/bad/leading_blank", " always", -EINVAL, 0, 0 },
+	{ "setting/bad/a_list", "always,never", -EINVAL, 0, 0 },
+	{ "setting/bad/defrag_value", "defer+madvise", -EINVAL, 0, 0 },
+	{ "setting/bad/size_never", "64K:never", -EINVAL, 0, 0 },
+	{ "setting/bad/size_inherit", "64K:inherit", -EINVAL, 0, 0 },
+	{ "setting/bad/size_no_mode", "64K:", -EINVAL, 0, 0 },
+	{ "setting/bad/size_no_number", "K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_nothing", ":always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_below_8k", "4K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_not_power_of_two", "48K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_leading_zero", "064K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_lower_case_k", "64k:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_in_m", "64M:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_without_unit", "64:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_kb_unit", "64kB:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_above_2^30", "2147483648K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_overflows", "99999999999999999999K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_signed", "+64K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_negative", "-64K:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_two_units", "64KK:always", -EINVAL, 0, 0 },
+	{ "setting/bad/size_two_colons", "64K:always:madvise", -EINVAL, 0, 0 },
+	{ "setting/bad/size_mode_list", "64K:always,madvise", -EINVAL, 0, 0 },
+};
+
+/* parse, and where it parses, format back to the same text */
+static void test_setting_parse(void **state)
+{
+	const struct setting_case *c = *state;
+	struct thp_setting t = { 12345, THP_MODE__COUNT }, back;
+	char buf[THP_NAME_LEN];
+	int rc = thp_setting_parse(c->s, &t);
+
+	if (rc != c->rc)
+		fail_msg("'%s': rc %d, want %d", c->s ? c->s : "(null)", rc, c->rc);
+	if (rc) {
+		assert_int_equal(t.kb, 12345);	/* untouched */
+		assert_int_equal(t.mode, THP_MODE__COUNT);
+		return;
+	}
+	assert_int_equal(t.kb, c->kb);
+	assert_int_equal(t.mode, c->mode);
+	assert_int_equal(thp_setting_format(&t, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, c->s);
+	assert_int_equal(thp_setting_parse(buf, &back), 0);
+	assert_true(thp_setting_equal(&t, &back));
+}
+
+struct format_case {
+	const char *name;
+	struct thp_setting t;
+	size_t len;
+	int rc;
+	const char *want;	/* when rc == 0 */
+};
+
+static struct format_case format_cases[] = {
+	{ "setting/format/top_level", { 0, THP_MODE_MADVISE }, THP_NAME_LEN, 0, "madvise" },
+	{ "setting/format/size", { 64, THP_MODE_ALWAYS }, THP_NAME_LEN, 0, "64K:always" },
+	{ "setting/format/exact_fit", { 64, THP_MODE_ALWAYS }, 11, 0, "64K:always" },
+	{ "setting/format/one_short", { 64, THP_MODE_ALWAYS }, 10, -ENOSPC, NULL },
+	{ "setting/format/bad_top_level_inherit", { 0, THP_MODE_INHERIT }, THP_NAME_LEN, -EINVAL, NULL },
+	{ "setting/format/bad_size_never", { 64, THP_MODE_NEVER }, THP_NAME_LEN, -EINVAL, NULL },
+	{ "setting/format/bad_size", { 48, THP_MODE_ALWAYS }, THP_NAME_LEN, -EINVAL, NULL },
+	{ "setting/format/bad_small_size", { 4, THP_MODE_ALWAYS }, THP_NAME_LEN, -EINVAL, NULL },
+	{ "setting/format/bad_mode", { 0, THP_MODE__COUNT }, THP_NAME_LEN, -EINVAL, NULL },
+};
+
+static void test_setting_format(void **state)
+{
+	const struct format_case *c = *state;
+	char buf[THP_NAME_LEN];
+	int rc;
+
+	assert_true(c->len <= sizeof(buf));
+	rc = thp_setting_format(&c->t, buf, c->len);
+	assert_int_equal(rc, c->rc);
+	if (!rc)
+		assert_string_equal(buf, c->want);
+}
+
+static void test_setting_equal(void **state)
+{
+	const struct thp_setting a = { 64, THP_MODE_ALWAYS }, b = { 64, THP_MODE_MADVISE }, c = { 128, THP_MODE_ALWAYS },
+				 d = { 64, THP_MODE_ALWAYS };
+
+	(void)state;
+	assert_true(thp_setting_equal(&a, &d));
+	assert_false(thp_setting_equal(&a, &b));
+	assert_false(thp_setting_equal(&a, &c));
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 #define ADD_TABLE(table, fn)                                                              \
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
 		tests[n++] = (struct CMUnitTest){ table[i].name, fn, fx_setup, fx_teardown, \
 						  &table[i] }
+#define ADD_PURE(table, fn)                                                            \
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
+		tests[n++] = (struct CMUnitTest){ table[i].name, fn, NULL, NULL, &table[i] }
 #define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
 int main(void)
 {
-	struct CMUnitTest tests[128];
+	struct CMUnitTest tests[192];
 	size_t i, n = 0;
 
 	ADD_TABLE(read_cases, test_read);
@@ -473,5 +590,8 @@ int main(void)
 	ADD_ONE("write/readback_mismatch", test_write_readback_mismatch);
 	ADD_ONE("settings/value_equal", test_value_equal);
 	ADD_ONE("settings/put_get", test_settings_put);
+	ADD_PURE(setting_cases, test_setting_parse);
+	ADD_PURE(format_cases, test_setting_format);
+	tests[n++] = (struct CMUnitTest){ "setting/equal", test_setting_equal, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("host/thp", tests, n, NULL, NULL);
 }
