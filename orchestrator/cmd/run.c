@@ -215,9 +215,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 
 	switch ((enum run_opt)id) {
 	case RO_HOST_THP:
-		return thp_list_parse(arg, c->host_thp, THP_LIST_MAX, &c->n_host_thp, true, "host THP", e);
+		return thp_list_parse(arg, true, c->host_thp, THP_LIST_MAX, &c->n_host_thp, "host THP", e);
 	case RO_GUEST_THP:
-		return thp_list_parse(arg, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, true, "guest THP", e);
+		return thp_list_parse(arg, false, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, "guest THP", e);
 	case RO_WORKLOADS: {
 		size_t i, n = strlen(arg);
 

@@ -54,6 +54,7 @@ int fragment_host(const struct run_config *cfg, const struct run_io *io, struct 
 			 const struct host_plan *hp, const struct host_group *hg, unsigned round, struct frag *fr,
 			 struct frag_log *fl, struct err *e)
 {
+	static const struct thp_setting fragmenter_thp = { 0, THP_MODE_MADVISE };
 	uint64_t avail_kb, need = (uint64_t)(cfg->guests ? cfg->guests : 1) * (cfg->memory + GUEST_HOST_OVERHEAD);
 	struct pcp_knob pk = { hs, "" };
 	struct host_info hi;
@@ -66,7 +67,7 @@ int fragment_host(const struct run_config *cfg, const struct run_io *io, struct 
 	 * for its faults: compaction would migrate the 4K pages it keeps into a few
 	 * blocks and give the 2M blocks back as it goes. defrag is put back before
 	 * the guests start (their faults may compact: that is measured). */
-	r = apply_host_thp(hs, hp, "madvise", e);
+	r = apply_host_thp(hs, hp, &fragmenter_thp, e);
 	if (!r && thp_settings_get(hp->before, "defrag"))
 		r = host_session_set(hs, "defrag", "never", e);
 	/* kcompactd's proactive compaction (Linux 5.9+) migrates the kept 4K pages

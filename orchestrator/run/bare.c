@@ -70,14 +70,16 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 }
 
 int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-			   const struct host_plan *hp, const struct srcdisk *sd, const char *host_thp, unsigned round,
+			   const struct host_plan *hp, const struct srcdisk *sd, const struct thp_setting *thp, unsigned round,
 			   struct results *res, struct err *e)
 {
+	char host_thp[THP_NAME_LEN] = "";	/* the cells' host_thp */
 	unsigned rep;
 	size_t w;
 	int r;
 
-	r = apply_host_thp(hs, hp, host_thp, e);
+	thp_setting_format(thp, host_thp, sizeof(host_thp));
+	r = apply_host_thp(hs, hp, thp, e);
 	if (r)
 		return r;
 	run_note(io, "round %u, bare host, host THP enabled=%s", round + 1, host_thp);
@@ -100,7 +102,7 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 			if (wi && wi->has_accesses)
 				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
 			if (wi && wi->has_madvise)
-				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", strstr(host_thp, "madvise") != NULL);
+				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", thp->mode == THP_MODE_MADVISE);
 			if (wi && wi->has_src && sd) {
 				/* the host copy of the guests' source disk; O= trees in /tmp */
 				snprintf(a[n++], sizeof(a[0]), "--src=%s", sd->tree);

@@ -12,9 +12,9 @@
 void run_config_defaults(struct run_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	strcpy(c->host_thp[0], "always");
+	c->host_thp[0] = (struct thp_setting){ 0, THP_MODE_ALWAYS };
 	c->n_host_thp = 1;
-	strcpy(c->guest_thp[0], "always");
+	c->guest_thp[0] = (struct thp_setting){ 0, THP_MODE_ALWAYS };
 	c->n_guest_thp = 1;
 	strcpy(c->workloads, "memset");
 	c->target_guest = true;
@@ -70,12 +70,12 @@ int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, s
 	return 0;
 }
 
-int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
+int thp_list_parse(const char *s, bool sized, struct thp_setting *out, size_t max, size_t *n,
 		   const char *what, struct err *e)
 {
-	static const char *const valid[] = { "always", "madvise", "never" };
 	char buf[256], *tok, *save = NULL;
-	size_t i, k;
+	bool never = false;
+	size_t k;
 
 	*n = 0;
 	if (strlen(s) >= sizeof(buf))
@@ -85,35 +85,28 @@ int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *
 			       "single commas (e.g. always,never)", what, s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		bool ok = false, dup = false;
+		struct thp_setting t;
+		bool dup = false;
 
-		for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
-			if (!strcmp(tok, valid[i]))
-				ok = true;
-		if (!ok && !strcmp(what, "host THP")) {
-			unsigned kb;
-			char mode[16];
-
-			ok = thp_sized_value(tok, &kb, mode, sizeof(mode));
-			if (!ok)
-				return err_set(e, -EINVAL,
-					       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
-					       tok, what);
-		}
-		if (!ok)
+		if (sized && thp_setting_parse(tok, &t))
+			return err_set(e, -EINVAL,
+				       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
+				       tok, what);
+		if (!sized && (thp_setting_parse(tok, &t) || t.kb))
 			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
-		if (drop_never && !strcmp(tok, "never"))
+		if (!t.kb && t.mode == THP_MODE_NEVER) {
+			never = true;
 			continue;
+		}
 		for (k = 0; k < *n; k++)
-			if (!strcmp(out[k], tok))
-				dup = true;
+			dup |= thp_setting_equal(&out[k], &t);
 		if (dup)
 			continue;
 		if (*n >= max)
 			return err_set(e, -E2BIG, "too many %s settings", what);
-		strcpy(out[(*n)++], tok);
+		out[(*n)++] = t;
 	}
-	if (*n == 0 && !strstr(s, "never"))
+	if (*n == 0 && !never)
 		return err_set(e, -EINVAL, "empty %s list", what);
 	return 0;
 }

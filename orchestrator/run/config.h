@@ -16,9 +16,9 @@
 #include "orchestrator/virt/domain.h"
 
 struct run_config {
-	char host_thp[THP_LIST_MAX][THP_NAME_LEN];	/* treatments, "never" baseline implied */
+	struct thp_setting host_thp[THP_LIST_MAX];	/* treatments, "never" baseline implied */
 	size_t n_host_thp;
-	char guest_thp[THP_LIST_MAX][THP_NAME_LEN];
+	struct thp_setting guest_thp[THP_LIST_MAX];	/* the same, no size: guest 'enabled' */
 	size_t n_guest_thp;
 	char workloads[128];		/* as given: "memset,tlb" or "all" */
 	char wl[16][32];		/* resolved against the guest program (main) */
@@ -80,8 +80,12 @@ struct run_config {
 void run_config_defaults(struct run_config *c);
 /* cross-option checks after parsing */
 int run_config_check(struct run_config *c, struct err *e);
-/* "always,madvise" -> validated, deduplicated list; "never" dropped when drop_never */
-int thp_list_parse(const char *s, char out[][THP_NAME_LEN], size_t max, size_t *n, bool drop_never,
+/*
+ * "always,64K:always,never" -> the settings in order, duplicates and "never"
+ * (the implied baseline) dropped; SIZE:MODE only when sized. what names the
+ * list in messages ("host THP").
+ */
+int thp_list_parse(const char *s, bool sized, struct thp_setting *out, size_t max, size_t *n,
 		   const char *what, struct err *e);
 
 /* --guests: refuse when N guests will not fit in MemAvailable of proc_root */

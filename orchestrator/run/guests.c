@@ -31,7 +31,7 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 
 	snprintf(buf, len, "%s thpeval.guest_thp=never", img->cmdline);
 	for (i = 0; i < cfg->n_guest_thp; i++)
-		run_append(buf, len, ",%s", cfg->guest_thp[i]);
+		run_append(buf, len, ",%s", thp_mode_name(cfg->guest_thp[i].mode));
 	run_append(buf, len, " thpeval.workloads=");
 	for (i = 0; i < cfg->n_wl; i++)
 		run_append(buf, len, "%s%s", i ? "," : "", cfg->wl[i]);
@@ -55,7 +55,7 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 
 	for (w = 0; w < cfg->n_wl; w++)
 		for (i = 0; i <= cfg->n_guest_thp; i++) {
-			const char *gt = i == 0 ? "never" : cfg->guest_thp[i - 1];
+			const char *gt = i == 0 ? "never" : thp_mode_name(cfg->guest_thp[i - 1].mode);
 			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL,
 					      hg->host_state };
 			struct cell *c = results_cell_key(res, &k, NULL);
@@ -278,17 +278,12 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 	gr = calloc(n, sizeof(*gr));
 	if (!gr)
 		return err_set(e, -ENOMEM, "out of memory for %u guests", n);
-	{
-		unsigned kb;
-		char mode[16];
-
-		if (thp_sized_value(hg->host_thp, &kb, mode, sizeof(mode)) && kb < 2048) {
-			grp.mthp_kb = kb;
-			mthp_read(cfg->sysfs_root, kb, &grp.base);
-			if (!grp.base.have)
-				run_note(io, "warning: no hugepages-%ukB/stats/anon_fault_alloc on this host: no coverage evidence for %s",
-					 kb, hg->host_thp);
-		}
+	if (hg->thp.kb && hg->thp.kb < 2048) {
+		grp.mthp_kb = hg->thp.kb;
+		mthp_read(cfg->sysfs_root, hg->thp.kb, &grp.base);
+		if (!grp.base.have)
+			run_note(io, "warning: no hugepages-%ukB/stats/anon_fault_alloc on this host: no coverage evidence for %s",
+				 hg->thp.kb, hg->host_thp);
 	}
 	for (i = 0; i < n; i++) {
 		err_clear(&gr[i].e);

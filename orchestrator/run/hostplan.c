@@ -14,17 +14,16 @@
  * run; 'never' turns every size off too). SIZE:MODE sets that size to MODE and
  * every other size and 'enabled' to never, so that the size is alone.
  */
-int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const char *value, struct err *e)
+int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const struct thp_setting *t, struct err *e)
 {
-	char key[THP_KEY_MAX], mode[16];
-	unsigned kb;
+	char key[THP_KEY_MAX];
 	size_t i;
 	int r;
 
-	if (thp_sized_value(value, &kb, mode, sizeof(mode))) {
+	if (t->kb) {
 		for (i = 0; i < hp->nsizes; i++) {
 			snprintf(key, sizeof(key), "hugepages-%ukB/enabled", hp->sizes[i]);
-			r = host_session_set(hs, key, hp->sizes[i] == kb ? mode : "never", e);
+			r = host_session_set(hs, key, hp->sizes[i] == t->kb ? thp_mode_name(t->mode) : "never", e);
 			if (r)
 				return r;
 		}
@@ -35,12 +34,12 @@ int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const ch
 
 		snprintf(key, sizeof(key), "hugepages-%ukB/enabled", hp->sizes[i]);
 		orig = thp_settings_get(hp->before, key);
-		if (!strcmp(value, "never"))
+		if (t->mode == THP_MODE_NEVER)
 			orig = "never";
 		if (orig && (r = host_session_set(hs, key, orig, e)))
 			return r;
 	}
-	return host_session_set(hs, "enabled", value, e);
+	return host_session_set(hs, "enabled", thp_mode_name(t->mode), e);
 }
 
 /* /proc for the memory checks: <sysfs-root>/proc when a test tree has one, else the host's */
@@ -62,11 +61,11 @@ void run_proc_root(const struct run_config *cfg, char *buf, size_t len)
  * offers. Records what a guest-side sweep would need in the settings.
  */
 int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
-			 char list[][THP_NAME_LEN], size_t *n, struct err *e)
+			 struct thp_setting *list, size_t *n, struct err *e)
 {
-	unsigned sizes[32], kb;
+	unsigned sizes[32];
 	size_t ns = 0, i, k;
-	char mode[16], key[THP_KEY_MAX], offered[200] = "";
+	char key[THP_KEY_MAX], offered[200] = "";
 	int r;
 
 	*n = 0;
@@ -82,18 +81,23 @@ int plan_host_thp(const struct run_config *cfg, struct results *res, struct host
 		run_append(offered, sizeof(offered), "%s%uK", offered[0] ? "," : "", sizes[i]);
 	}
 	for (i = 0; i < cfg->n_host_thp; i++) {
-		if (thp_sized_value(cfg->host_thp[i], &kb, mode, sizeof(mode))) {
+		const struct thp_setting *t = &cfg->host_thp[i];
+
+		if (t->kb) {
+			char name[THP_NAME_LEN] = "";
 			bool have = false;
 
 			for (k = 0; k < hp->nsizes; k++)
-				have |= hp->sizes[k] == kb;
-			if (!have)
+				have |= hp->sizes[k] == t->kb;
+			if (!have) {
+				thp_setting_format(t, name, sizeof(name));
 				return err_set(e, -EOPNOTSUPP,
 					       "host THP '%s': this host kernel offers no hugepages-%ukB/enabled (%s): use one of them",
-					       cfg->host_thp[i], kb, hp->nsizes ? offered : "no per-size mTHP before Linux 6.8");
+					       name, t->kb, hp->nsizes ? offered : "no per-size mTHP before Linux 6.8");
+			}
 			hp->sized = true;
 		}
-		snprintf(list[(*n)++], THP_NAME_LEN, "%s", cfg->host_thp[i]);
+		list[(*n)++] = *t;
 	}
 	if (!cfg->mthp_sweep)
 		return 0;
@@ -103,18 +107,17 @@ int plan_host_thp(const struct run_config *cfg, struct results *res, struct host
 			       THP_DIR);
 	hp->sized = true;
 	for (k = 0; k < hp->nsizes; k++) {
-		char v[THP_NAME_LEN];
+		const struct thp_setting v = { hp->sizes[k], THP_MODE_ALWAYS };
 		bool dup = false;
 
-		snprintf(v, sizeof(v), "%uK:always", hp->sizes[k]);
 		for (i = 0; i < *n; i++)
-			dup |= !strcmp(list[i], v);
+			dup |= thp_setting_equal(&list[i], &v);
 		if (dup)
 			continue;
 		if (*n >= THP_LIST_MAX)
 			return err_set(e, -E2BIG, "--mthp-sweep: %zu host settings plus %zu sizes are more than %d: shorten --host-thp",
 				       cfg->n_host_thp, hp->nsizes, THP_LIST_MAX);
-		snprintf(list[(*n)++], THP_NAME_LEN, "%s", v);
+		list[(*n)++] = v;
 	}
 	return 0;
 }

@@ -26,7 +26,8 @@
 
 /* one host configuration: a freshly booted guest runs every guest cell in it */
 struct host_group {
-	const char *host_thp;		/* the cells' host_thp: a THP setting, or "hugetlbfs" */
+	char host_thp[THP_NAME_LEN];	/* the cells' host_thp: the setting's text, or "hugetlbfs" */
+	struct thp_setting thp;		/* what the group sets on the host: never for the hugetlbfs arm */
 	enum prefault prefault;
 	const char *host_state;		/* "fresh" or "fragmented" */
 	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
@@ -119,14 +120,14 @@ int reconnect_if_lost(const struct run_config *cfg, const struct run_io *io, str
 
 /* bare.c */
 int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-	const struct host_plan *hp, const struct srcdisk *sd, const char *host_thp, unsigned round,
+	const struct host_plan *hp, const struct srcdisk *sd, const struct thp_setting *thp, unsigned round,
 	struct results *res, struct err *e);
 
 /* hostplan.c */
-int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const char *value, struct err *e);
+int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const struct thp_setting *t, struct err *e);
 void run_proc_root(const struct run_config *cfg, char *buf, size_t len);
 int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
-	char list[][THP_NAME_LEN], size_t *n, struct err *e);
+	struct thp_setting *list, size_t *n, struct err *e);
 void guest_mthp_note(const struct run_config *cfg, const struct run_io *io, struct results *res);
 
 /* arms.c */

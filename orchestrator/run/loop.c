@@ -48,20 +48,20 @@ static void *io_progress_opaque(const struct run_io *io)
 	return io->progress;
 }
 
-static bool in_list(const char list[][THP_NAME_LEN], size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(list[i], s))
-			return true;
-	return false;
-}
-
-/* guest settings of this run: never + the treatments */
+/* guest settings of this run: never + the treatments (s as a guest's record names it) */
 bool guest_thp_planned(const struct run_config *cfg, const char *s)
 {
-	return !strcmp(s, "never") || in_list(cfg->guest_thp, cfg->n_guest_thp, s);
+	struct thp_setting t;
+	size_t i;
+
+	if (thp_setting_parse(s, &t))
+		return false;
+	if (!t.kb && t.mode == THP_MODE_NEVER)
+		return true;
+	for (i = 0; i < cfg->n_guest_thp; i++)
+		if (thp_setting_equal(&cfg->guest_thp[i], &t))
+			return true;
+	return false;
 }
 
 bool workload_planned(const struct run_config *cfg, const char *w)
@@ -217,6 +217,9 @@ static void save_partial(struct results *res, const struct run_config *cfg, cons
 		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 }
 
+/* the host baseline every treatment is compared with */
+static const struct thp_setting host_never = { 0, THP_MODE_NEVER };
+
 /* what one run's steps share, from the settings echo to the host restored */
 struct run_state {
 	const struct run_config *cfg;
@@ -226,7 +229,7 @@ struct run_state {
 	struct host_session hs;
 	bool session;
 	struct host_plan hp;
-	char hthp[THP_LIST_MAX][THP_NAME_LEN];	/* host treatments: --host-thp + the sweep's sizes */
+	struct thp_setting hthp[THP_LIST_MAX];	/* host treatments: --host-thp + the sweep's sizes */
 	size_t nh;
 	struct host_group groups[2 * (THP_LIST_MAX + 2) * PREFAULT__COUNT];
 	size_t ngroups;
@@ -285,7 +288,7 @@ static void echo_settings(const struct run_config *cfg, struct results *res)
 		run_append(s->host_thp_list, sizeof(s->host_thp_list), ",hugetlbfs");
 	snprintf(s->guest_thp_list, sizeof(s->guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
-		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", cfg->guest_thp[i]);
+		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", thp_mode_name(cfg->guest_thp[i].mode));
 }
 
 /* the host as found: its THP support, the settings to evaluate, room for the guests */
@@ -308,8 +311,12 @@ static int check_host(struct run_state *st, struct err *e)
 	r = plan_host_thp(cfg, res, &st->hp, st->hthp, &st->nh, e);
 	if (r)
 		return r;
-	for (i = 0; i < st->nh; i++)
-		run_append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", st->hthp[i]);
+	for (i = 0; i < st->nh; i++) {
+		char name[THP_NAME_LEN] = "";
+
+		thp_setting_format(&st->hthp[i], name, sizeof(name));
+		run_append(res->settings.host_thp_list, sizeof(res->settings.host_thp_list), ",%s", name);
+	}
 	if (cfg->target_guest) {
 		char proc[PATH_MAX], note[200];
 
@@ -408,7 +415,12 @@ static void build_groups(struct run_state *st)
 				struct host_group *g = &st->groups[st->ngroups++];
 
 				g->hugetlbfs = i == st->nh + 1;
-				g->host_thp = i == 0 ? "never" : g->hugetlbfs ? "hugetlbfs" : st->hthp[i - 1];
+				/* the hugetlbfs arm: THP off (guest RAM is hugetlb) */
+				g->thp = i == 0 || g->hugetlbfs ? host_never : st->hthp[i - 1];
+				if (g->hugetlbfs)
+					snprintf(g->host_thp, sizeof(g->host_thp), "hugetlbfs");
+				else
+					thp_setting_format(&g->thp, g->host_thp, sizeof(g->host_thp));
 				g->prefault = cfg->prefault[p];
 				g->host_state = cfg->host_state[s];
 			}
@@ -434,8 +446,8 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 		if (r)
 			return r;
 	}
-	/* the hugetlbfs arm: THP off (guest RAM is hugetlb), the pool reserved */
-	r = apply_host_thp(&st->hs, &st->hp, hg->hugetlbfs ? "never" : hg->host_thp, e);
+	/* the hugetlbfs arm: THP off (its thp is never), the pool reserved */
+	r = apply_host_thp(&st->hs, &st->hp, &hg->thp, e);
 	if (!r && hg->hugetlbfs)
 		r = pool_reserve(&st->hs, st->cfg, st->pool_orig, sizeof(st->pool_orig), e);
 	return r;
@@ -528,12 +540,13 @@ static int run_host_rows(struct run_state *st, unsigned round, struct err *e)
 	int r;
 
 	for (i = 0; st->cfg->target_host && i <= st->nh && !*st->io->stop; i++) {
-		const char *thp = i == 0 ? "never" : st->hthp[i - 1];
+		const struct thp_setting *thp = i == 0 ? &host_never : &st->hthp[i - 1];
 
 		if (st->io->bar) {
-			char name[96];
+			char name[96], thp_name[THP_NAME_LEN] = "";
 
-			snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1, thp);
+			thp_setting_format(thp, thp_name, sizeof(thp_name));
+			snprintf(name, sizeof(name), "round %u: bare host, host %s", round + 1, thp_name);
 			progress_cell_start(st->io->bar, name);
 		}
 		r = run_host_target(st->cfg, st->io, &st->hs, &st->hp, st->kc ? &st->sd : NULL, thp, round, st->res, e);

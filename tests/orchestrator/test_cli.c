@@ -170,17 +170,26 @@ static void test_target_defaults(void **state)
 	}
 }
 
+/* a parsed setting, as its text */
+static void assert_setting(const struct thp_setting *t, const char *want)
+{
+	char buf[THP_NAME_LEN];
+
+	assert_int_equal(thp_setting_format(t, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+}
+
 static void test_thp_list(void **state)
 {
-	char out[THP_LIST_MAX][THP_NAME_LEN];
+	struct thp_setting out[THP_LIST_MAX];
 	struct err e = ERR_INIT;
 	size_t n;
 
-	assert_int_equal(thp_list_parse("always,never,madvise,always", out, THP_LIST_MAX, &n, true, "host THP", &e), 0);
+	assert_int_equal(thp_list_parse("always,never,madvise,always", true, out, THP_LIST_MAX, &n, "host THP", &e), 0);
 	assert_int_equal(n, 2);
-	assert_string_equal(out[0], "always");
-	assert_string_equal(out[1], "madvise");
-	assert_int_equal(thp_list_parse("never", out, THP_LIST_MAX, &n, true, "host THP", &e), 0);
+	assert_setting(&out[0], "always");
+	assert_setting(&out[1], "madvise");
+	assert_int_equal(thp_list_parse("never", true, out, THP_LIST_MAX, &n, "host THP", &e), 0);
 	assert_int_equal(n, 0);
 }
 
@@ -202,7 +211,7 @@ static void test_values(void **state)
 	assert_int_equal(cfg.memory, 2ull << 30);
 	assert_int_equal(cfg.size, 512ull << 20);
 	assert_int_equal(cfg.n_guest_thp, 1);
-	assert_string_equal(cfg.guest_thp[0], "madvise");
+	assert_setting(&cfg.guest_thp[0], "madvise");
 	assert_int_equal(cfg.timeout_ms, 90000);
 }
 
@@ -213,8 +222,7 @@ static void test_sized_and_new_values(void **state)
 	char *argv[] = { a0, a1, a2, a3, a4, NULL };
 	struct run_config cfg;
 	struct err e = ERR_INIT;
-	char mode[16];
-	unsigned kb;
+	struct thp_setting t;
 	bool help;
 	int first;
 
@@ -229,19 +237,20 @@ static void test_sized_and_new_values(void **state)
 	assert_string_equal(cfg.host_state[0], "fragmented");
 	assert_string_equal(cfg.host_state[1], "fresh");
 	assert_int_equal(cfg.n_host_thp, 2);
-	assert_string_equal(cfg.host_thp[0], "64K:always");
-	assert_string_equal(cfg.host_thp[1], "1024K:madvise");
+	assert_setting(&cfg.host_thp[0], "64K:always");
+	assert_setting(&cfg.host_thp[1], "1024K:madvise");
 	assert_true(cfg.mthp_sweep);
-	assert_true(thp_sized_value("64K:always", &kb, mode, sizeof(mode)));
-	assert_int_equal(kb, 64);
-	assert_string_equal(mode, "always");
-	assert_true(thp_sized_value("2048K:madvise", &kb, mode, sizeof(mode)));
-	assert_int_equal(kb, 2048);
-	assert_false(thp_sized_value("always", &kb, mode, sizeof(mode)));
-	assert_false(thp_sized_value("4K:always", &kb, mode, sizeof(mode)));
-	assert_false(thp_sized_value("K:always", &kb, mode, sizeof(mode)));
-	assert_false(thp_sized_value("64K:inherit", &kb, mode, sizeof(mode)));
-	assert_false(thp_sized_value("64M:always", &kb, mode, sizeof(mode)));
+	assert_int_equal(thp_setting_parse("64K:always", &t), 0);
+	assert_int_equal(t.kb, 64);
+	assert_int_equal(t.mode, THP_MODE_ALWAYS);
+	assert_int_equal(thp_setting_parse("2048K:madvise", &t), 0);
+	assert_int_equal(t.kb, 2048);
+	assert_int_equal(thp_setting_parse("always", &t), 0);
+	assert_int_equal(t.kb, 0);	/* not a size */
+	assert_int_equal(thp_setting_parse("4K:always", &t), -EINVAL);
+	assert_int_equal(thp_setting_parse("K:always", &t), -EINVAL);
+	assert_int_equal(thp_setting_parse("64K:inherit", &t), -EINVAL);
+	assert_int_equal(thp_setting_parse("64M:always", &t), -EINVAL);
 }
 
 /* --guests: N x (RAM + overhead) + 10% + 512M against MemAvailable of a fake /proc */
