@@ -704,28 +704,3 @@ bool thp_setting_equal(const struct thp_setting *a, const struct thp_setting *b)
 {
 	return a->kb == b->kb && a->mode == b->mode;
 }
-
-bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len)
-{
-	uint64_t v;
-	const char *colon = strchr(s, ':');
-	char num[16];
-	size_t n;
-
-	if (!colon || colon == s || colon[-1] != 'K')
-		return false;
-	n = (size_t)(colon - 1 - s);
-	if (n == 0 || n >= sizeof(num))
-		return false;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (num[0] == '0' || parse_u64_range(num, 8, 1u << 30, &v) || (v & (v - 1)))
-		return false;
-	if (strcmp(colon + 1, "always") && strcmp(colon + 1, "madvise"))
-		return false;
-	if (strlen(colon + 1) >= len)
-		return false;
-	*kb = (unsigned)v;
-	strcpy(mode, colon + 1);
-	return true;
-}

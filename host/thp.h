@@ -125,10 +125,4 @@ int thp_setting_format(const struct thp_setting *t, char *buf, size_t len);
 /* the same setting? */
 bool thp_setting_equal(const struct thp_setting *a, const struct thp_setting *b);
 
-/*
- * A per-size host THP value: "64K:always" (only hugepages-64kB/enabled on,
- * every other size and the top-level knob off). *kb and mode set on true.
- */
-bool thp_sized_value(const char *s, unsigned *kb, char *mode, size_t len);
-
 #endif

@@ -27,6 +27,14 @@ static bool sized_cell(const struct cell *c, const char *hs)
 	       !strcmp(c->variant, t->split->variant) && !strcmp(state_of(c->host_state), hs);
 }
 
+/* the size of a cell's host THP setting when it is one size alone ("64K:always"), else 0 */
+static unsigned host_size_kb(const struct cell *c)
+{
+	struct thp_setting t;
+
+	return thp_setting_parse(c->host_thp, &t) ? 0 : t.kb;
+}
+
 static bool state_present(const struct results *r, const char *hs)
 {
 	size_t i;
@@ -40,13 +48,11 @@ static bool state_present(const struct results *r, const char *hs)
 bool sizing_applies(const struct results *r)
 {
 	size_t i;
-	unsigned kb;
-	char mode[16];
 
 	if (r->settings.guests > 1 || state_present(r, "fragmented") || r->nfrags)
 		return true;
 	for (i = 0; i < r->ncells; i++)
-		if (thp_sized_value(r->cells[i].host_thp, &kb, mode, sizeof(mode)))
+		if (host_size_kb(&r->cells[i]))
 			return true;
 	return false;
 }
@@ -167,12 +173,11 @@ static void add_sizes(const struct results *r, struct sizing *out)
 
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
+		unsigned kb = host_size_kb(c);
 		struct sz_size *sz;
-		unsigned kb;
-		char mode[16];
 
-		if (!sized_cell(c, "fresh") || strcmp(c->prefault, pf) || strcmp(c->guest_thp, "never") ||
-		    !thp_sized_value(c->host_thp, &kb, mode, sizeof(mode)) || out->nsizes >= SZ_MAX_SIZES)
+		if (!sized_cell(c, "fresh") || strcmp(c->prefault, pf) || strcmp(c->guest_thp, "never") || !kb ||
+		    out->nsizes >= SZ_MAX_SIZES)
 			continue;
 		/* ascending by size */
 		for (j = out->nsizes; j > 0 && out->sizes[j - 1].kb > kb; j--)
