@@ -113,18 +113,20 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 	c->memfd = false;
 	c->hugetlbfs = false;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "hugetlbfs")) {
+		enum host_backing b;
+
+		if (host_backing_parse(tok, &b))
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
+				       tok);
+		if (b == BACKING_HUGETLBFS) {
 			c->hugetlbfs = true;
 			continue;
 		}
-		if (strcmp(tok, "anonymous") && strcmp(tok, "memfd"))
-			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
-				       tok);
 		if (thp_set)
 			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
 				       "backing), optionally with hugetlbfs");
 		thp_set = true;
-		c->memfd = !strcmp(tok, "memfd");
+		c->memfd = b == BACKING_MEMFD;
 	}
 	if (!thp_set && !c->hugetlbfs)
 		return err_set(e, -EINVAL, "empty list");
@@ -230,14 +232,15 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		strcpy(c->workloads, arg);
 		return 0;
 	}
-	case RO_TARGET:
-		if (!strcmp(arg, "guest") || !strcmp(arg, "both"))
-			c->target_guest = true, c->target_host = !strcmp(arg, "both");
-		else if (!strcmp(arg, "host"))
-			c->target_guest = false, c->target_host = true;
-		else
+	case RO_TARGET: {
+		enum run_target t;
+
+		if (run_target_parse(arg, &t))
 			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		c->target_guest = t != TARGET_HOST;
+		c->target_host = t != TARGET_GUEST;
 		return 0;
+	}
 	case RO_PIN:
 		if (strcmp(arg, "auto") && strcmp(arg, "none"))
 			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
@@ -409,15 +412,16 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		strcpy(buf, arg);
 		c->n_host_state = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum host_state s;
 			size_t i;
 			bool dup = false;
 
-			if (strcmp(tok, "fresh") && strcmp(tok, "fragmented"))
+			if (host_state_parse(tok, &s))
 				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
 			for (i = 0; i < c->n_host_state; i++)
-				dup |= !strcmp(c->host_state[i], tok);
+				dup |= c->host_state[i] == s;
 			if (!dup)
-				strcpy(c->host_state[c->n_host_state++], tok);
+				c->host_state[c->n_host_state++] = s;
 		}
 		if (c->n_host_state == 0)
 			return err_set(e, -EINVAL, "empty host state list");

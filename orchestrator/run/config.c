@@ -9,6 +9,10 @@
 #include "lib/parse.h"
 #include "orchestrator/report/report.h"
 
+ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented");
+ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs");
+ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
+
 void run_config_defaults(struct run_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -44,7 +48,7 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->db, "/var/lib/thpeval/history.db");
 	c->threshold = 5.0;
 	c->guests = 1;
-	strcpy(c->host_state[0], "fresh");
+	c->host_state[0] = HOST_FRESH;
 	c->n_host_state = 1;
 }
 

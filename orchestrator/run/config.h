@@ -11,9 +11,39 @@
 #include <stdint.h>
 
 #include "host/thp.h"
+#include "lib/enumstr.h"
 #include "lib/err.h"
 #include "orchestrator/run/workloads.h"
 #include "orchestrator/virt/domain.h"
+
+/* host memory before the guests start (--host-state) */
+enum host_state {
+	HOST_FRESH,		/* as the host has it */
+	HOST_FRAGMENTED,	/* a child holds one 4K page of every 2M block it can get */
+	HOST_STATE__COUNT
+};
+/* host_state_name(): "fresh", "fragmented"; host_state_parse(): 0 or -EINVAL */
+ENUM_DECL(host_state);
+
+/* where guest RAM lives on the host (--host-backing) */
+enum host_backing {
+	BACKING_ANONYMOUS,	/* anonymous memory: THP 'enabled' governs it */
+	BACKING_MEMFD,		/* shmem: 'shmem_enabled' governs it */
+	BACKING_HUGETLBFS,	/* the reference arm: 2M hugetlbfs pages */
+	HOST_BACKING__COUNT
+};
+/* host_backing_name(): "anonymous", "memfd", "hugetlbfs"; host_backing_parse(): 0 or -EINVAL */
+ENUM_DECL(host_backing);
+
+/* where the workloads run (--target) */
+enum run_target {
+	TARGET_GUEST,
+	TARGET_HOST,		/* directly on the host: the bare-metal rows */
+	TARGET_BOTH,
+	RUN_TARGET__COUNT
+};
+/* run_target_name(): "guest", "host", "both"; run_target_parse(): 0 or -EINVAL */
+ENUM_DECL(run_target);
 
 struct run_config {
 	struct thp_setting host_thp[THP_LIST_MAX];	/* treatments, "never" baseline implied */
@@ -60,7 +90,7 @@ struct run_config {
 	bool max_reps_set;
 	uint64_t budget_ms;		/* with a CI target: wall-clock budget, 0 = none */
 	unsigned guests;		/* guests running the same cells at once (--guests) */
-	char host_state[2][THP_NAME_LEN];	/* "fresh" and/or "fragmented", in order */
+	enum host_state host_state[HOST_STATE__COUNT];	/* fresh and/or fragmented, in order */
 	size_t n_host_state;
 	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
 	char kc_config[32];		/* --kcompile=CONFIG:TARGET */

@@ -57,7 +57,7 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 		for (i = 0; i <= cfg->n_guest_thp; i++) {
 			const char *gt = i == 0 ? "never" : thp_mode_name(cfg->guest_thp[i - 1].mode);
 			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL,
-					      hg->host_state };
+					      host_state_name(hg->host_state) };
 			struct cell *c = results_cell_key(res, &k, NULL);
 
 			if (c && c->reps_ok + c->reps_failed < want_reps)
@@ -103,7 +103,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	snprintf(log->name, sizeof(log->name), "%s", gr->name);
 	snprintf(log->host_thp, sizeof(log->host_thp), "%s", hg->host_thp);
 	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
-	snprintf(log->host_state, sizeof(log->host_state), "%s", hg->host_state);
+	snprintf(log->host_state, sizeof(log->host_state), "%s", host_state_name(hg->host_state));
 	log->index = gi;
 	log->concurrency = n;
 	log->round = round;
@@ -169,18 +169,18 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	gr->gc.boot = (unsigned)(log - res->guests);
 	gr->gc.host_thp = hg->host_thp;
 	gr->gc.prefault = prefault_name(hg->prefault);
-	gr->gc.host_state = hg->host_state;
+	gr->gc.host_state = host_state_name(hg->host_state);
 	gr->gc.grp = grp;
 	gr->gc.proc_root = "/proc";
 	gr->gc.qemu_pid = -1;
 	gr->gc.kvm = accel == ACCEL_KVM;
 	if (n > 1)
 		run_note(io, "booting %s (guest %u of %u; host THP %s, allocation %s, host %s, %s)", gr->name, gi + 1, n,
-			 hg->host_thp, gr->gc.prefault, hg->host_state, accel_name(accel));
+			 hg->host_thp, gr->gc.prefault, gr->gc.host_state, accel_name(accel));
 	else
 		run_note(io, "booting %s (host THP %s, allocation %s%s%s, %s)", gr->name, hg->host_thp, gr->gc.prefault,
-			 strcmp(hg->host_state, "fresh") ? ", host " : "",
-			 strcmp(hg->host_state, "fresh") ? hg->host_state : "", accel_name(accel));
+			 hg->host_state != HOST_FRESH ? ", host " : "",
+			 hg->host_state != HOST_FRESH ? gr->gc.host_state : "", accel_name(accel));
 	gr->gc.t_create = mono_s();
 	r = guest_start(v, &go, &gr->gc.g, e);
 	if (r)

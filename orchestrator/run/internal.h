@@ -29,7 +29,7 @@ struct host_group {
 	char host_thp[THP_NAME_LEN];	/* the cells' host_thp: the setting's text, or "hugetlbfs" */
 	struct thp_setting thp;		/* what the group sets on the host: never for the hugetlbfs arm */
 	enum prefault prefault;
-	const char *host_state;		/* "fresh" or "fragmented" */
+	enum host_state host_state;
 	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
 };
 

@@ -281,7 +281,8 @@ static void echo_settings(const struct run_config *cfg, struct results *res)
 			 "host's %ld CPUs", s->guests, cfg->vcpus, sysconf(_SC_NPROCESSORS_ONLN));
 	s->mthp_sweep = cfg->mthp_sweep;
 	for (i = 0; i < cfg->n_host_state; i++)
-		run_append(s->host_state_list, sizeof(s->host_state_list), "%s%s", i ? "," : "", cfg->host_state[i]);
+		run_append(s->host_state_list, sizeof(s->host_state_list), "%s%s", i ? "," : "",
+			   host_state_name(cfg->host_state[i]));
 	snprintf(s->backing, sizeof(s->backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
 		 cfg->hugetlbfs ? ",hugetlbfs" : "");
 	if (cfg->hugetlbfs)
@@ -432,7 +433,7 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 {
 	int r;
 
-	if (!strcmp(hg->host_state, "fragmented")) {
+	if (hg->host_state == HOST_FRAGMENTED) {
 		*fl = results_frag_add(st->res, e);
 		if (!*fl)
 			return e->code;
@@ -495,7 +496,7 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	memset(&fr, 0, sizeof(fr));
 	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s",
 		   res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
-		   strcmp(hg->host_state, "fresh") ? "/fragmented" : "");
+		   hg->host_state != HOST_FRESH ? "/fragmented" : "");
 	r = group_enter(st, hg, round, &fr, &fl, e);
 	if (r) {
 		frag_undo(io, &st->hs, &fr, fl);
@@ -503,8 +504,8 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	}
 	have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
 	run_note(io, "round %u, host THP %s, allocation %s%s%s (group %zu of %zu this round)", round + 1, hg->host_thp,
-		 prefault_name(hg->prefault), strcmp(hg->host_state, "fresh") ? ", host " : "",
-		 strcmp(hg->host_state, "fresh") ? hg->host_state : "", i + 1, st->ngroups);
+		 prefault_name(hg->prefault), hg->host_state != HOST_FRESH ? ", host " : "",
+		 hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "", i + 1, st->ngroups);
 	if (io->bar) {
 		char name[96];
 

@@ -229,13 +229,13 @@ static void test_sized_and_new_values(void **state)
 	run_config_defaults(&cfg);
 	assert_int_equal(cfg.guests, 1);
 	assert_int_equal(cfg.n_host_state, 1);
-	assert_string_equal(cfg.host_state[0], "fresh");
+	assert_string_equal(host_state_name(cfg.host_state[0]), "fresh");
 	assert_false(cfg.mthp_sweep);
 	assert_int_equal(cli_parse(&run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, &e), 0);
 	assert_int_equal(cfg.guests, 3);
 	assert_int_equal(cfg.n_host_state, 2);	/* order kept, duplicates dropped */
-	assert_string_equal(cfg.host_state[0], "fragmented");
-	assert_string_equal(cfg.host_state[1], "fresh");
+	assert_string_equal(host_state_name(cfg.host_state[0]), "fragmented");
+	assert_string_equal(host_state_name(cfg.host_state[1]), "fresh");
 	assert_int_equal(cfg.n_host_thp, 2);
 	assert_setting(&cfg.host_thp[0], "64K:always");
 	assert_setting(&cfg.host_thp[1], "1024K:madvise");
@@ -316,6 +316,60 @@ static void test_help_golden(void **state)
 	free(buf);
 }
 
+/* the run's enums and their strings (ENUM_IMPL in run/config.c): every name, a refusal each */
+static void test_run_enums(void **state)
+{
+	static const struct {
+		const char *s;
+		int which;	/* 0 host state, 1 host backing, 2 target */
+		int rc, v;
+	} enum_cases[] = {
+		{ "fresh", 0, 0, HOST_FRESH },
+		{ "fragmented", 0, 0, HOST_FRAGMENTED },
+		{ "Fresh", 0, -EINVAL, 0 },
+		{ "anonymous", 1, 0, BACKING_ANONYMOUS },
+		{ "memfd", 1, 0, BACKING_MEMFD },
+		{ "hugetlbfs", 1, 0, BACKING_HUGETLBFS },
+		{ "anon", 1, -EINVAL, 0 },
+		{ "guest", 2, 0, TARGET_GUEST },
+		{ "host", 2, 0, TARGET_HOST },
+		{ "both", 2, 0, TARGET_BOTH },
+		{ "", 2, -EINVAL, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(enum_cases) / sizeof(enum_cases[0]); i++) {
+		enum host_state hs = HOST_STATE__COUNT;
+		enum host_backing hb = HOST_BACKING__COUNT;
+		enum run_target rt = RUN_TARGET__COUNT;
+		const char *back = NULL;
+		int rc, v = -1;
+
+		switch (enum_cases[i].which) {
+		case 0:
+			rc = host_state_parse(enum_cases[i].s, &hs);
+			v = (int)hs;
+			back = host_state_name(hs);
+			break;
+		case 1:
+			rc = host_backing_parse(enum_cases[i].s, &hb);
+			v = (int)hb;
+			back = host_backing_name(hb);
+			break;
+		default:
+			rc = run_target_parse(enum_cases[i].s, &rt);
+			v = (int)rt;
+			back = run_target_name(rt);
+			break;
+		}
+		if (rc != enum_cases[i].rc || (!rc && (v != enum_cases[i].v || !back || strcmp(back, enum_cases[i].s))) ||
+		    (rc && back))
+			fail_msg("case %zu ('%s'): rc %d, value %d, name '%s'", i, enum_cases[i].s, rc, v,
+				 back ? back : "(null)");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_guests_fit),
 		cmocka_unit_test(test_help_golden),
 		cmocka_unit_test(test_target_defaults),
+		cmocka_unit_test(test_run_enums),
 	};
 
 	return cmocka_run_group_tests_name("orchestrator/cli", tests, NULL, NULL);
