@@ -305,19 +305,23 @@ static void cell_validate(struct cell *c, double min_cov)
 	}
 }
 
+void cell_summarize(struct cell *c)
+{
+	size_t j;
+
+	for (j = 0; j < c->nmetrics; j++)
+		summarize_blocked(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n, &c->metrics[j].s);
+	summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
+	summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
+}
+
 void results_finish(struct results *r, double min_cov_pct)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < r->ncells; i++) {
-		struct cell *c = &r->cells[i];
-
-		for (j = 0; j < c->nmetrics; j++)
-			summarize_blocked(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n,
-					  &c->metrics[j].s);
-		summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
-		summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
-		cell_validate(c, min_cov_pct);
+		cell_summarize(&r->cells[i]);
+		cell_validate(&r->cells[i], min_cov_pct);
 	}
 }
 

@@ -211,6 +211,8 @@ const struct wl_rule *cell_rule(const struct cell *c);
  */
 void cell_take_evidence(struct cell *c, const struct record *rec, struct metric *cov, unsigned boot);
 
+/* the cell's summaries: each metric's over boots (summarize_blocked), coverage's over repetitions */
+void cell_summarize(struct cell *c);
 /* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
 void results_finish(struct results *r, double min_cov_pct);
 

@@ -437,6 +437,8 @@ static int load_cell(const struct jwhere *w, struct results *r, json_object *o, 
 	    jstr(w, o, at, "invalid_reason", true, c->invalid_reason, sizeof(c->invalid_reason)) ||
 	    jstr_opt(w, o, at, "treatment_note", "", c->treatment_note, sizeof(c->treatment_note)))
 		return -EINVAL;
+	/* the summaries as results_finish computes them: coverage over repetitions */
+	cell_summarize(c);
 	return 0;
 }
 
@@ -468,6 +470,8 @@ static int load_guest(const struct jwhere *w, struct results *r, json_object *o,
 	    jstr_opt(w, o, at, "guest_mthp_sizes_kb", "", g->mthp_sizes_kb, sizeof(g->mthp_sizes_kb)))
 		return -EINVAL;
 	if (json_object_object_get_ex(o, "index", NULL) && u32(w, o, at, "index", &g->index))
+		return -EINVAL;
+	if (json_object_object_get_ex(o, "round", NULL) && u32(w, o, at, "round", &g->round))
 		return -EINVAL;
 	g->concurrency = 1;
 	if (json_object_object_get_ex(o, "concurrency", NULL) && u32(w, o, at, "concurrency", &g->concurrency))
@@ -607,7 +611,14 @@ static int load_settings(const struct jwhere *w, json_object *o, struct run_sett
 	    jnum(w, o, at, "min_coverage_pct", true, &s->min_coverage_pct) ||
 	    jstr_opt(w, o, at, "host_state", "fresh", s->host_state_list, sizeof(s->host_state_list)) ||
 	    jstr_opt(w, o, at, "guest_mthp", "", s->guest_mthp, sizeof(s->guest_mthp)) ||
-	    jstr_opt(w, o, at, "pin", "", s->pin, sizeof(s->pin)))
+	    jstr_opt(w, o, at, "pin", "", s->pin, sizeof(s->pin)) ||
+	    jstr_opt(w, o, at, "kcompile", "", s->kcompile, sizeof(s->kcompile)) ||
+	    jstr_opt(w, o, at, "kcompile_source", "", s->srcdisk_id, sizeof(s->srcdisk_id)) ||
+	    jstr_opt(w, o, at, "host_prefault", "", s->prefault_list, sizeof(s->prefault_list)) ||
+	    jstr_opt(w, o, at, "host_backing", "anonymous", s->backing, sizeof(s->backing)) ||
+	    jstr_opt(w, o, at, "group_order", "", s->group_order, sizeof(s->group_order)))
+		return -EINVAL;
+	if (json_object_object_get_ex(o, "cold_reps", NULL) && u32(w, o, at, "cold_reps", &s->cold_reps))
 		return -EINVAL;
 	s->guests = 1;
 	if (json_object_object_get_ex(o, "guests", NULL) && u32(w, o, at, "guests", &s->guests))
@@ -649,6 +660,21 @@ static int load_host(const struct jwhere *w, json_object *o, struct results *r)
 	return 0;
 }
 
+/* what telemetry was collected: the notes the run wrote (the rest is fixed text); absent in older files */
+static int load_telemetry(const struct jwhere *w, json_object *root, struct results *r)
+{
+	json_object *t;
+
+	if (!json_object_object_get_ex(root, "telemetry", NULL))
+		return 0;
+	if (jobj(w, root, "", "telemetry", false, &t))
+		return -EINVAL;
+	if (jstr_opt(w, t, "telemetry", "kvm_stats", "", r->kvm_stats_note, sizeof(r->kvm_stats_note)) ||
+	    jstr_opt(w, t, "telemetry", "hardware_counters", "", r->pmu_note, sizeof(r->pmu_note)))
+		return -EINVAL;
+	return 0;
+}
+
 static int load_doc(const struct jwhere *w, json_object *root, struct results *r)
 {
 	json_object *v, *host, *set, *cells, *guests;
@@ -680,6 +706,7 @@ static int load_doc(const struct jwhere *w, json_object *root, struct results *r
 	    jobj(w, root, "", "host", false, &host) || load_host(w, host, r) ||
 	    jstr(w, root, "", "image_id", false, r->image_id, sizeof(r->image_id)) ||
 	    jobj(w, root, "", "settings", false, &set) || load_settings(w, set, &r->settings) ||
+	    load_telemetry(w, root, r) ||
 	    jarr(w, root, "", "cells", &cells) || jarr(w, root, "", "guests", &guests))
 		return -EINVAL;
 	for (i = 0; i < json_object_array_length(cells); i++)
