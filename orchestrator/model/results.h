@@ -1,9 +1,10 @@
 /*
  * results: the one results model of a run (cells, samples, coverage
- * evidence, validity, guests) and results.json (json-c, written
- * atomically). Each cell's summaries and validity are computed here
- * (results_finish); the split is the analysis' (analysis/effects.c
- * effects_attach), the renderings report/'s. Never touches /sys or libvirt.
+ * evidence, validity, guests); results_json.h writes it as results.json and
+ * results_load.h reads it back. Each cell's summaries and validity are
+ * computed here (results_finish); the split is the analysis'
+ * (analysis/effects.c effects_attach), the renderings report/'s. Never
+ * touches /sys or libvirt.
  */
 #ifndef THPEVAL_ORCH_RESULTS_H
 #define THPEVAL_ORCH_RESULTS_H
@@ -215,8 +216,6 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 void cell_summarize(struct cell *c);
 /* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
 void results_finish(struct results *r, double min_cov_pct);
-
-int results_write_json(const struct results *r, const char *path, struct err *e);
 
 
 /*

@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "orchestrator/model/results.h"
+#include "orchestrator/model/results_json.h"
 
 #define RESULTS_FILE "results.json"
 #define RESULTS_MAX_BYTES (256u << 20)	/* larger is not a results file */

@@ -9,6 +9,7 @@
 
 #include "lib/clock.h"
 #include "lib/fstree.h"
+#include "orchestrator/model/results_json.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)

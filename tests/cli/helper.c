@@ -20,6 +20,7 @@
 #include "host/journal.h"
 #include "lib/err.h"
 #include "orchestrator/model/results.h"
+#include "orchestrator/model/results_json.h"
 
 static volatile sig_atomic_t stop;
 
