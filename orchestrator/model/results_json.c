@@ -345,32 +345,41 @@ static json_object *j_results(const struct results *r)
 	return o;
 }
 
-int results_write_json(const struct results *r, const char *path, struct err *e)
+int results_to_json_text(const struct results *r, char **text, size_t *len, struct err *e)
 {
 	json_object *o = j_results(r);
-	const char *txt;
-	size_t len;
-	int rc;
+	const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t n;
 
-	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	*text = NULL;
+	*len = 0;
 	if (!txt) {
 		json_object_put(o);
 		return err_set(e, -ENOMEM, "cannot serialise results");
 	}
-	len = strlen(txt);
-	{
-		char *buf = malloc(len + 2);
-
-		if (!buf) {
-			json_object_put(o);
-			return err_set(e, -ENOMEM, "out of memory");
-		}
-		memcpy(buf, txt, len);
-		buf[len] = '\n';
-		rc = write_file_atomic(path, buf, len + 1, 0644, e);
-		free(buf);
+	n = strlen(txt);
+	*text = malloc(n + 2);
+	if (!*text) {
+		json_object_put(o);
+		return err_set(e, -ENOMEM, "out of memory");
 	}
+	memcpy(*text, txt, n);
+	(*text)[n] = '\n';
+	(*text)[n + 1] = '\0';
+	*len = n + 1;
 	json_object_put(o);
-	return rc;
+	return 0;
 }
 
+int results_write_json(const struct results *r, const char *path, struct err *e)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (results_to_json_text(r, &text, &len, e))
+		return e->code;
+	rc = write_file_atomic(path, text, len, 0644, e);
+	free(text);
+	return rc;
+}

@@ -891,29 +891,3 @@ int results_load(const char *path, struct results *out, struct err *e)
 	free(text);
 	return r;
 }
-
-int results_to_json_text(const struct results *r, char **text, size_t *len, struct err *e)
-{
-	const char *tmpdir = getenv("TMPDIR");
-	char dir[PATH_MAX], file[PATH_MAX];
-	int rc;
-
-	*text = NULL;
-	*len = 0;
-	if (!tmpdir || !*tmpdir)
-		tmpdir = "/tmp";
-	if (snprintf(dir, sizeof(dir), "%s/thpeval-json-XXXXXX", tmpdir) >= (int)sizeof(dir))
-		return err_set(e, -ENAMETOOLONG, "TMPDIR '%s' is too long", tmpdir);
-	if (!mkdtemp(dir))
-		return err_set(e, -errno, "cannot create a temporary directory in '%s': %s: set TMPDIR",
-			       tmpdir, strerror(errno));
-	if (snprintf(file, sizeof(file), "%s/%s", dir, RESULTS_FILE) >= (int)sizeof(file))
-		rc = err_set(e, -ENAMETOOLONG, "TMPDIR '%s' is too long", tmpdir);
-	else
-		rc = results_write_json(r, file, e);
-	if (!rc)
-		rc = read_all(file, text, len, e);
-	unlink(file);
-	rmdir(dir);
-	return rc;
-}

@@ -4,7 +4,8 @@
  * (errors name the key), bounded strings and counts. Derived numbers (metric
  * summaries, the effects split) are recomputed from the samples with stats.h
  * and effects.h, so they cannot disagree with them.
- * Also the model as JSON text (the inverse). Never prints, never exits.
+ * The inverse, the model as results.json, is results_json.h's (included).
+ * Never prints, never exits.
  */
 #ifndef THPEVAL_ORCH_RESULTS_LOAD_H
 #define THPEVAL_ORCH_RESULTS_LOAD_H
@@ -28,8 +29,6 @@ int results_load(const char *path, struct results *out, struct err *e);
 /* the same from text in memory; name is used in messages */
 int results_load_text(const char *text, size_t len, const char *name, struct results *out,
 		      struct err *e);
-/* results.json text of r exactly as results_write_json() writes it; free() it */
-int results_to_json_text(const struct results *r, char **text, size_t *len, struct err *e);
 /* "DIR/results.json" when path is a directory, else path */
 int results_path_resolve(const char *path, char *buf, size_t len, struct err *e);
 
