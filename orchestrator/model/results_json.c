@@ -1,8 +1,9 @@
 #include "orchestrator/model/results_json.h"
 
 #include <errno.h>
-#include <json-c/json.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,344 +11,728 @@
 #include "lib/fstree.h"
 #include "lib/wltraits.h"
 
-/* ---- JSON ------------------------------------------------------------------ */
+/*
+ * The tables below are results.json: each line one key, in the order it is
+ * written. A key added after schema 1 was first written is JT_OPT (older
+ * files lack it); JT_WNULL, JT_WDEF, JT_IF and JT_IFSET say when a value is
+ * written as null, as its default, or not at all.
+ */
 
-static json_object *jnum(double v)
-{
-	return isfinite(v) ? json_object_new_double(v) : NULL;	/* NULL = JSON null */
-}
+/* ---- metric: {"samples":[...],"boot":[...],"n":N,"mean":...} ------------------------- */
 
-static json_object *jstr(const char *s)
+static json_object *w_samples(const void *base, const struct jt_field *f)
 {
-	return json_object_new_string(s ? s : "");
-}
-
-static json_object *j_metric(const struct metric *m)
-{
-	json_object *o = json_object_new_object();
-	json_object *arr = json_object_new_array();
+	const struct metric *m = base;
+	json_object *a = json_object_new_array();
 	size_t i;
 
-	json_object *boots = json_object_new_array();
+	(void)f;
+	for (i = 0; i < m->n; i++)
+		json_object_array_add(a, jt_num(m->samples[i]));
+	return a;
+}
 
+static int l_samples(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct metric *m = base;
+	char here[JT_PATH_MAX];
+	size_t len;
+
+	(void)f;
+	if (!json_object_is_type(v, json_type_array))
+		return jt_bad_type(c, at, "an array", v);
+	len = json_object_array_length(v);
+	if (len > RES_MAX_SAMPLES)
+		return err_set(c->e, -E2BIG, "'%s': '%s' has %zu samples, more than %d", c->name, at, len,
+			       RES_MAX_SAMPLES);
+	for (m->n = 0; m->n < len; m->n++) {
+		snprintf(here, sizeof(here), "%s[%zu]", at, m->n);
+		if (jt_get_num(c, json_object_array_get_idx(v, m->n), here, false, &m->samples[m->n]))
+			return -EINVAL;
+		m->boot[m->n] = 0;	/* files before boot ids: one boot */
+	}
+	return 0;
+}
+
+/* the boot id of each sample, as many as samples */
+static json_object *w_boots(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	(void)f;
+	for (i = 0; i < m->n; i++)
+		json_object_array_add(a, json_object_new_int(m->boot[i]));
+	return a;
+}
+
+static int l_boots(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct metric *m = base;
+	size_t i;
+
+	(void)f;
+	if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != m->n)
+		return err_set(c->e, -EINVAL, "'%s': '%s' must be an array of %zu boot ids, one per sample",
+			       c->name, at, m->n);
 	for (i = 0; i < m->n; i++) {
-		json_object_array_add(arr, jnum(m->samples[i]));
-		json_object_array_add(boots, json_object_new_int(m->boot[i]));
+		json_object *x = json_object_array_get_idx(v, i);
+		int64_t id;
+
+		errno = 0;
+		id = json_object_is_type(x, json_type_int) ? json_object_get_int64(x) : -1;
+		if (errno || id < 0 || id > UINT16_MAX)
+			return err_set(c->e, -EINVAL, "'%s': '%s[%zu]' is not a boot id (0 to %d)", c->name, at, i,
+				       UINT16_MAX);
+		m->boot[i] = (uint16_t)id;
 	}
-	json_object_object_add(o, "samples", arr);
-	json_object_object_add(o, "boot", boots);
-	json_object_object_add(o, "n", json_object_new_int64((int64_t)m->s.n));
-	json_object_object_add(o, "mean", jnum(m->s.mean));
-	json_object_object_add(o, "sd", jnum(m->s.sd));
-	json_object_object_add(o, "cv_pct", jnum(m->s.cv_pct));
-	json_object_object_add(o, "ci95_low", jnum(m->s.ci95_low));
-	json_object_object_add(o, "ci95_high", jnum(m->s.ci95_high));
-	json_object_object_add(o, "ci_over", isfinite(m->s.ci95_high) ?
-				jstr(m->s.ci_blocks ? "boots" : "repetitions") : NULL);
-	json_object_object_add(o, "ci_n", json_object_new_int64((int64_t)m->s.ci_n));
-	return o;
+	return 0;
 }
 
-static json_object *j_thp(const struct thp_settings *s)
+/* the number of samples, as the summary counted them */
+static json_object *w_n(const void *base, const struct jt_field *f)
 {
+	(void)f;
+	return json_object_new_int64((int64_t)((const struct metric *)base)->s.n);
+}
+
+static int l_n(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+	int64_t n;
+
+	(void)f;
+	if (jt_get_int(c, v, at, 0, RES_MAX_SAMPLES, &n))
+		return -EINVAL;
+	if ((size_t)n != m->n)
+		return err_set(c->e, -EINVAL, "'%s': '%s' is %lld but there are %zu samples", c->name, at,
+			       (long long)n, m->n);
+	return 0;
+}
+
+/* what the interval is over: boots or repetitions */
+static json_object *w_ci_over(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+
+	(void)f;
+	return isfinite(m->s.ci95_high) ? jt_str(m->s.ci_blocks ? "boots" : "repetitions") : NULL;
+}
+
+#define MT(k, kind, m, ...) JT_F(k, kind, struct metric, m, __VA_ARGS__)
+static const struct jt_field metric_fields[] = {
+	{ MT("samples", JT_CUSTOM, samples, 0, .write = w_samples, .load = l_samples) },
+	{ MT("boot", JT_CUSTOM, boot, JT_OPT, .write = w_boots, .load = l_boots) },
+	{ MT("n", JT_CUSTOM, s.n, JT_DERIVED, .write = w_n, .load = l_n) },
+	{ MT("mean", JT_DOUBLE, s.mean, JT_DERIVED) },
+	{ MT("sd", JT_DOUBLE, s.sd, JT_DERIVED) },
+	{ MT("cv_pct", JT_DOUBLE, s.cv_pct, JT_DERIVED) },
+	{ MT("ci95_low", JT_DOUBLE, s.ci95_low, JT_DERIVED) },
+	{ MT("ci95_high", JT_DOUBLE, s.ci95_high, JT_DERIVED) },
+	{ .key = "ci_over", .kind = JT_STR, .size = 16, .flags = JT_OPT | JT_NULL | JT_DERIVED, .write = w_ci_over },
+	{ MT("ci_n", JT_INT, s.ci_n, JT_OPT | JT_DERIVED) },
+};
+static const struct jt_table metric_jt = JT_TABLE(struct metric, metric_fields);
+
+/* ---- cell ---------------------------------------------------------------------------- */
+
+/* {"NAME": metric, ...} in the order the metrics were added */
+static json_object *w_metrics(const void *base, const struct jt_field *f)
+{
+	const struct cell *c = base;
 	json_object *o = json_object_new_object();
 	size_t i;
 
-	for (i = 0; i < s->n; i++)
-		json_object_object_add(o, s->s[i].key, jstr(s->s[i].value));
-	return o;
-}
-
-static json_object *j_cell(const struct cell *c)
-{
-	json_object *o = json_object_new_object();
-	json_object *metrics = json_object_new_object();
-	json_object *cov = json_object_new_object();
-	json_object *fails = json_object_new_array();
-	size_t i;
-
-	json_object_object_add(o, "target", jstr(c->target));
-	json_object_object_add(o, "host_thp", jstr(c->host_thp));
-	json_object_object_add(o, "host_prefault", jstr(c->prefault));
-	json_object_object_add(o, "guest_thp", jstr(c->guest_thp));
-	json_object_object_add(o, "workload", jstr(c->workload));
-	json_object_object_add(o, "variant", c->variant[0] ? jstr(c->variant) : NULL);
-	json_object_object_add(o, "guest", jstr(c->guest));
-	json_object_object_add(o, "host_state", jstr(c->host_state[0] ? c->host_state : "fresh"));
+	(void)f;
 	for (i = 0; i < c->nmetrics; i++)
-		json_object_object_add(metrics, c->metrics[i].name, j_metric(&c->metrics[i]));
-	json_object_object_add(o, "metrics", metrics);
-	json_object_object_add(cov, "host_huge_pct", jnum(c->host_cov.s.mean));
-	json_object_object_add(cov, "guest_huge_pct", jnum(c->guest_cov.s.mean));
-	json_object_object_add(cov, "host_huge_pct_samples", j_metric(&c->host_cov));
-	json_object_object_add(cov, "guest_huge_pct_samples", j_metric(&c->guest_cov));
-	json_object_object_add(cov, "host_source", jstr(c->host_cov_source[0] ? c->host_cov_source : "smaps"));
-	{
-		const struct wl_rule *rule = cell_rule(c);
+		json_object_object_add(o, c->metrics[i].name, jt_write(&metric_jt, &c->metrics[i]));
+	return o;
+}
 
-		/* what decided validity: the workload's coverage field (or effect field) and its rule */
-		json_object_object_add(cov, "evidence", rule->cov_field ? jstr(rule->cov_field) :
-							rule->effect_field ? jstr(rule->effect_field) : NULL);
-		json_object_object_add(cov, "rule", jstr(wl_want_name(rule->want)));
+static int l_metrics(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct cell *cell = base;
+	char k[JT_PATH_MAX];
+
+	(void)f;
+	if (!json_object_is_type(v, json_type_object))
+		return jt_bad_type(c, at, "an object", v);
+	json_object_object_foreach(v, name, mo) {
+		struct metric *m;
+
+		jt_path(k, sizeof(k), at, name);
+		if (strlen(name) == 0 || strlen(name) >= REC_KEY_MAX)
+			return err_set(c->e, -EINVAL, "'%s': metric name '%s' is empty or too long", c->name, k);
+		m = cell_metric(cell, name, c->e);
+		if (!m)
+			return err_wrap(c->e, "'%s'", c->name);
+		if (!json_object_is_type(mo, json_type_object))
+			return err_set(c->e, -EINVAL, "'%s': '%s' must be an object, not %s", c->name, k, jt_type(mo));
+		if (jt_load(c, &metric_jt, mo, k, m))
+			return -EINVAL;
 	}
-	json_object_object_add(o, "coverage", cov);
-	json_object_object_add(o, "reps_ok", json_object_new_int64(c->reps_ok));
-	json_object_object_add(o, "reps_failed", json_object_new_int64(c->reps_failed));
-	json_object_object_add(o, "warmups", json_object_new_int64(c->warmups));
+	return 0;
+}
+
+/* what decided validity: the workload's coverage field (or effect field) and its rule */
+static json_object *w_evidence(const void *base, const struct jt_field *f)
+{
+	const struct wl_rule *rule = cell_rule(base);
+
+	(void)f;
+	return rule->cov_field ? jt_str(rule->cov_field) : rule->effect_field ? jt_str(rule->effect_field) : NULL;
+}
+
+static json_object *w_rule(const void *base, const struct jt_field *f)
+{
+	(void)f;
+	return jt_str(wl_want_name(cell_rule(base)->want));
+}
+
+static json_object *w_failures(const void *base, const struct jt_field *f)
+{
+	const struct cell *c = base;
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	(void)f;
 	for (i = 0; i < c->nfailures; i++)
-		json_object_array_add(fails, jstr(c->failures[i]));
-	json_object_object_add(o, "failures", fails);
-	json_object_object_add(o, "valid", json_object_new_boolean(c->valid));
-	json_object_object_add(o, "invalid_reason", c->valid ? NULL : jstr(c->invalid_reason));
-	json_object_object_add(o, "treatment_note", c->treatment_note[0] ? jstr(c->treatment_note) : NULL);
-	return o;
+		json_object_array_add(a, jt_str(c->failures[i]));
+	return a;
 }
 
-static json_object *j_guest(const struct guest_log *g)
+static int l_failures(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
 {
-	json_object *o = json_object_new_object();
+	struct cell *cell = base;
+	char here[JT_PATH_MAX];
+	size_t i, n;
 
-	json_object_object_add(o, "name", jstr(g->name));
-	json_object_object_add(o, "host_thp", jstr(g->host_thp));
-	json_object_object_add(o, "host_prefault", jstr(g->prefault));
-	json_object_object_add(o, "round", json_object_new_int64(g->round));
-	json_object_object_add(o, "status", jstr(g->status));
-	json_object_object_add(o, "error", g->error[0] ? jstr(g->error) : NULL);
-	json_object_object_add(o, "domain_xml", jstr(g->xml_path));
-	json_object_object_add(o, "console_log", jstr(g->console_path));
-	json_object_object_add(o, "guest_kernel", jstr(g->guest_kernel));
-	json_object_object_add(o, "create_to_first_record_s", jnum(g->create_to_first_record_s));
-	json_object_object_add(o, "teardown_s", jnum(g->teardown_s));
-	json_object_object_add(o, "total_s", jnum(g->total_s));
-	json_object_object_add(o, "records", json_object_new_int64(g->records));
-	json_object_object_add(o, "rejected_lines", json_object_new_int64(g->rejected));
-	json_object_object_add(o, "host_state", jstr(g->host_state[0] ? g->host_state : "fresh"));
-	json_object_object_add(o, "index", json_object_new_int64(g->index));
-	json_object_object_add(o, "concurrency", json_object_new_int64(g->concurrency ? g->concurrency : 1));
-	json_object_object_add(o, "guest_mthp_sizes_kb", g->mthp_sizes_kb[0] ? jstr(g->mthp_sizes_kb) : NULL);
-	{
-		json_object *a = json_object_new_array();
-		size_t i;
-
-		for (i = 0; i < g->ncs; i++) {
-			const struct guest_cellstat *cs = &g->cs[i];
-			json_object *c = json_object_new_object();
-
-			json_object_object_add(c, "guest_thp", jstr(cs->guest_thp));
-			json_object_object_add(c, "workload", jstr(cs->workload));
-			json_object_object_add(c, "reps", json_object_new_int64(cs->reps));
-			json_object_object_add(c, "host_huge_pct", jnum(cs->ncov ? cs->cov_sum / cs->ncov : NAN));
-			json_object_object_add(c, "fault_ns_per_4k", jnum(cs->nfault ? cs->fault_sum / cs->nfault : NAN));
-			json_object_object_add(c, "access_ns", jnum(cs->naccess ? cs->access_sum / cs->naccess : NAN));
-			json_object_array_add(a, c);
-		}
-		json_object_object_add(o, "cells", a);
+	(void)f;
+	if (!json_object_is_type(v, json_type_array))
+		return jt_bad_type(c, at, "an array", v);
+	n = json_object_array_length(v);
+	if (n > RES_MAX_FAILURES)
+		return err_set(c->e, -E2BIG, "'%s': '%s' has more than %d entries", c->name, at, RES_MAX_FAILURES);
+	for (i = 0; i < n; i++) {
+		snprintf(here, sizeof(here), "%s[%zu]", at, i);
+		if (jt_get_str(c, json_object_array_get_idx(v, i), here, false, cell->failures[i],
+			       sizeof(cell->failures[i])))
+			return -EINVAL;
 	}
-	return o;
+	cell->nfailures = n;
+	return 0;
 }
 
-static json_object *j_u64s(const unsigned long long *v, unsigned n)
+#define CL(k, kind, m, ...) JT_F(k, kind, struct cell, m, __VA_ARGS__)
+/* coverage: the means and validity rule are derived, the samples kept */
+static const struct jt_field coverage_fields[] = {
+	{ CL("host_huge_pct", JT_DOUBLE, host_cov.s.mean, JT_DERIVED) },
+	{ CL("guest_huge_pct", JT_DOUBLE, guest_cov.s.mean, JT_DERIVED) },
+	{ CL("host_huge_pct_samples", JT_OBJ, host_cov, 0, .sub = &metric_jt) },
+	{ CL("guest_huge_pct_samples", JT_OBJ, guest_cov, 0, .sub = &metric_jt) },
+	{ CL("host_source", JT_STR, host_cov_source, JT_OPT | JT_NULL | JT_WDEF, .def = "smaps") },
+	{ .key = "evidence", .kind = JT_STR, .size = REC_KEY_MAX, .flags = JT_OPT | JT_NULL | JT_DERIVED,
+	  .write = w_evidence },
+	{ .key = "rule", .kind = JT_STR, .size = REC_KEY_MAX, .flags = JT_OPT | JT_NULL | JT_DERIVED, .write = w_rule },
+};
+static const struct jt_table coverage_jt = JT_TABLE(struct cell, coverage_fields);
+
+static const struct jt_field cell_fields[] = {
+	{ CL("target", JT_STR, target, 0) },
+	{ CL("host_thp", JT_STR, host_thp, 0) },
+	{ CL("host_prefault", JT_STR, prefault, JT_OPT | JT_NULL, .def = "ondemand") },
+	{ CL("guest_thp", JT_STR, guest_thp, 0) },
+	{ CL("workload", JT_STR, workload, 0) },
+	{ CL("variant", JT_STR, variant, JT_OPT | JT_NULL | JT_WNULL) },
+	{ CL("guest", JT_STR, guest, 0) },
+	{ CL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ CL("metrics", JT_CUSTOM, metrics, 0, .sub = &metric_jt, .write = w_metrics, .load = l_metrics) },
+	{ .key = "coverage", .kind = JT_OBJ, .size = sizeof(struct cell), .sub = &coverage_jt },
+	{ CL("reps_ok", JT_INT, reps_ok, 0) },
+	{ CL("reps_failed", JT_INT, reps_failed, 0) },
+	{ CL("warmups", JT_INT, warmups, 0) },
+	{ CL("failures", JT_CUSTOM, failures, 0, .write = w_failures, .load = l_failures) },
+	{ CL("valid", JT_BOOL, valid, 0) },
+	{ CL("invalid_reason", JT_STR, invalid_reason, JT_NULL | JT_UNLESS, .cond = offsetof(struct cell, valid)) },
+	{ CL("treatment_note", JT_STR, treatment_note, JT_OPT | JT_NULL | JT_WNULL) },
+};
+
+/* a loaded cell into the results: a new key (a repeated one is an error), summarised as results_finish does */
+static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
 {
+	struct results *r = parent;
+	struct cell *s = elem, *cell;
+	struct cell_key k = { s->target, s->host_thp, s->prefault, s->guest_thp, s->workload, s->variant,
+			      s->host_state };
+	size_t before = r->ncells;
+
+	cell = results_cell_key(r, &k, c->e);
+	if (!cell)
+		return err_wrap(c->e, "'%s': %s", c->name, at);
+	if (r->ncells == before)
+		return err_set(c->e, -EINVAL, "'%s': '%s' repeats the cell %s/%s/%s", c->name, at, s->host_thp,
+			       s->guest_thp, s->workload);
+	memcpy(s->host_cov.name, cell->host_cov.name, sizeof(s->host_cov.name));
+	memcpy(s->guest_cov.name, cell->guest_cov.name, sizeof(s->guest_cov.name));
+	*cell = *s;
+	cell_summarize(cell);
+	return 0;
+}
+
+static const struct jt_table cell_jt = { sizeof(struct cell), NULL, cell_put,
+					 sizeof(cell_fields) / sizeof(cell_fields[0]), cell_fields };
+
+/* ---- guest ---------------------------------------------------------------------------- */
+
+/* a mean kept as a sum over a count (one sample once loaded) */
+static json_object *w_mean(const void *base, const struct jt_field *f)
+{
+	double sum;
+	unsigned n;
+
+	memcpy(&sum, (const char *)base + f->off, sizeof(sum));
+	memcpy(&n, (const char *)base + f->count, sizeof(n));
+	return jt_num(n ? sum / n : NAN);
+}
+
+static int l_mean(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	unsigned one = 1;
+	double d;
+
+	if (jt_get_num(c, v, at, true, &d))
+		return -EINVAL;
+	if (isfinite(d)) {
+		memcpy((char *)base + f->off, &d, sizeof(d));
+		memcpy((char *)base + f->count, &one, sizeof(one));
+	}
+	return 0;
+}
+
+#define CS(k, kind, m, ...) JT_F(k, kind, struct guest_cellstat, m, __VA_ARGS__)
+static const struct jt_field cellstat_fields[] = {
+	{ CS("guest_thp", JT_STR, guest_thp, 0) },
+	{ CS("workload", JT_STR, workload, 0) },
+	{ CS("reps", JT_INT, reps, 0) },
+	{ CS("host_huge_pct", JT_CUSTOM, cov_sum, JT_NULL, .count = offsetof(struct guest_cellstat, ncov),
+	  .write = w_mean, .load = l_mean) },
+	{ CS("fault_ns_per_4k", JT_CUSTOM, fault_sum, JT_NULL, .count = offsetof(struct guest_cellstat, nfault),
+	  .write = w_mean, .load = l_mean) },
+	{ CS("access_ns", JT_CUSTOM, access_sum, JT_NULL, .count = offsetof(struct guest_cellstat, naccess),
+	  .write = w_mean, .load = l_mean) },
+};
+static const struct jt_table cellstat_jt = JT_TABLE(struct guest_cellstat, cellstat_fields);
+
+#define GL(k, kind, m, ...) JT_F(k, kind, struct guest_log, m, __VA_ARGS__)
+static const struct jt_field guest_fields[] = {
+	{ GL("name", JT_STR, name, 0) },
+	{ GL("host_thp", JT_STR, host_thp, 0) },
+	{ GL("host_prefault", JT_STR, prefault, JT_OPT | JT_NULL, .def = "ondemand") },
+	{ GL("round", JT_INT, round, JT_OPT) },
+	{ GL("status", JT_STR, status, 0) },
+	{ GL("error", JT_STR, error, JT_NULL | JT_WNULL) },
+	{ GL("domain_xml", JT_STR, xml_path, 0) },
+	{ GL("console_log", JT_STR, console_path, 0) },
+	{ GL("guest_kernel", JT_STR, guest_kernel, 0) },
+	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, 0) },
+	{ GL("teardown_s", JT_DOUBLE, teardown_s, 0) },
+	{ GL("total_s", JT_DOUBLE, total_s, 0) },
+	{ GL("records", JT_INT, records, 0) },
+	{ GL("rejected_lines", JT_INT, rejected, 0) },
+	{ GL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ GL("index", JT_INT, index, JT_OPT) },
+	{ GL("concurrency", JT_INT, concurrency, JT_OPT | JT_WDEF, .idef = 1) },
+	{ GL("guest_mthp_sizes_kb", JT_STR, mthp_sizes_kb, JT_OPT | JT_NULL | JT_WNULL) },
+	{ GL("cells", JT_ARR, cs, JT_OPT | JT_INLINE, .count = offsetof(struct guest_log, ncs),
+	  .cap = GLOG_MAX_CELLS, .sub = &cellstat_jt) },
+};
+
+static void guest_init(void *elem)
+{
+	struct guest_log *g = elem;
+
+	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+}
+
+static int guest_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct guest_log *g = results_guest_add(parent, c->e);
+
+	(void)at;
+	if (!g)
+		return -ENOMEM;
+	*g = *(struct guest_log *)elem;
+	return 0;
+}
+
+static const struct jt_table guest_jt = { sizeof(struct guest_log), guest_init, guest_put,
+					  sizeof(guest_fields) / sizeof(guest_fields[0]), guest_fields };
+
+/* ---- fragmented arm ------------------------------------------------------------------- */
+
+/* free blocks per order, as many as the arm's orders */
+static json_object *w_buddy(const void *base, const struct jt_field *f)
+{
+	const struct frag_log *fr = base;
+	const unsigned long long *v = (const void *)((const char *)base + f->off);
 	json_object *a = json_object_new_array();
 	unsigned i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < fr->orders; i++)
 		json_object_array_add(a, json_object_new_int64((int64_t)v[i]));
 	return a;
 }
 
-static json_object *j_frag(const struct frag_log *f)
+static int l_buddy(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
 {
-	json_object *o = json_object_new_object();
+	struct frag_log *fr = base;
+	unsigned long long *dst = (void *)((char *)base + f->off);
+	size_t i, len;
 
-	json_object_object_add(o, "host_thp", jstr(f->host_thp));
-	json_object_object_add(o, "host_prefault", jstr(f->prefault));
-	json_object_object_add(o, "round", json_object_new_int64(f->round));
-	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)f->bytes));
-	json_object_object_add(o, "huge_kb", json_object_new_int64((int64_t)f->huge_kb));
-	json_object_object_add(o, "held_kb", json_object_new_int64((int64_t)f->held_kb));
-	json_object_object_add(o, "seconds", jnum(f->seconds));
-	json_object_object_add(o, "stopped", f->stopped[0] ? jstr(f->stopped) : NULL);
-	json_object_object_add(o, "free_2m_kb_before", json_object_new_int64((int64_t)f->free2m_before_kb));
-	json_object_object_add(o, "free_2m_kb_after", json_object_new_int64((int64_t)f->free2m_after_kb));
-	json_object_object_add(o, "free_2m_kb_undone",
-			       f->have_undone ? json_object_new_int64((int64_t)f->free2m_undone_kb) : NULL);
-	json_object_object_add(o, "unusable_2m_pct_before", jnum(buddy_unusable_pct(f->buddy_before, f->orders, 9)));
-	json_object_object_add(o, "unusable_2m_pct_after", jnum(buddy_unusable_pct(f->buddy_after, f->orders, 9)));
-	json_object_object_add(o, "unusable_2m_pct_undone",
-			       f->have_undone ? jnum(buddy_unusable_pct(f->buddy_undone, f->orders, 9)) : NULL);
-	json_object_object_add(o, "mem_available_kb_before", json_object_new_int64((int64_t)f->avail_before_kb));
-	json_object_object_add(o, "mem_available_kb_undone",
-			       f->have_undone ? json_object_new_int64((int64_t)f->avail_undone_kb) : NULL);
-	json_object_object_add(o, "buddyinfo_before", j_u64s(f->buddy_before, f->orders));
-	json_object_object_add(o, "buddyinfo_after", j_u64s(f->buddy_after, f->orders));
-	json_object_object_add(o, "buddyinfo_undone", f->have_undone ? j_u64s(f->buddy_undone, f->orders) : NULL);
-	json_object_object_add(o, "restored", json_object_new_boolean(f->restored));
-	json_object_object_add(o, "compact_memory_needed", json_object_new_boolean(f->compacted));
-	json_object_object_add(o, "pcp_low_fragmenting", json_object_new_boolean(f->pcp_low));
-	json_object_object_add(o, "pcp_drained", json_object_new_boolean(f->pcp_drained));
-	json_object_object_add(o, "compact_migrate_scanned_undo", json_object_new_int64((int64_t)f->compact_scanned));
-	json_object_object_add(o, "compaction_proactiveness_before",
-			       f->proactiveness[0] ? json_object_new_int64(strtoll(f->proactiveness, NULL, 10)) : NULL);
-	json_object_object_add(o, "compact_migrate_scanned_fragmenting",
-			       json_object_new_int64((int64_t)f->frag_compact_scanned));
-	json_object_object_add(o, "compact_stall", json_object_new_int64((int64_t)f->compact_stall));
-	json_object_object_add(o, "compact_success", json_object_new_int64((int64_t)f->compact_success));
-	json_object_object_add(o, "compact_fail", json_object_new_int64((int64_t)f->compact_fail));
-	json_object_object_add(o, "thp_fault_alloc", json_object_new_int64((int64_t)f->thp_fault_alloc));
-	json_object_object_add(o, "thp_fault_fallback", json_object_new_int64((int64_t)f->thp_fault_fallback));
-	json_object_object_add(o, "compact_migrate_scanned", json_object_new_int64((int64_t)f->compact_scanned_guests));
-	json_object_object_add(o, "pgmigrate_success", json_object_new_int64((int64_t)f->pgmigrate_success));
-	json_object_object_add(o, "pgsteal_direct", json_object_new_int64((int64_t)f->pgsteal_direct));
-	json_object_object_add(o, "error", f->error[0] ? jstr(f->error) : NULL);
-	return o;
+	if (!json_object_is_type(v, json_type_array))
+		return jt_bad_type(c, at, "an array", v);
+	len = json_object_array_length(v);
+	if (len > RES_BUDDY_ORDERS)
+		return err_set(c->e, -E2BIG, "'%s': '%s' has %zu orders, more than %d", c->name, at, len,
+			       RES_BUDDY_ORDERS);
+	for (i = 0; i < len; i++) {
+		json_object *x = json_object_array_get_idx(v, i);
+
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 0)
+			return err_set(c->e, -EINVAL, "'%s': '%s[%zu]' must be a non-negative integer", c->name, at, i);
+		dst[i] = (unsigned long long)json_object_get_int64(x);
+	}
+	if (len > fr->orders)
+		fr->orders = (unsigned)len;
+	return 0;
 }
 
-static json_object *j_effect(const struct effect *e)
+/* the unusable free space index for 2M (order 9) of a buddyinfo */
+static json_object *w_unusable(const void *base, const struct jt_field *f)
 {
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "workload", jstr(e->workload));
-	json_object_object_add(o, "side", jstr(e->side));
-	json_object_object_add(o, "component", jstr(e->component));
-	json_object_object_add(o, "metric", jstr(e->metric));
-	json_object_object_add(o, "host_thp", jstr(e->host_thp));
-	json_object_object_add(o, "guest_thp", jstr(e->guest_thp));
-	json_object_object_add(o, "host_state", jstr(e->host_state[0] ? e->host_state : "fresh"));
-	json_object_object_add(o, "available", json_object_new_boolean(e->available));
-	json_object_object_add(o, "estimate_pct", jnum(e->estimate_pct));
-	json_object_object_add(o, "ci95_low_pct", jnum(e->ci95_low_pct));
-	json_object_object_add(o, "ci95_high_pct", jnum(e->ci95_high_pct));
-	json_object_object_add(o, "significant", json_object_new_boolean(e->available && e->significant));
-	json_object_object_add(o, "share_of_total_pct", jnum(e->share_pct));
-	json_object_object_add(o, "df", jnum(e->df));
-	json_object_object_add(o, "method", jstr(e->method));
-	json_object_object_add(o, "at_guest", e->at_guest[0] ? jstr(e->at_guest) : NULL);
-	json_object_object_add(o, "log_estimate", jnum(e->log_est));
-	json_object_object_add(o, "log_se", jnum(e->log_se));
-	json_object_object_add(o, "boots_min", json_object_new_int((int)e->boots_min));
-	json_object_object_add(o, "note", e->note[0] ? jstr(e->note) : NULL);
-	return o;
+	return jt_num(buddy_unusable_pct((const void *)((const char *)base + f->off),
+					 ((const struct frag_log *)base)->orders, 9));
 }
 
-static json_object *j_variance(const struct effect_var *v)
+/* vm.compaction_proactiveness: kept as text, written as a number; "" none */
+static json_object *w_proactive(const void *base, const struct jt_field *f)
 {
-	json_object *o = json_object_new_object();
+	const struct frag_log *fr = base;
 
-	json_object_object_add(o, "workload", jstr(v->workload));
-	json_object_object_add(o, "cell", jstr(v->label));
-	json_object_object_add(o, "metric", jstr(v->metric));
-	json_object_object_add(o, "boots", json_object_new_int64((int64_t)v->vc.boots));
-	json_object_object_add(o, "samples", json_object_new_int64((int64_t)v->vc.samples));
-	json_object_object_add(o, "within_boot_cv_pct", jnum(v->vc.within_cv_pct));
-	json_object_object_add(o, "between_boot_cv_pct", jnum(v->vc.between_cv_pct));
-	return o;
+	(void)f;
+	return fr->proactiveness[0] ? json_object_new_int64(strtoll(fr->proactiveness, NULL, 10)) : NULL;
 }
 
-static json_object *j_results(const struct results *r)
+static int l_proactive(const struct jt_ctx *c, json_object *v, const char *at, void *base,
+		       const struct jt_field *f)
 {
-	const struct run_settings *s = &r->settings;
+	struct frag_log *fr = base;
+	int64_t x;
+
+	(void)f;
+	if (jt_get_int(c, v, at, 0, 100, &x))
+		return -EINVAL;
+	snprintf(fr->proactiveness, sizeof(fr->proactiveness), "%lld", (long long)x);
+	return 0;
+}
+
+#define FR(k, kind, m, ...) JT_F(k, kind, struct frag_log, m, __VA_ARGS__)
+#define UNDONE JT_IF, .cond = offsetof(struct frag_log, have_undone)
+#define LATER (JT_OPT | JT_NULLSKIP)	/* added later: absent or null leaves the field as it is */
+static const struct jt_field frag_fields[] = {
+	{ FR("host_thp", JT_STR, host_thp, 0) },
+	{ FR("host_prefault", JT_STR, prefault, 0) },
+	{ FR("round", JT_INT, round, 0) },
+	{ FR("bytes", JT_INT, bytes, 0) },
+	{ FR("huge_kb", JT_INT, huge_kb, 0) },
+	{ FR("held_kb", JT_INT, held_kb, 0) },
+	{ FR("seconds", JT_DOUBLE, seconds, 0) },
+	{ FR("stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ FR("free_2m_kb_before", JT_INT, free2m_before_kb, 0) },
+	{ FR("free_2m_kb_after", JT_INT, free2m_after_kb, 0) },
+	{ FR("free_2m_kb_undone", JT_INT, free2m_undone_kb, LATER | UNDONE) },
+	{ FR("unusable_2m_pct_before", JT_DOUBLE, buddy_before, JT_OPT | JT_DERIVED, .write = w_unusable) },
+	{ FR("unusable_2m_pct_after", JT_DOUBLE, buddy_after, JT_OPT | JT_DERIVED, .write = w_unusable) },
+	{ FR("unusable_2m_pct_undone", JT_DOUBLE, buddy_undone, JT_OPT | JT_DERIVED | UNDONE, .write = w_unusable) },
+	{ FR("mem_available_kb_before", JT_INT, avail_before_kb, LATER) },
+	{ FR("mem_available_kb_undone", JT_INT, avail_undone_kb, LATER | UNDONE) },
+	{ FR("buddyinfo_before", JT_CUSTOM, buddy_before, LATER, .write = w_buddy, .load = l_buddy) },
+	{ FR("buddyinfo_after", JT_CUSTOM, buddy_after, LATER, .write = w_buddy, .load = l_buddy) },
+	{ FR("buddyinfo_undone", JT_CUSTOM, buddy_undone, LATER | UNDONE, .write = w_buddy, .load = l_buddy) },
+	{ FR("restored", JT_BOOL, restored, 0) },
+	{ FR("compact_memory_needed", JT_BOOL, compacted, 0) },
+	{ FR("pcp_low_fragmenting", JT_BOOL, pcp_low, LATER) },
+	{ FR("pcp_drained", JT_BOOL, pcp_drained, LATER) },
+	{ FR("compact_migrate_scanned_undo", JT_INT, compact_scanned, LATER) },
+	{ FR("compaction_proactiveness_before", JT_CUSTOM, proactiveness, LATER, .write = w_proactive,
+	  .load = l_proactive) },
+	{ FR("compact_migrate_scanned_fragmenting", JT_INT, frag_compact_scanned, LATER) },
+	{ FR("compact_stall", JT_INT, compact_stall, 0) },
+	{ FR("compact_success", JT_INT, compact_success, 0) },
+	{ FR("compact_fail", JT_INT, compact_fail, 0) },
+	{ FR("thp_fault_alloc", JT_INT, thp_fault_alloc, 0) },
+	{ FR("thp_fault_fallback", JT_INT, thp_fault_fallback, 0) },
+	{ FR("compact_migrate_scanned", JT_INT, compact_scanned_guests, LATER) },
+	{ FR("pgmigrate_success", JT_INT, pgmigrate_success, LATER) },
+	{ FR("pgsteal_direct", JT_INT, pgsteal_direct, LATER) },
+	{ FR("error", JT_STR, error, JT_NULL | JT_WNULL) },
+};
+
+static void frag_init(void *elem)
+{
+	((struct frag_log *)elem)->seconds = NAN;
+}
+
+static int frag_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct frag_log *f = results_frag_add(parent, c->e);
+
+	(void)at;
+	if (!f)
+		return -ENOMEM;
+	*f = *(struct frag_log *)elem;
+	return 0;
+}
+
+static const struct jt_table frag_jt = { sizeof(struct frag_log), frag_init, frag_put,
+					 sizeof(frag_fields) / sizeof(frag_fields[0]), frag_fields };
+
+/* ---- effects and variance: the analysis', checked on reading and recomputed ---------- */
+
+static json_object *w_significant(const void *base, const struct jt_field *f)
+{
+	const struct effect *e = base;
+
+	(void)f;
+	return json_object_new_boolean(e->available && e->significant);
+}
+
+#define EF(k, kind, m, ...) JT_F(k, kind, struct effect, m, __VA_ARGS__)
+#define DER (JT_OPT | JT_NULL)		/* derived: each key optional */
+static const struct jt_field effect_fields[] = {
+	{ EF("workload", JT_STR, workload, DER) },
+	{ EF("side", JT_STR, side, DER) },
+	{ EF("component", JT_STR, component, DER) },
+	{ EF("metric", JT_STR, metric, DER) },
+	{ EF("host_thp", JT_STR, host_thp, DER) },
+	{ EF("guest_thp", JT_STR, guest_thp, DER) },
+	{ EF("host_state", JT_STR, host_state, DER | JT_WDEF, .def = "fresh") },
+	{ EF("available", JT_BOOL, available, DER) },
+	{ EF("estimate_pct", JT_DOUBLE, estimate_pct, DER) },
+	{ EF("ci95_low_pct", JT_DOUBLE, ci95_low_pct, DER) },
+	{ EF("ci95_high_pct", JT_DOUBLE, ci95_high_pct, DER) },
+	{ EF("significant", JT_BOOL, significant, DER, .write = w_significant) },
+	{ EF("share_of_total_pct", JT_DOUBLE, share_pct, DER) },
+	{ EF("df", JT_DOUBLE, df, DER) },
+	{ EF("method", JT_STR, method, DER) },
+	{ EF("at_guest", JT_STR, at_guest, DER | JT_WNULL) },
+	{ EF("log_estimate", JT_DOUBLE, log_est, DER) },
+	{ EF("log_se", JT_DOUBLE, log_se, DER) },
+	{ EF("boots_min", JT_INT, boots_min, DER) },
+	{ EF("note", JT_STR, note, DER | JT_WNULL) },
+};
+static const struct jt_table effect_jt = JT_TABLE(struct effect, effect_fields);
+
+#define EV(k, kind, m, ...) JT_F(k, kind, struct effect_var, m, __VA_ARGS__)
+static const struct jt_field variance_fields[] = {
+	{ EV("workload", JT_STR, workload, DER) },
+	{ EV("cell", JT_STR, label, DER) },
+	{ EV("metric", JT_STR, metric, DER) },
+	{ EV("boots", JT_INT, vc.boots, DER) },
+	{ EV("samples", JT_INT, vc.samples, DER) },
+	{ EV("within_boot_cv_pct", JT_DOUBLE, vc.within_cv_pct, DER) },
+	{ EV("between_boot_cv_pct", JT_DOUBLE, vc.between_cv_pct, DER) },
+};
+static const struct jt_table variance_jt = JT_TABLE(struct effect_var, variance_fields);
+
+/* effects (count in f->count of struct effects, elements at f->off) as an array; none: [] */
+static json_object *w_effects(const void *base, const struct jt_field *f)
+{
+	const struct effects *x = ((const struct results *)base)->effects;
+	const struct jt_table *t = f->sub;
+	json_object *a = json_object_new_array();
+	size_t i, n;
+
+	if (!x)
+		return a;
+	memcpy(&n, (const char *)x + f->count, sizeof(n));
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, jt_write(t, (const char *)x + f->off + i * t->size));
+	return a;
+}
+
+/* each element read into scratch for its types, then dropped: the analysis recomputes them */
+static int l_effects(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	char here[JT_PATH_MAX];
+	size_t i;
+	void *scratch;
+	int rc = 0;
+
+	(void)base;
+	if (!json_object_is_type(v, json_type_array))
+		return jt_bad_type(c, at, "an array", v);
+	scratch = malloc(f->sub->size);
+	if (!scratch)
+		return err_set(c->e, -ENOMEM, "out of memory reading '%s'", c->name);
+	for (i = 0; i < json_object_array_length(v) && !rc; i++) {
+		json_object *x = json_object_array_get_idx(v, i);
+
+		snprintf(here, sizeof(here), "%s[%zu]", at, i);
+		if (!json_object_is_type(x, json_type_object))
+			rc = err_set(c->e, -EINVAL, "'%s': '%s' must be an object, not %s", c->name, here, jt_type(x));
+		else
+			rc = jt_load(c, f->sub, x, here, memset(scratch, 0, f->sub->size));
+	}
+	free(scratch);
+	return rc;
+}
+
+/* ---- the document --------------------------------------------------------------------- */
+
+static json_object *w_schema(const void *base, const struct jt_field *f)
+{
+	(void)base;
+	(void)f;
+	return json_object_new_int(RESULTS_SCHEMA_VERSION);
+}
+
+static int l_schema(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	(void)base;
+	(void)f;
+	if (!json_object_is_type(v, json_type_int))
+		return jt_bad_type(c, at, "an integer", v);
+	if (json_object_get_int64(v) != RESULTS_SCHEMA_VERSION)
+		return err_set(c->e, -EPROTO, "unknown schema version %lld in '%s': this thpeval reads version %d",
+			       (long long)json_object_get_int64(v), c->name, RESULTS_SCHEMA_VERSION);
+	return 0;
+}
+
+/* host THP settings: {"enabled": "madvise", "khugepaged/defrag": "1", ...} */
+static json_object *w_thp(const void *base, const struct jt_field *f)
+{
+	const struct thp_settings *s = (const void *)((const char *)base + f->off);
 	json_object *o = json_object_new_object();
-	json_object *host = json_object_new_object();
-	json_object *set = json_object_new_object();
-	json_object *cells = json_object_new_array();
-	json_object *guests = json_object_new_array();
 	size_t i;
 
-	json_object_object_add(o, "schema_version", json_object_new_int(RESULTS_SCHEMA_VERSION));
-	json_object_object_add(o, "thpeval_version", jstr(r->thpeval_version));
-	json_object_object_add(o, "status", jstr(r->status));
-	json_object_object_add(o, "error", r->error[0] ? jstr(r->error) : NULL);
-	json_object_object_add(o, "started_unix", json_object_new_int64((int64_t)r->started));
-	json_object_object_add(o, "finished_unix", r->finished ? json_object_new_int64((int64_t)r->finished) : NULL);
-	json_object_object_add(o, "accel", jstr(r->accel));
-	json_object_object_add(o, "accel_reason", jstr(r->accel_reason));
-	json_object_object_add(host, "kernel", jstr(r->host.kernel));
-	json_object_object_add(host, "cpu_model", jstr(r->host.cpu_model));
-	json_object_object_add(host, "cpus", json_object_new_int64(r->host.cpus));
-	json_object_object_add(host, "mem_total_kb", json_object_new_int64((int64_t)r->host.mem_total_kb));
-	json_object_object_add(host, "libvirt_version", jstr(r->libvirt_version));
-	json_object_object_add(host, "hypervisor_version", jstr(r->hypervisor_version));
-	json_object_object_add(host, "thp_before", j_thp(&r->thp_before));
-	json_object_object_add(host, "thp_after", r->have_thp_after ? j_thp(&r->thp_after) : NULL);
-	json_object_object_add(o, "host", host);
-	json_object_object_add(o, "image_id", jstr(r->image_id));
-	{
-		json_object *t = json_object_new_object();
-
-		json_object_object_add(t, "host_qemu_minflt", jstr("per repetition, fault and access phase together"));
-		json_object_object_add(t, "host_vmstat", jstr("host-wide thp_* and compact_* deltas per repetition"));
-		json_object_object_add(t, "guest_rusage", jstr("per phase, from the workload"));
-		json_object_object_add(t, "guest_vmstat", jstr("memset: guest-wide pgfault and thp_* deltas per phase "
-							      "(fault_vm_*, access_vm_*); kcompile: over the build (vm_*)"));
-		json_object_object_add(t, "guest_first_touch", jstr("memset: share of 2M blocks whose first touch "
-								   "got a huge page (mincore probe, first_touch_huge_pct)"));
-		json_object_object_add(t, "kvm_stats", jstr(r->kvm_stats_note));
-		json_object_object_add(t, "hardware_counters", jstr(r->pmu_note));
-		json_object_object_add(o, "telemetry", t);
-	}
-	json_object_object_add(set, "uri", jstr(s->uri));
-	json_object_object_add(set, "host_thp", jstr(s->host_thp_list));
-	json_object_object_add(set, "guest_thp", jstr(s->guest_thp_list));
-	json_object_object_add(set, "workloads", jstr(s->workloads));
-	if (s->kcompile[0]) {
-		json_object_object_add(set, "kcompile", jstr(s->kcompile));
-		json_object_object_add(set, "kcompile_source", jstr(s->srcdisk_id));
-	}
-	json_object_object_add(set, "host_prefault", jstr(s->prefault_list));
-	json_object_object_add(set, "host_backing", jstr(s->backing[0] ? s->backing : "anonymous"));
-	json_object_object_add(set, "reps", json_object_new_int64(s->reps));
-	json_object_object_add(set, "rounds", json_object_new_int64(s->rounds));
-	json_object_object_add(set, "boots", json_object_new_int64(s->boots));
-	json_object_object_add(set, "pin", jstr(s->pin));
-	json_object_object_add(set, "group_order", jstr(s->group_order));
-	json_object_object_add(set, "target_ci_host_pct", s->target_ci_host > 0 ? jnum(s->target_ci_host) : NULL);
-	json_object_object_add(set, "target_ci_guest_pct", s->target_ci_guest > 0 ? jnum(s->target_ci_guest) : NULL);
-	json_object_object_add(set, "budget_s", s->budget_s > 0 ? jnum(s->budget_s) : NULL);
-	json_object_object_add(set, "rounds_stopped", s->stopped[0] ? jstr(s->stopped) : NULL);
-	json_object_object_add(set, "warmup", json_object_new_int64(s->warmup));
-	json_object_object_add(set, "cold_reps", json_object_new_int64(s->cold_reps));
-	json_object_object_add(set, "vcpus", json_object_new_int64(s->vcpus));
-	json_object_object_add(set, "memory_bytes", json_object_new_int64((int64_t)s->memory_bytes));
-	json_object_object_add(set, "size_bytes", json_object_new_int64((int64_t)s->size_bytes));
-	json_object_object_add(set, "accesses", json_object_new_int64((int64_t)s->accesses));
-	json_object_object_add(set, "seed", json_object_new_int64((int64_t)s->seed));
-	json_object_object_add(set, "min_coverage_pct", jnum(s->min_coverage_pct));
-	json_object_object_add(set, "guests", json_object_new_int64(s->guests ? s->guests : 1));
-	json_object_object_add(set, "host_state", jstr(s->host_state_list[0] ? s->host_state_list : "fresh"));
-	json_object_object_add(set, "mthp_sweep", json_object_new_boolean(s->mthp_sweep));
-	json_object_object_add(set, "guest_mthp", s->guest_mthp[0] ? jstr(s->guest_mthp) : NULL);
-	json_object_object_add(o, "settings", set);
-	for (i = 0; i < r->ncells; i++)
-		json_object_array_add(cells, j_cell(&r->cells[i]));
-	json_object_object_add(o, "cells", cells);
-	for (i = 0; i < r->nguests; i++)
-		json_object_array_add(guests, j_guest(&r->guests[i]));
-	json_object_object_add(o, "guests", guests);
-	{
-		json_object *fr = json_object_new_array();
-
-		for (i = 0; i < r->nfrags; i++)
-			json_object_array_add(fr, j_frag(&r->frags[i]));
-		json_object_object_add(o, "fragmentation", fr);
-	}
-	{
-		json_object *fx = json_object_new_array();
-
-		for (i = 0; r->effects && i < r->effects->n; i++)
-			json_object_array_add(fx, j_effect(&r->effects->e[i]));
-		json_object_object_add(o, "effects", fx);
-		fx = json_object_new_array();
-		for (i = 0; r->effects && i < r->effects->nvar; i++)
-			json_object_array_add(fx, j_variance(&r->effects->var[i]));
-		json_object_object_add(o, "variance", fx);
-	}
+	for (i = 0; i < s->n; i++)
+		json_object_object_add(o, s->s[i].key, jt_str(s->s[i].value));
 	return o;
 }
+
+static int l_thp(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct thp_settings *s = (void *)((char *)base + f->off);
+	char k[JT_PATH_MAX], val[THP_VAL_MAX];
+
+	if (!json_object_is_type(v, json_type_object))
+		return jt_bad_type(c, at, f->flags & JT_NULL ? "an object or null" : "an object", v);
+	s->n = 0;
+	json_object_object_foreach(v, key, x) {
+		jt_path(k, sizeof(k), at, key);
+		if (jt_get_str(c, x, k, false, val, sizeof(val)))
+			return -EINVAL;
+		if (thp_settings_put(s, key, val, c->e))
+			return err_wrap(c->e, "'%s': %s", c->name, k);
+	}
+	return 0;
+}
+
+#define RS(k, kind, m, ...) JT_F(k, kind, struct results, m, __VA_ARGS__)
+static const struct jt_field host_fields[] = {
+	{ RS("kernel", JT_STR, host.kernel, 0) },
+	{ RS("cpu_model", JT_STR, host.cpu_model, 0) },
+	{ RS("cpus", JT_INT, host.cpus, 0) },
+	{ RS("mem_total_kb", JT_INT, host.mem_total_kb, 0) },
+	{ RS("libvirt_version", JT_STR, libvirt_version, 0) },
+	{ RS("hypervisor_version", JT_STR, hypervisor_version, 0) },
+	{ RS("thp_before", JT_CUSTOM, thp_before, 0, .write = w_thp, .load = l_thp) },
+	{ RS("thp_after", JT_CUSTOM, thp_after, JT_NULL | JT_IF, .cond = offsetof(struct results, have_thp_after),
+	  .write = w_thp, .load = l_thp) },
+};
+static const struct jt_table host_jt = JT_TABLE(struct results, host_fields);
+
+/* what telemetry was collected: fixed text, and the run's notes on KVM stats and the PMU */
+#define TEXT(k, text) .key = (k), .kind = JT_CONST, .flags = JT_OPT, .def = (text)
+static const struct jt_field telemetry_fields[] = {
+	{ TEXT("host_qemu_minflt", "per repetition, fault and access phase together") },
+	{ TEXT("host_vmstat", "host-wide thp_* and compact_* deltas per repetition") },
+	{ TEXT("guest_rusage", "per phase, from the workload") },
+	{ TEXT("guest_vmstat", "memset: guest-wide pgfault and thp_* deltas per phase (fault_vm_*, access_vm_*); "
+	       "kcompile: over the build (vm_*)") },
+	{ TEXT("guest_first_touch", "memset: share of 2M blocks whose first touch got a huge page (mincore probe, "
+	       "first_touch_huge_pct)") },
+	{ RS("kvm_stats", JT_STR, kvm_stats_note, JT_OPT | JT_NULL) },
+	{ RS("hardware_counters", JT_STR, pmu_note, JT_OPT | JT_NULL) },
+};
+static const struct jt_table telemetry_jt = JT_TABLE(struct results, telemetry_fields);
+
+#define ST(k, kind, m, ...) JT_F(k, kind, struct run_settings, m, __VA_ARGS__)
+#define KCOMPILE JT_IFSET, .cond = offsetof(struct run_settings, kcompile)
+static const struct jt_field settings_fields[] = {
+	{ ST("uri", JT_STR, uri, 0) },
+	{ ST("host_thp", JT_STR, host_thp_list, 0) },
+	{ ST("guest_thp", JT_STR, guest_thp_list, 0) },
+	{ ST("workloads", JT_STR, workloads, 0) },
+	{ ST("kcompile", JT_STR, kcompile, JT_OPT | JT_NULL | KCOMPILE) },
+	{ ST("kcompile_source", JT_STR, srcdisk_id, JT_OPT | JT_NULL | KCOMPILE) },
+	{ ST("host_prefault", JT_STR, prefault_list, JT_OPT | JT_NULL) },
+	{ ST("host_backing", JT_STR, backing, JT_OPT | JT_NULL | JT_WDEF, .def = "anonymous") },
+	{ ST("reps", JT_INT, reps, 0) },
+	{ ST("rounds", JT_INT, rounds, JT_OPT) },
+	{ ST("boots", JT_INT, boots, JT_OPT, .idef = 1) },
+	{ ST("pin", JT_STR, pin, JT_OPT | JT_NULL) },
+	{ ST("group_order", JT_STR, group_order, JT_OPT | JT_NULL) },
+	{ ST("target_ci_host_pct", JT_DOUBLE, target_ci_host, JT_OPT | JT_POS) },
+	{ ST("target_ci_guest_pct", JT_DOUBLE, target_ci_guest, JT_OPT | JT_POS) },
+	{ ST("budget_s", JT_DOUBLE, budget_s, JT_OPT | JT_POS) },
+	{ ST("rounds_stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ ST("warmup", JT_INT, warmup, 0) },
+	{ ST("cold_reps", JT_INT, cold_reps, JT_OPT) },
+	{ ST("vcpus", JT_INT, vcpus, 0) },
+	{ ST("memory_bytes", JT_INT, memory_bytes, 0) },
+	{ ST("size_bytes", JT_INT, size_bytes, 0) },
+	{ ST("accesses", JT_INT, accesses, 0) },
+	{ ST("seed", JT_INT, seed, 0) },
+	{ ST("min_coverage_pct", JT_DOUBLE, min_coverage_pct, 0) },
+	{ ST("guests", JT_INT, guests, JT_OPT | JT_WDEF, .idef = 1) },
+	{ ST("host_state", JT_STR, host_state_list, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ ST("mthp_sweep", JT_BOOL, mthp_sweep, JT_OPT) },
+	{ ST("guest_mthp", JT_STR, guest_mthp, JT_OPT | JT_NULL | JT_WNULL) },
+};
+static const struct jt_table settings_jt = JT_TABLE(struct run_settings, settings_fields);
+
+static const struct jt_field results_fields[] = {
+	{ .key = "schema_version", .kind = JT_CUSTOM, .write = w_schema, .load = l_schema },
+	{ RS("thpeval_version", JT_STR, thpeval_version, 0) },
+	{ RS("status", JT_STR, status, 0) },
+	{ RS("error", JT_STR, error, JT_NULL | JT_WNULL) },
+	{ RS("started_unix", JT_INT, started, 0) },
+	{ RS("finished_unix", JT_INT, finished, JT_NULL | JT_WNULL) },
+	{ RS("accel", JT_STR, accel, 0) },
+	{ RS("accel_reason", JT_STR, accel_reason, 0) },
+	{ .key = "host", .kind = JT_OBJ, .size = sizeof(struct results), .sub = &host_jt },
+	{ RS("image_id", JT_STR, image_id, 0) },
+	{ .key = "telemetry", .kind = JT_OBJ, .size = sizeof(struct results), .flags = JT_OPT, .sub = &telemetry_jt },
+	{ RS("settings", JT_OBJ, settings, 0, .sub = &settings_jt) },
+	{ RS("cells", JT_ARR, cells, 0, .count = offsetof(struct results, ncells), .sub = &cell_jt) },
+	{ RS("guests", JT_ARR, guests, 0, .count = offsetof(struct results, nguests), .sub = &guest_jt) },
+	{ RS("fragmentation", JT_ARR, frags, JT_OPT, .count = offsetof(struct results, nfrags), .sub = &frag_jt) },
+	/* in struct effects, which results->effects points to */
+	{ JT_F("effects", JT_CUSTOM, struct effects, e, JT_OPT | JT_DERIVED, .count = offsetof(struct effects, n),
+	       .sub = &effect_jt, .write = w_effects, .load = l_effects) },
+	{ JT_F("variance", JT_CUSTOM, struct effects, var, JT_OPT | JT_DERIVED,
+	       .count = offsetof(struct effects, nvar), .sub = &variance_jt, .write = w_effects, .load = l_effects) },
+};
+const struct jt_table results_jt = JT_TABLE(struct results, results_fields);
+
+/* ---- entry points --------------------------------------------------------------------- */
 
 int results_to_json_text(const struct results *r, char **text, size_t *len, struct err *e)
 {
-	json_object *o = j_results(r);
+	json_object *o = jt_write(&results_jt, r);
 	const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n;
 
@@ -382,4 +767,14 @@ int results_write_json(const struct results *r, const char *path, struct err *e)
 	rc = write_file_atomic(path, text, len, 0644, e);
 	free(text);
 	return rc;
+}
+
+int results_from_json(json_object *root, const char *name, struct results *r, struct err *e)
+{
+	struct jt_ctx c = { name, e };
+
+	if (!json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "schema_version", NULL) ||
+	    !json_object_object_get_ex(root, "cells", NULL))
+		return err_set(e, -EINVAL, "'%s' is not a thpeval results file (no schema_version and cells)", name);
+	return jt_load(&c, &results_jt, root, "", r);
 }

@@ -1,8 +1,11 @@
 /*
- * tests for results.json as a whole (orchestrator/model/results.c writes it,
- * results_load.c reads it): a model with every field set, written, is
- * byte for byte the stored golden file (fixtures/results-full.json), and
- * that file loaded and written again is the same bytes.
+ * tests for orchestrator/model/results_json.c (results.json from field
+ * tables) with results_load.c: a model with every field set, written, is
+ * byte for byte the stored golden file (fixtures/results-full.json); that
+ * file loaded and written again is the same bytes; walking the tables, every
+ * entry is written, read back to the same value (derived ones: checked when
+ * read), and a wrong type in any of them is refused with the key named;
+ * unknown keys are ignored; a handful of damaged files give today's messages.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "orchestrator/model/jtable.h"
 #include "orchestrator/model/results.h"
+#include "orchestrator/model/results_json.h"
 #include "orchestrator/model/results_load.h"
 
 #define GOLDEN "tests/orchestrator/fixtures/results-full.json"
@@ -365,11 +370,428 @@ static void test_load_golden(void **state)
 	free(full);
 }
 
+/* ---- walking the tables ------------------------------------------------------ */
+
+/* the struct an array field's elements are in, and how many */
+static const char *arr_elems(const struct jt_field *f, const char *base, size_t *n)
+{
+	memcpy(n, base + f->count, sizeof(*n));
+	if (f->flags & JT_INLINE)
+		return base + f->off;
+	return *(char *const *)(base + f->off);
+}
+
+/* a field that holds something other than its zero value (so a round trip can tell it was read) */
+static bool field_set(const struct jt_field *f, const char *base)
+{
+	const char *p = base + f->off;
+	size_t i;
+
+	switch (f->kind) {
+	case JT_STR:
+		return *p;
+	case JT_DOUBLE: {
+		double d;
+
+		memcpy(&d, p, sizeof(d));
+		return isfinite(d) && d != 0;
+	}
+	default:
+		for (i = 0; i < f->size; i++)
+			if (p[i])
+				return true;
+		return false;
+	}
+}
+
+#define MAX_FIELDS 512
+struct seen {
+	const struct jt_field *f[MAX_FIELDS];
+	bool set[MAX_FIELDS];
+	size_t n;
+	size_t compared;
+};
+
+static void seen_mark(struct seen *s, const struct jt_field *f, bool set)
+{
+	size_t i;
+
+	for (i = 0; i < s->n && s->f[i] != f; i++)
+		;
+	if (i == s->n) {
+		assert_true(s->n < MAX_FIELDS);
+		s->f[s->n++] = f;
+	}
+	s->set[i] |= set;
+}
+
+static void sub_path(char *buf, size_t len, const char *at, size_t i)
+{
+	if (snprintf(buf, len, "%s[%zu]", at, i) >= (int)len)
+		fail_msg("path '%s' too long", at);
+}
+
+static void walk_equal(struct seen *s, const struct jt_table *t, json_object *o, const char *a, const char *b,
+		       const char *at);
+
+/* one field: written (its key is in o), and, unless derived, loaded back to the value written */
+static void field_equal(struct seen *s, const struct jt_field *f, json_object *o, const char *a, const char *b,
+			const char *at)
+{
+	char k[JT_PATH_MAX], sub[JT_PATH_MAX];
+	json_object *v, *wa, *wb;
+	size_t na, nb, i;
+	const char *ea, *eb;
+
+	jt_path(k, sizeof(k), at, f->key);
+	if (!json_object_object_get_ex(o, f->key, &v))
+		fail_msg("'%s' is in the tables but was not written", k);
+	if (f->flags & JT_DERIVED)
+		return;	/* recomputed when read: test_wrong_types shows each is read */
+	if ((f->flags & (JT_IF | JT_UNLESS)) && memcmp(a + f->cond, b + f->cond, sizeof(bool)))
+		fail_msg("'%s': the flag that decides whether it is written is not read back", k);
+	s->compared++;
+	switch (f->kind) {
+	case JT_CONST:
+		return;
+	case JT_OBJ:
+		walk_equal(s, f->sub, v, a + f->off, b + f->off, k);
+		return;
+	case JT_ARR:
+		ea = arr_elems(f, a, &na);
+		eb = arr_elems(f, b, &nb);
+		if (na != nb)
+			fail_msg("'%s': %zu written, %zu read back", k, na, nb);
+		seen_mark(s, f, na > 0);
+		for (i = 0; i < na; i++) {
+			sub_path(sub, sizeof(sub), k, i);
+			walk_equal(s, f->sub, json_object_array_get_idx(v, i), ea + i * f->sub->size,
+				   eb + i * f->sub->size, sub);
+		}
+		return;
+	case JT_CUSTOM:
+		if (f->sub) {	/* the metrics map */
+			const struct cell *ca = (const void *)a, *cb = (const void *)b;
+
+			if (ca->nmetrics != cb->nmetrics)
+				fail_msg("'%s': %zu metrics written, %zu read back", k, ca->nmetrics, cb->nmetrics);
+			seen_mark(s, f, ca->nmetrics > 0);
+			for (i = 0; i < ca->nmetrics; i++) {
+				json_object *mo;
+
+				assert_string_equal(ca->metrics[i].name, cb->metrics[i].name);
+				assert_true(json_object_object_get_ex(v, ca->metrics[i].name, &mo));
+				jt_path(sub, sizeof(sub), k, ca->metrics[i].name);
+				walk_equal(s, f->sub, mo, (const char *)&ca->metrics[i], (const char *)&cb->metrics[i],
+					   sub);
+			}
+			return;
+		}
+		/* as the model says it: what each writes */
+		wa = f->write(a, f);
+		wb = f->write(b, f);
+		if (strcmp(json_object_to_json_string(wa), json_object_to_json_string(wb)))
+			fail_msg("'%s': written %s, read back as %s", k, json_object_to_json_string(wa),
+				 json_object_to_json_string(wb));
+		seen_mark(s, f, wa && strcmp(json_object_to_json_string(wa), "[ ]") &&
+			  strcmp(json_object_to_json_string(wa), "{ }"));
+		json_object_put(wa);
+		json_object_put(wb);
+		return;
+	case JT_STR:
+		if (strcmp(a + f->off, b + f->off))
+			fail_msg("'%s': written '%s', read back as '%s'", k, a + f->off, b + f->off);
+		break;
+	default:
+		if (memcmp(a + f->off, b + f->off, f->size))
+			fail_msg("'%s': read back as another value", k);
+		break;
+	}
+	seen_mark(s, f, field_set(f, a));
+}
+
+static void walk_equal(struct seen *s, const struct jt_table *t, json_object *o, const char *a, const char *b,
+		       const char *at)
+{
+	size_t i;
+
+	assert_true(json_object_is_type(o, json_type_object));
+	for (i = 0; i < t->n; i++)
+		field_equal(s, &t->f[i], o, a, b, at);
+}
+
+/*
+ * load(write(x)) == x, field by field through the tables, for the full
+ * model: every entry is written, and each that is not derived is read back
+ * to the value written; each holds a non-zero value somewhere in the model,
+ * so reading it is what makes it equal.
+ */
+static void test_tables_round_trip(void **state)
+{
+	struct results *full = full_model(), *back = malloc(sizeof(*back));
+	struct seen *s = calloc(1, sizeof(*s));
+	struct err e = ERR_INIT;
+	json_object *o;
+	char *text;
+	size_t len, i;
+
+	(void)state;
+	assert_non_null(back);
+	assert_non_null(s);
+	if (results_to_json_text(full, &text, &len, &e) || results_load_text(text, len, "full", back, &e))
+		fail_msg("%s", e.msg);
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	walk_equal(s, &results_jt, o, (const char *)full, (const char *)back, "");
+	for (i = 0; i < s->n; i++)
+		if (!s->set[i])
+			fail_msg("'%s' is never set in the full model: the round trip cannot show it is read",
+				 s->f[i]->key);
+	print_message("  %zu fields compared, %zu table entries\n", s->compared, s->n);
+	assert_true(s->n > 100);
+	json_object_put(o);
+	free(text);
+	free(s);
+	results_release(back);
+	results_release(full);
+	free(back);
+	free(full);
+}
+
+/* ---- every entry read: a wrong type in it is refused, naming it -------------------- */
+
+struct wt_ctx {
+	json_object *root;
+	size_t tried;
+};
+
+static void wrong_types(struct wt_ctx *w, const struct jt_table *t, json_object *o, const char *at);
+
+static void try_wrong(struct wt_ctx *w, json_object *o, const char *key, const char *path)
+{
+	json_object *old, *bad;
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+	const char *txt;
+	char want[JT_PATH_MAX + 4];
+
+	assert_non_null(r);
+	assert_true(json_object_object_get_ex(o, key, &old));
+	bad = json_object_is_type(old, json_type_array) ? json_object_new_object() : json_object_new_array();
+	json_object_get(old);
+	json_object_object_add(o, key, bad);
+	txt = json_object_to_json_string(w->root);
+	if (!results_load_text(txt, strlen(txt), "wrong.json", r, &e))
+		fail_msg("'%s' as %s was read without a word", path, json_object_is_type(bad, json_type_array) ?
+			 "an array" : "an object");
+	snprintf(want, sizeof(want), "'%s' ", path);
+	if (!strstr(e.msg, want) || strchr(e.msg, '\n') || !strstr(e.msg, "'wrong.json'"))
+		fail_msg("'%s' of the wrong type: message '%s' does not name it on one line", path, e.msg);
+	json_object_object_add(o, key, old);
+	w->tried++;
+	free(r);
+}
+
+static void wrong_types(struct wt_ctx *w, const struct jt_table *t, json_object *o, const char *at)
+{
+	char k[JT_PATH_MAX], sub[JT_PATH_MAX];
+	json_object *v;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct jt_field *f = &t->f[i];
+
+		jt_path(k, sizeof(k), at, f->key);
+		assert_true(json_object_object_get_ex(o, f->key, &v));
+		try_wrong(w, o, f->key, k);
+		if (f->kind == JT_OBJ)
+			wrong_types(w, f->sub, v, k);
+		else if (f->sub && f->kind != JT_OBJ && json_object_is_type(v, json_type_array)) {
+			sub_path(sub, sizeof(sub), k, 0);
+			assert_true(json_object_array_length(v) > 0);
+			wrong_types(w, f->sub, json_object_array_get_idx(v, 0), sub);
+		} else if (f->kind == JT_CUSTOM && f->sub) {	/* a map: its first value */
+			json_object_object_foreach(v, name, mo) {
+				jt_path(sub, sizeof(sub), k, name);
+				wrong_types(w, f->sub, mo, sub);
+				break;
+			}
+		}
+	}
+}
+
+/* each table entry is read (derived ones too: checked): a value of the wrong type is an error naming its key */
+static void test_wrong_types(void **state)
+{
+	char golden[4096];
+	struct wt_ctx w = { NULL, 0 };
+	size_t len;
+	char *text;
+
+	(void)state;
+	src_path(golden, sizeof(golden), GOLDEN);
+	text = slurp(golden, &len);
+	assert_non_null(text);
+	w.root = json_tokener_parse(text);
+	assert_non_null(w.root);
+	wrong_types(&w, &results_jt, w.root, "");
+	print_message("  %zu keys of the wrong type, each refused\n", w.tried);
+	json_object_put(w.root);
+	free(text);
+}
+
+/* ---- unknown keys are ignored ------------------------------------------------------- */
+
+static void add_unknown(const struct jt_table *t, json_object *o)
+{
+	json_object *v;
+	size_t i;
+
+	json_object_object_add(o, "zz_unknown", json_object_new_string("ignored"));
+	for (i = 0; i < t->n; i++) {
+		const struct jt_field *f = &t->f[i];
+
+		if (!json_object_object_get_ex(o, f->key, &v) || !v)
+			continue;
+		if (f->kind == JT_OBJ)
+			add_unknown(f->sub, v);
+		else if (f->sub && json_object_is_type(v, json_type_array) && json_object_array_length(v))
+			add_unknown(f->sub, json_object_array_get_idx(v, 0));
+	}
+}
+
+/* a key the tables do not know, in every kind of object, is ignored: the model read is the same */
+static void test_unknown_keys(void **state)
+{
+	char golden[4096];
+	struct results *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct err e = ERR_INIT;
+	char *text, *ta, *tb;
+	size_t len, la, lb;
+	json_object *root;
+	const char *edited;
+
+	(void)state;
+	src_path(golden, sizeof(golden), GOLDEN);
+	text = slurp(golden, &len);
+	assert_non_null(text);
+	root = json_tokener_parse(text);
+	add_unknown(&results_jt, root);
+	edited = json_object_to_json_string(root);
+	assert_non_null(strstr(edited, "zz_unknown"));
+	if (results_load_text(text, len, "golden", a, &e) ||
+	    results_load_text(edited, strlen(edited), "edited", b, &e) ||
+	    results_to_json_text(a, &ta, &la, &e) || results_to_json_text(b, &tb, &lb, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	json_object_put(root);
+	free(ta);
+	free(tb);
+	free(text);
+	results_release(a);
+	results_release(b);
+	free(a);
+	free(b);
+}
+
+/* ---- damaged files: the messages of today ------------------------------------------- */
+
+struct msg_case {
+	const char *name;
+	const char *from, *to;		/* first occurrence in the golden file */
+	const char *msg;		/* after "'F': " */
+};
+
+/* the keys between guest_thp and host_state of the full model's cells */
+#define CELL_MID "\n      \"workload\":\"memset\",\n      \"variant\":null,\n      \"guest\":\"thpeval-full-g0\",\n      "
+
+static const struct msg_case msg_cases[] = {
+	{ "string as number", "\"accel\":\"kvm\"", "\"accel\":12",
+	  "'accel' must be a string, not an integer: the file was edited or damaged" },
+	{ "missing key", "\"image_id\":", "\"image_idx\":", "missing key 'image_id': the file was edited or damaged" },
+	{ "nullable as bool", "\"finished_unix\":1795990000", "\"finished_unix\":true",
+	  "'finished_unix' must be an integer or null, not a boolean: the file was edited or damaged" },
+	{ "u32 out of range", "\"cpus\":16", "\"cpus\":4294967296", "'host.cpus' is out of range (0 to 4294967295)" },
+	{ "too long", "\"image_id\":\"0123456789abcdef\"", "\"image_id\":\"0123456789abcdef0123\"",
+	  "'image_id' is longer than 19 bytes or holds a NUL" },
+	{ "thp value", "\"enabled\":\"madvise\"", "\"enabled\":7",
+	  "'host.thp_before.enabled' must be a string, not an integer: the file was edited or damaged" },
+	{ "optional setting", "\"boots\":4", "\"boots\":\"4\"",
+	  "'settings.boots' must be an integer, not a string: the file was edited or damaged" },
+	{ "optional setting null", "\"guests\":2", "\"guests\":null",
+	  "'settings.guests' must be an integer, not null: the file was edited or damaged" },
+	{ "ci target", "\"budget_s\":540.0", "\"budget_s\":\"540\"",
+	  "'settings.budget_s' must be a number or null, not a string: the file was edited or damaged" },
+	{ "sample", "300.10000000000002", "\"x\"",
+	  "'cells[0].metrics.fault_ns_per_4k.samples[0]' must be a number, not a string: the file was edited or "
+	  "damaged" },
+	{ "boot id", "\"boot\":[\n            0,", "\"boot\":[\n            70000,",
+	  "'cells[0].metrics.fault_ns_per_4k.boot[0]' is not a boot id (0 to 65535)" },
+	{ "n", "\"n\":6", "\"n\":7", "'cells[0].metrics.fault_ns_per_4k.n' is 7 but there are 6 samples" },
+	{ "failure", "\"rep 7: guest timed out", "7, \"",
+	  "'cells[0].failures[0]' must be a string, not an integer: the file was edited or damaged" },
+	{ "coverage", "\"host_huge_pct_samples\":{", "\"host_huge_pct_samples\":7,\"x\":{",
+	  "'cells[0].coverage.host_huge_pct_samples' must be an object, not an integer: the file was edited or "
+	  "damaged" },
+	{ "guest mean", "\"host_huge_pct\":99.5", "\"host_huge_pct\":\"99.5\"",
+	  "'guests[0].cells[0].host_huge_pct' must be a number or null, not a string: the file was edited or damaged" },
+	{ "buddyinfo", "\"buddyinfo_before\":[\n        1000", "\"buddyinfo_before\":[\n        -1",
+	  "'fragmentation[0].buddyinfo_before[0]' must be a non-negative integer" },
+	{ "proactiveness", "\"compaction_proactiveness_before\":20", "\"compaction_proactiveness_before\":101",
+	  "'fragmentation[0].compaction_proactiveness_before' is out of range (0 to 100)" },
+	{ "later frag key", "\"pgsteal_direct\":824", "\"pgsteal_direct\":\"824\"",
+	  "'fragmentation[0].pgsteal_direct' must be an integer, not a string: the file was edited or damaged" },
+	{ "effect", "\"effects\":[\n    {", "\"effects\":[\n    7, {",
+	  "'effects[0]' must be an object, not an integer" },
+	{ "duplicate cell", "\"host_thp\":\"always\",\n      \"host_prefault\":\"immediate\",\n      \"guest_thp\":\"always\","
+	  CELL_MID "\"host_state\":\"fragmented\"",
+	  "\"host_thp\":\"never\",\n      \"host_prefault\":\"ondemand\",\n      \"guest_thp\":\"never\","
+	  CELL_MID "\"host_state\":\"fresh\"",
+	  "'cells[1]' repeats the cell never/never/memset" },
+};
+
+static void test_messages(void **state)
+{
+	char golden[4096], want[1024];
+	struct results *r = malloc(sizeof(*r));
+	size_t len, i;
+	char *text;
+
+	(void)state;
+	src_path(golden, sizeof(golden), GOLDEN);
+	text = slurp(golden, &len);
+	assert_non_null(text);
+	for (i = 0; i < sizeof(msg_cases) / sizeof(msg_cases[0]); i++) {
+		const struct msg_case *c = &msg_cases[i];
+		const char *at = strstr(text, c->from);
+		struct err e = ERR_INIT;
+		char *edited;
+
+		if (!at)
+			fail_msg("case '%s': '%s' not in the golden file", c->name, c->from);
+		assert_true(asprintf(&edited, "%.*s%s%s", (int)(at - text), text, c->to, at + strlen(c->from)) > 0);
+		if (!results_load_text(edited, strlen(edited), "F", r, &e))
+			fail_msg("case '%s': loaded", c->name);
+		snprintf(want, sizeof(want), "'F': %s", c->msg);
+		if (strcmp(e.msg, want))
+			fail_msg("case '%s': message '%s', not '%s'", c->name, e.msg, want);
+		assert_int_equal(r->ncells, 0);
+		free(edited);
+	}
+	free(r);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_golden),
 		cmocka_unit_test(test_load_golden),
+		cmocka_unit_test(test_tables_round_trip),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

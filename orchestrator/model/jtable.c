@@ -1,0 +1,341 @@
+#include "orchestrator/model/jtable.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+json_object *jt_num(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+json_object *jt_str(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+void jt_path(char *buf, size_t len, const char *at, const char *key)
+{
+	if (snprintf(buf, len, "%s%s%s", at, at[0] ? "." : "", key) >= (int)len)
+		buf[len - 1] = '\0';
+}
+
+const char *jt_type(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double: return "a fractional number";
+	case json_type_int: return "an integer";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	case json_type_string: return "a string";
+	}
+	return "something else";
+}
+
+int jt_bad_type(const struct jt_ctx *c, const char *at, const char *want, json_object *v)
+{
+	return err_set(c->e, -EINVAL, "'%s': '%s' must be %s, not %s: the file was edited or damaged", c->name,
+		       at, want, jt_type(v));
+}
+
+int jt_get_str(const struct jt_ctx *c, json_object *v, const char *at, bool nullable, char *dst, size_t len)
+{
+	const char *s;
+	size_t n;
+
+	if (!v && nullable) {
+		dst[0] = '\0';
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return jt_bad_type(c, at, nullable ? "a string or null" : "a string", v);
+	s = json_object_get_string(v);
+	n = (size_t)json_object_get_string_len(v);
+	if (n >= len || strlen(s) != n)
+		return err_set(c->e, -EINVAL, "'%s': '%s' is longer than %zu bytes or holds a NUL", c->name, at,
+			       len - 1);
+	memcpy(dst, s, n + 1);
+	return 0;
+}
+
+int jt_get_int(const struct jt_ctx *c, json_object *v, const char *at, int64_t min, int64_t max, int64_t *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return jt_bad_type(c, at, "an integer", v);
+	errno = 0;
+	x = json_object_get_int64(v);
+	if (errno == ERANGE || x < min || x > max)
+		return err_set(c->e, -ERANGE, "'%s': '%s' is out of range (%lld to %lld)", c->name, at,
+			       (long long)min, (long long)max);
+	*out = x;
+	return 0;
+}
+
+int jt_get_num(const struct jt_ctx *c, json_object *v, const char *at, bool nullable, double *out)
+{
+	if (!v && nullable) {
+		*out = NAN;
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+		return jt_bad_type(c, at, nullable ? "a number or null" : "a number", v);
+	*out = json_object_get_double(v);
+	if (!isfinite(*out))
+		return err_set(c->e, -ERANGE, "'%s': '%s' is not a finite number", c->name, at);
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+/* an integer member: unsigned (4 bytes) or a 64-bit one (uint64_t, size_t, time_t) */
+static int64_t int_at(const char *p, size_t size)
+{
+	unsigned u;
+	int64_t x;
+
+	if (size == sizeof(u)) {
+		memcpy(&u, p, sizeof(u));
+		return u;
+	}
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
+static json_object *write_arr(const struct jt_field *f, const char *base)
+{
+	json_object *a = json_object_new_array();
+	size_t n = *(const size_t *)(base + f->count), i;
+	const char *elems = f->flags & JT_INLINE ? base + f->off : *(char *const *)(base + f->off);
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, jt_write(f->sub, elems + i * f->sub->size));
+	return a;
+}
+
+static json_object *write_value(const struct jt_field *f, const char *base)
+{
+	const char *p = base + f->off;
+	int64_t x;
+	double d;
+
+	if (((f->flags & JT_IF) && !*(const bool *)(base + f->cond)) ||
+	    ((f->flags & JT_UNLESS) && *(const bool *)(base + f->cond)))
+		return NULL;
+	if (f->write)
+		return f->write(base, f);
+	switch (f->kind) {
+	case JT_STR:
+		if (!*p && (f->flags & JT_WNULL))
+			return NULL;
+		return jt_str(!*p && (f->flags & JT_WDEF) ? f->def : p);
+	case JT_INT:
+		x = int_at(p, f->size);
+		if (!x && (f->flags & JT_WNULL))
+			return NULL;
+		return json_object_new_int64(!x && (f->flags & JT_WDEF) ? f->idef : x);
+	case JT_DOUBLE:
+		d = *(const double *)p;
+		return (f->flags & JT_POS) && !(d > 0) ? NULL : jt_num(d);
+	case JT_BOOL:
+		return json_object_new_boolean(*(const bool *)p);
+	case JT_CONST:
+		return jt_str(f->def);
+	case JT_OBJ:
+		return jt_write(f->sub, p);
+	case JT_ARR:
+		return write_arr(f, base);
+	case JT_CUSTOM:
+		break;
+	}
+	return NULL;
+}
+
+json_object *jt_write(const struct jt_table *t, const void *base)
+{
+	json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct jt_field *f = &t->f[i];
+
+		if ((f->flags & JT_IFSET) && !*((const char *)base + f->cond))
+			continue;
+		json_object_object_add(o, f->key, write_value(f, base));
+	}
+	return o;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static void put_int(char *p, size_t size, int64_t x)
+{
+	unsigned u = (unsigned)x;
+
+	if (size == sizeof(u))
+		memcpy(p, &u, sizeof(u));
+	else
+		memcpy(p, &x, sizeof(x));
+}
+
+/* absent: the field's default; null (where the flags allow it): "", 0 or NAN, or as it is (JT_NULLSKIP) */
+static void set_default(const struct jt_field *f, char *p, bool null)
+{
+	if (null && (f->flags & JT_NULLSKIP))
+		return;
+	switch (f->kind) {
+	case JT_STR:
+		snprintf(p, f->size, "%s", f->def ? f->def : "");
+		break;
+	case JT_INT:
+		put_int(p, f->size, null ? 0 : f->idef);
+		break;
+	case JT_DOUBLE:
+		if (null)
+			*(double *)p = f->flags & JT_POS ? 0 : NAN;
+		break;
+	default:
+		break;
+	}
+}
+
+static int load_arr(const struct jt_ctx *c, const struct jt_field *f, json_object *a, const char *at, char *base)
+{
+	const struct jt_table *t = f->sub;
+	size_t *count = (size_t *)(base + f->count);
+	size_t i, len = json_object_array_length(a);
+	char here[JT_PATH_MAX];
+	int rc = 0;
+
+	if ((f->flags & JT_INLINE) && len > f->cap)
+		return err_set(c->e, -E2BIG, "'%s': '%s' has more than %zu entries", c->name, at, f->cap);
+	for (i = 0; i < len && !rc; i++) {
+		json_object *v = json_object_array_get_idx(a, i);
+		void *elem;
+
+		if (snprintf(here, sizeof(here), "%s[%zu]", at, i) >= (int)sizeof(here))
+			here[sizeof(here) - 1] = '\0';
+		if (!json_object_is_type(v, json_type_object))
+			return err_set(c->e, -EINVAL, "'%s': '%s' must be an object, not %s", c->name, here,
+				       jt_type(v));
+		if (f->flags & JT_INLINE) {
+			elem = base + f->off + *count * t->size;
+			memset(elem, 0, t->size);
+			if (t->init)
+				t->init(elem);
+			rc = jt_load(c, t, v, here, elem);
+			if (!rc)
+				(*count)++;
+			continue;
+		}
+		elem = calloc(1, t->size);
+		if (!elem)
+			return err_set(c->e, -ENOMEM, "out of memory reading '%s'", c->name);
+		if (t->init)
+			t->init(elem);
+		rc = jt_load(c, t, v, here, elem);
+		if (!rc)
+			rc = t->put(c, base, elem, here);
+		free(elem);
+	}
+	return rc;
+}
+
+static int load_value(const struct jt_ctx *c, const struct jt_field *f, json_object *v, const char *at,
+		      char *base)
+{
+	bool nullok = f->flags & JT_NULL;
+	union {
+		int64_t i;
+		double d;
+		bool b;
+	} tmp;
+	/* a derived scalar is read into tmp, checked and dropped */
+	char *p = (f->flags & JT_DERIVED) && f->kind <= JT_BOOL ? (char *)&tmp : base + f->off;
+	char *s = NULL;
+	int64_t x;
+	int rc;
+
+	switch (f->kind) {
+	case JT_STR:
+	case JT_CONST:
+		if (f->kind == JT_CONST || (f->flags & JT_DERIVED)) {
+			s = malloc(f->size ? f->size : 4096);
+			if (!s)
+				return err_set(c->e, -ENOMEM, "out of memory reading '%s'", c->name);
+			p = s;
+		}
+		rc = jt_get_str(c, v, at, nullok || f->kind == JT_CONST, p, f->size ? f->size : 4096);
+		if (!rc && !*p && f->def && f->kind == JT_STR)
+			snprintf(p, f->size, "%s", f->def);
+		free(s);
+		return rc;
+	case JT_INT:
+		if (!json_object_is_type(v, json_type_int))
+			return jt_bad_type(c, at, nullok ? "an integer or null" : "an integer", v);
+		if (jt_get_int(c, v, at, 0, f->size == sizeof(unsigned) ? UINT32_MAX : INT64_MAX, &x))
+			return -EINVAL;
+		put_int(p, f->size, x);
+		return 0;
+	case JT_DOUBLE:
+		if (jt_get_num(c, v, at, true, (double *)p))
+			return -EINVAL;
+		if ((f->flags & JT_POS) && !(*(double *)p >= 0))
+			*(double *)p = 0;
+		return 0;
+	case JT_BOOL:
+		if (!json_object_is_type(v, json_type_boolean))
+			return jt_bad_type(c, at, "true or false", v);
+		*(bool *)p = json_object_get_boolean(v);
+		return 0;
+	case JT_OBJ:
+		if (!json_object_is_type(v, json_type_object))
+			return jt_bad_type(c, at, nullok ? "an object or null" : "an object", v);
+		return jt_load(c, f->sub, v, at, p);
+	case JT_ARR:
+		if (!json_object_is_type(v, json_type_array))
+			return jt_bad_type(c, at, "an array", v);
+		return load_arr(c, f, v, at, base);
+	case JT_CUSTOM:
+		return f->load(c, v, at, base, f);
+	}
+	return err_set(c->e, -EINVAL, "internal: field '%s' of unknown kind", f->key);
+}
+
+int jt_load(const struct jt_ctx *c, const struct jt_table *t, json_object *o, const char *at, void *obj)
+{
+	char *base = obj, k[JT_PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct jt_field *f = &t->f[i];
+		json_object *v;
+
+		jt_path(k, sizeof(k), at, f->key);
+		if (!json_object_object_get_ex(o, f->key, &v)) {
+			if (!(f->flags & JT_OPT))
+				return err_set(c->e, -EINVAL, "'%s': missing key '%s': the file was edited or damaged",
+					       c->name, k);
+			if (!(f->flags & JT_DERIVED))
+				set_default(f, base + f->off, false);
+			continue;
+		}
+		if (!v && (f->kind == JT_DOUBLE || (f->flags & (JT_NULL | JT_NULLSKIP)))) {
+			if (!(f->flags & JT_DERIVED) && f->kind != JT_CUSTOM)
+				set_default(f, base + f->off, true);
+			continue;
+		}
+		if (load_value(c, f, v, k, base))
+			return c->e->code ? c->e->code : -EINVAL;
+		if ((f->flags & JT_IF) && !(f->flags & JT_DERIVED))
+			*(bool *)(base + f->cond) = true;
+	}
+	return 0;
+}
