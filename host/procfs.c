@@ -105,7 +105,7 @@ struct map {
 	bool exec;
 	bool hugetlb;
 	bool have_size;
-	uint64_t size, rss, anon_huge, shmem_pmd, hugetlb_kb;
+	uint64_t size, rss, anon_huge, shmem_pmd, hugetlb_kb, page_kb;
 };
 
 static bool is_hex(char c)
@@ -214,6 +214,9 @@ static void map_finish(struct map *m, uint64_t want_kb, struct smaps_cov *out)
 	out->anon_huge_kb += m->anon_huge;
 	out->shmem_pmd_kb += m->shmem_pmd;
 	out->hugetlb_kb += m->hugetlb_kb;
+	/* the smallest hugetlb page size among the counted mappings: the 1G arm's evidence */
+	if (m->hugetlb && m->page_kb && (!out->hugetlb_page_kb || m->page_kb < out->hugetlb_page_kb))
+		out->hugetlb_page_kb = m->page_kb;
 	out->mappings++;
 }
 
@@ -227,6 +230,7 @@ static const char *parse_field(struct map *m, char *line)
 		{ "Rss", offsetof(struct map, rss) },
 		{ "AnonHugePages", offsetof(struct map, anon_huge) },
 		{ "ShmemPmdMapped", offsetof(struct map, shmem_pmd) },
+		{ "KernelPageSize", offsetof(struct map, page_kb) },
 	};
 	char *colon, *val;
 	uint64_t v;

@@ -20,6 +20,7 @@ struct smaps_cov {
 	uint64_t shmem_pmd_kb;	/* ShmemPmdMapped (memfd guest RAM) */
 	uint64_t hugetlb_kb;	/* Private_Hugetlb + Shared_Hugetlb */
 	unsigned mappings;	/* how many mappings were summed */
+	uint64_t hugetlb_page_kb;	/* KernelPageSize of the hugetlbfs mappings (smallest); 0: none */
 };
 
 /*

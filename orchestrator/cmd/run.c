@@ -59,7 +59,7 @@ static const struct opt run_opts[] = {
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
 	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
 	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
-	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs for the reference arm (host_thp 'hugetlbfs': guest RAM on 2M hugetlbfs pages, the pool reserved for the run and released after)", RO_BACKING },
+	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs and/or hugetlbfs-1g for the reference arms (host_thp 'hugetlbfs' or 'hugetlbfs-1g': guest RAM on 2M or 1G hugetlbfs pages, the pool reserved for the run and released after; 1G needs --memory in whole GiB and a host that offers 1G pages)", RO_BACKING },
 	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
 	{ "max-reps", "N", "50 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
 	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
@@ -97,38 +97,43 @@ const struct command run_cmd = {
 	CLI_OPTS(run_opts),
 };
 
-/* anonymous|memfd for the THP arms, plus optionally hugetlbfs: the reference arm */
+/* anonymous|memfd for the THP arms, plus optionally the hugetlbfs reference arms */
 static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 {
 	char buf[64], *tok, *save = NULL;
 	bool thp_set = false;
+	uint64_t kb;
+	unsigned i;
 
 	if (strlen(arg) >= sizeof(buf) || !*arg)
 		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
-			       "optionally with hugetlbfs (e.g. anonymous,hugetlbfs)", arg);
+			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs)", arg);
 	if (parse_list_check(arg))
 		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
 			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
 	strcpy(buf, arg);
 	c->memfd = false;
-	c->hugetlbfs = false;
+	c->n_hugetlb = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		enum host_backing b;
 
 		if (host_backing_parse(tok, &b))
-			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd or hugetlbfs",
-				       tok);
-		if (b == BACKING_HUGETLBFS) {
-			c->hugetlbfs = true;
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd, hugetlbfs "
+				       "or hugetlbfs-1g", tok);
+		if (hugetlb_arm_kb(tok, &kb)) {
+			for (i = 0; i < c->n_hugetlb; i++)
+				if (c->hugetlb_kb[i] == kb)
+					return err_set(e, -EINVAL, "'%s' is given twice in the host backing list", tok);
+			c->hugetlb_kb[c->n_hugetlb++] = kb;
 			continue;
 		}
 		if (thp_set)
 			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
-				       "backing), optionally with hugetlbfs");
+				       "backing), optionally with hugetlbfs or hugetlbfs-1g");
 		thp_set = true;
 		c->memfd = b == BACKING_MEMFD;
 	}
-	if (!thp_set && !c->hugetlbfs)
+	if (!thp_set && !c->n_hugetlb)
 		return err_set(e, -EINVAL, "empty list");
 	return 0;
 }

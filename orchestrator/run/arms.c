@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/parse.h"
@@ -197,21 +198,37 @@ void frag_undo(const struct run_io *io, struct host_session *hs, struct frag *fr
 		run_note(io, "warning: %s", e.msg);
 }
 
-#define POOL_DIR "/sys/kernel/mm/hugepages/hugepages-2048kB"
+#define POOL_DIR "/sys/kernel/mm/hugepages"
 
-static int pool_read(const struct run_config *cfg, const char *file, uint64_t *v, struct err *e)
+void pool_key(char *buf, size_t len, uint64_t kb)
 {
-	char path[PATH_MAX], buf[32];
+	snprintf(buf, len, "hugetlb/hugepages-%" PRIu64 "kB/nr_hugepages", kb);
+}
+
+static const char *size_name(uint64_t kb, char *buf, size_t len)
+{
+	if (kb >= (1u << 20) && kb % (1u << 20) == 0)
+		snprintf(buf, len, "%" PRIu64 "G", kb >> 20);
+	else
+		snprintf(buf, len, "%" PRIu64 "M", kb >> 10);
+	return buf;
+}
+
+static int pool_read(const struct run_config *cfg, uint64_t kb, const char *file, uint64_t *v, struct err *e)
+{
+	char path[PATH_MAX], buf[32], sz[24];
 	FILE *f;
 	int ok;
 
-	if (snprintf(path, sizeof(path), "%s%s/%s", strcmp(cfg->sysfs_root, "/") ? cfg->sysfs_root : "",
-		     POOL_DIR, file) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s%s/hugepages-%" PRIu64 "kB/%s",
+		     strcmp(cfg->sysfs_root, "/") ? cfg->sysfs_root : "", POOL_DIR, kb, file) >= (int)sizeof(path))
 		return err_set(e, -ENAMETOOLONG, "--sysfs-root path too long");
 	f = fopen(path, "re");
 	if (!f)
-		return err_set(e, -errno, "this host has no 2M hugetlb pool ('%s': %s): the hugetlbfs arm needs "
-			       "CONFIG_HUGETLBFS", path, strerror(errno));
+		return err_set(e, -errno, "--host-backing=%s: this host offers no %s hugetlb pages ('%s': %s)%s",
+			       hugetlb_arm_name(kb), size_name(kb, sz, sizeof(sz)), path, strerror(errno),
+			       kb > HUGETLB_2M_KB ? ": the CPU lacks 1G pages (pdpe1gb) or the kernel gigantic "
+			       "pages; leave that arm out" : ": the kernel needs CONFIG_HUGETLBFS");
 	ok = fgets(buf, sizeof(buf), f) != NULL;
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
@@ -220,13 +237,45 @@ static int pool_read(const struct run_config *cfg, const char *file, uint64_t *v
 	return 0;
 }
 
-/* libvirt backs <hugepages/> with a hugetlbfs mount it found when it started */
-int hugetlbfs_mounted(const struct run_config *cfg, struct err *e)
+/*
+ * The page size of a hugetlbfs mount from its /proc/mounts options
+ * ("pagesize=2M", "pagesize=1024M"); without the option, the default size.
+ */
+static uint64_t mount_page_kb(const char *opts)
 {
-	char path[PATH_MAX], line[512];
-	bool found = false;
-	FILE *f;
+	const char *p = strstr(opts, "pagesize=");
+	char *end;
+	unsigned long long v;
 
+	if (!p)
+		return HUGETLB_2M_KB;
+	errno = 0;
+	v = strtoull(p + 9, &end, 10);
+	if (errno || end == p + 9)
+		return 0;
+	switch (*end) {
+	case 'K': case 'k': return v;
+	case 'M': case 'm': return v << 10;
+	case 'G': case 'g': return v << 20;
+	default: return 0;
+	}
+}
+
+/*
+ * A hugetlbfs arm needs the host's pool of that page size and a hugetlbfs
+ * mount of that size: libvirt backs <hugepages> with one it found when it
+ * started.
+ */
+int hugetlb_arm_check(const struct run_config *cfg, uint64_t kb, struct err *e)
+{
+	char path[PATH_MAX], line[512], sz[24];
+	bool found = false;
+	uint64_t nr;
+	FILE *f;
+	int r;
+
+	if ((r = pool_read(cfg, kb, "nr_hugepages", &nr, e)))
+		return r;
 	if (snprintf(path, sizeof(path), "%s/proc/mounts", strcmp(cfg->sysfs_root, "/") ? cfg->sysfs_root : "") >=
 	    (int)sizeof(path))
 		return err_set(e, -ENAMETOOLONG, "--sysfs-root path too long");
@@ -234,45 +283,49 @@ int hugetlbfs_mounted(const struct run_config *cfg, struct err *e)
 	if (!f)
 		return err_set(e, -errno, "cannot read '%s': %s", path, strerror(errno));
 	while (!found && fgets(line, sizeof(line), f)) {
-		char dev[128], dir[256], type[64];
+		char dev[128], dir[256], type[64], opts[256];
 
-		found = sscanf(line, "%127s %255s %63s", dev, dir, type) == 3 && !strcmp(type, "hugetlbfs");
+		found = sscanf(line, "%127s %255s %63s %255s", dev, dir, type, opts) == 4 &&
+			!strcmp(type, "hugetlbfs") && mount_page_kb(opts) == kb;
 	}
 	fclose(f);
 	if (!found)
-		return err_set(e, -ENOENT, "--host-backing=hugetlbfs: no hugetlbfs is mounted; run "
-			       "'mount -t hugetlbfs hugetlbfs /dev/hugepages' and restart libvirtd (it looks for "
-			       "hugetlbfs mounts when it starts; tools/services.sh does both)");
+		return err_set(e, -ENOENT, "--host-backing=%s: no hugetlbfs of %s pages is mounted; run 'mount -t "
+			       "hugetlbfs -o pagesize=%s hugetlbfs %s' and restart libvirtd (it looks for "
+			       "hugetlbfs mounts when it starts; tools/services.sh does both)", hugetlb_arm_name(kb),
+			       size_name(kb, sz, sizeof(sz)), sz, kb == HUGETLB_2M_KB ? "/dev/hugepages" :
+			       "/dev/hugepages1G");
 	return 0;
 }
 
 /*
- * Reserve the 2M pages the guests' RAM needs on top of what is in use; the
- * journal records the pool size first, so a crash restores it too. orig gets
- * the size to go back to ("" when nothing was changed).
+ * Reserve the huge pages of that size the guests' RAM needs on top of what is
+ * in use; the journal records the pool size first, so a crash restores it
+ * too. orig gets the size to go back to ("" when nothing was changed).
  */
-int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
-			struct err *e)
+int pool_reserve(struct host_session *hs, const struct run_config *cfg, uint64_t kb, char *orig, size_t len,
+		 struct err *e)
 {
 	unsigned guests = cfg->guests ? cfg->guests : 1;
-	uint64_t nr, freep, need = (cfg->memory + (2ull << 20) - 1) / (2ull << 20) * guests, want, got;
-	char val[32];
+	uint64_t page = kb << 10, nr, freep, need = (cfg->memory + page - 1) / page * guests, want, got;
+	char val[32], key[64], sz[24];
 	int r;
 
 	orig[0] = '\0';
-	if ((r = pool_read(cfg, "nr_hugepages", &nr, e)) || (r = pool_read(cfg, "free_hugepages", &freep, e)))
+	if ((r = pool_read(cfg, kb, "nr_hugepages", &nr, e)) || (r = pool_read(cfg, kb, "free_hugepages", &freep, e)))
 		return r;
 	if (freep >= need)
 		return 0;
 	want = nr - freep + need;
 	snprintf(orig, len, "%" PRIu64, nr);
 	snprintf(val, sizeof(val), "%" PRIu64, want);
-	r = host_session_set(hs, POOL_KEY, val, e);
-	if (r && pool_read(cfg, "nr_hugepages", &got, NULL) == 0 && got < want)
-		return err_set(e, -ENOMEM, "--host-backing=hugetlbfs: the host could reserve only %" PRIu64
-			       " of the %" PRIu64 " 2M huge pages %u guest%s of %" PRIu64 " MiB need%s: free or compact "
+	pool_key(key, sizeof(key), kb);
+	r = host_session_set(hs, key, val, e);
+	if (r && pool_read(cfg, kb, "nr_hugepages", &got, NULL) == 0 && got < want)
+		return err_set(e, -ENOMEM, "--host-backing=%s: the host could reserve only %" PRIu64
+			       " of the %" PRIu64 " %s huge pages %u guest%s of %" PRIu64 " MiB need%s: free or compact "
 			       "memory (echo 1 > /proc/sys/vm/compact_memory), or use a smaller --memory or --guests",
-			       got - (nr - freep), need, guests, guests == 1 ? "" : "s", cfg->memory >> 20,
-			       guests == 1 ? "s" : "");
+			       hugetlb_arm_name(kb), got - (nr - freep), need, size_name(kb, sz, sizeof(sz)), guests,
+			       guests == 1 ? "" : "s", cfg->memory >> 20, guests == 1 ? "s" : "");
 	return r;
 }

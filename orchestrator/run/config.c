@@ -10,7 +10,7 @@
 #include "orchestrator/report/report.h"
 
 ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented");
-ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs");
+ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
 ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 
 void run_config_defaults(struct run_config *c)
@@ -115,9 +115,34 @@ int thp_list_parse(const char *s, bool sized, struct thp_setting *out, size_t ma
 	return 0;
 }
 
+bool hugetlb_arm_kb(const char *name, uint64_t *kb)
+{
+	enum host_backing b;
+
+	if (host_backing_parse(name, &b) || (b != BACKING_HUGETLBFS && b != BACKING_HUGETLBFS_1G))
+		return false;
+	*kb = b == BACKING_HUGETLBFS ? HUGETLB_2M_KB : HUGETLB_1G_KB;
+	return true;
+}
+
+const char *hugetlb_arm_name(uint64_t kb)
+{
+	return kb == HUGETLB_2M_KB ? host_backing_name(BACKING_HUGETLBFS) :
+	       kb == HUGETLB_1G_KB ? host_backing_name(BACKING_HUGETLBFS_1G) : NULL;
+}
+
 int run_config_check(struct run_config *c, struct err *e)
 {
 	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
+	unsigned i;
+
+	for (i = 0; i < c->n_hugetlb; i++)
+		if (c->memory % (c->hugetlb_kb[i] << 10))
+			return err_set(e, -EINVAL, "--host-backing=%s backs guest RAM with %llu MiB pages: give "
+				       "--memory in whole multiples of that (e.g. --memory=%lluM)",
+				       hugetlb_arm_name(c->hugetlb_kb[i]), (unsigned long long)(c->hugetlb_kb[i] >> 10),
+				       (unsigned long long)((c->memory + (c->hugetlb_kb[i] << 10) - 1) /
+							    (c->hugetlb_kb[i] << 10) * (c->hugetlb_kb[i] >> 10)));
 
 	if (c->size + margin > c->memory)
 		return err_set(e, -EINVAL,

@@ -29,10 +29,11 @@ ENUM_DECL(host_state);
 enum host_backing {
 	BACKING_ANONYMOUS,	/* anonymous memory: THP 'enabled' governs it */
 	BACKING_MEMFD,		/* shmem: 'shmem_enabled' governs it */
-	BACKING_HUGETLBFS,	/* the reference arm: 2M hugetlbfs pages */
+	BACKING_HUGETLBFS,	/* a reference arm: 2M hugetlbfs pages */
+	BACKING_HUGETLBFS_1G,	/* a reference arm: 1G hugetlbfs pages */
 	HOST_BACKING__COUNT
 };
-/* host_backing_name(): "anonymous", "memfd", "hugetlbfs"; host_backing_parse(): 0 or -EINVAL */
+/* host_backing_name(): "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g"; host_backing_parse(): 0 or -EINVAL */
 ENUM_DECL(host_backing);
 
 /* where the workloads run (--target) */
@@ -44,6 +45,10 @@ enum run_target {
 };
 /* run_target_name(): "guest", "host", "both"; run_target_parse(): 0 or -EINVAL */
 ENUM_DECL(run_target);
+
+#define HUGETLB_ARMS 2			/* hugetlbfs (2M) and hugetlbfs-1g */
+#define HUGETLB_2M_KB 2048ull
+#define HUGETLB_1G_KB 1048576ull
 
 struct run_config {
 	struct thp_setting host_thp[THP_LIST_MAX];	/* treatments, "never" baseline implied */
@@ -77,7 +82,9 @@ struct run_config {
 	enum prefault prefault[PREFAULT__COUNT];	/* host allocation modes, in order */
 	size_t n_prefault;
 	bool memfd;			/* --host-backing=memfd */
-	bool hugetlbfs;			/* --host-backing=...,hugetlbfs: the reference arm */
+	/* --host-backing=...,hugetlbfs[-1g]: the reference arms, by hugetlbfs page size (KiB) */
+	uint64_t hugetlb_kb[HUGETLB_ARMS];
+	unsigned n_hugetlb;
 	unsigned formats;		/* report formats written under --out (report.h bits) */
 	char db[PATH_MAX];		/* history database, "" = none */
 	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
@@ -110,6 +117,10 @@ struct run_config {
 void run_config_defaults(struct run_config *c);
 /* cross-option checks after parsing */
 int run_config_check(struct run_config *c, struct err *e);
+/* "hugetlbfs" (2M) or "hugetlbfs-1g": true and its page size in KiB */
+bool hugetlb_arm_kb(const char *name, uint64_t *kb);
+/* the cells' host_thp of a hugetlbfs arm; NULL for a size with no arm */
+const char *hugetlb_arm_name(uint64_t kb);
 /*
  * "always,64K:always,never" -> the settings in order, duplicates and "never"
  * (the implied baseline) dropped; SIZE:MODE only when sized. what names the

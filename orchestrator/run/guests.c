@@ -144,8 +144,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.ro_disk_path = sd ? sd->disk : NULL;
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
-	spec.memfd = cfg->memfd && !hg->hugetlbfs;
-	spec.hugetlbfs = hg->hugetlbfs;
+	spec.memfd = cfg->memfd && !hg->hugetlb_kb;
+	spec.hugetlb_kb = hg->hugetlb_kb;
 	spec.description = "thpeval guest";
 	spec.emulator_pin = -1;
 	if (cfg->pin && guest_pins(cfg, gi, n, pins)) {

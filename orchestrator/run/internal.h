@@ -20,17 +20,16 @@
 #include "orchestrator/run/run.h"
 #include "orchestrator/virt/virt.h"
 
-#define POOL_KEY "hugetlb/hugepages-2048kB/nr_hugepages"
 
 #define MAX_REJECTED 64		/* garbage lines tolerated from one guest */
 
 /* one host configuration: a freshly booted guest runs every guest cell in it */
 struct host_group {
-	char host_thp[THP_NAME_LEN];	/* the cells' host_thp: the setting's text, or "hugetlbfs" */
-	struct thp_setting thp;		/* what the group sets on the host: never for the hugetlbfs arm */
+	char host_thp[THP_NAME_LEN];	/* the cells' host_thp: the setting's text, or a hugetlbfs arm's name */
+	struct thp_setting thp;		/* what the group sets on the host: never for the hugetlbfs arms */
 	enum prefault prefault;
 	enum host_state host_state;
-	bool hugetlbfs;			/* the reference arm: guest RAM on hugetlbfs 2M pages */
+	uint64_t hugetlb_kb;		/* a reference arm: guest RAM on hugetlbfs pages of this size; 0: THP */
 };
 
 /* per-size mTHP counters of one size (host-wide), for coverage below PMD size */
@@ -136,7 +135,10 @@ int fragment_host(const struct run_config *cfg, const struct run_io *io, struct 
 	struct frag_log *fl, struct err *e);
 void frag_vmstat(struct frag_log *fl, const struct vmstat *vm0);
 void frag_undo(const struct run_io *io, struct host_session *hs, struct frag *fr, struct frag_log *fl);
-int hugetlbfs_mounted(const struct run_config *cfg, struct err *e);
-int pool_reserve(struct host_session *hs, const struct run_config *cfg, char *orig, size_t len,
-	struct err *e);
+/* a hugetlbfs arm can run here: the host has the pool and libvirt a mount of that page size */
+int hugetlb_arm_check(const struct run_config *cfg, uint64_t kb, struct err *e);
+/* the journal key of the pool of that page size */
+void pool_key(char *buf, size_t len, uint64_t kb);
+int pool_reserve(struct host_session *hs, const struct run_config *cfg, uint64_t kb, char *orig, size_t len,
+		 struct err *e);
 #endif

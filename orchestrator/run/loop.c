@@ -232,14 +232,15 @@ struct run_state {
 	struct host_plan hp;
 	struct thp_setting hthp[THP_LIST_MAX];	/* host treatments: --host-thp + the sweep's sizes */
 	size_t nh;
-	struct host_group groups[2 * (THP_LIST_MAX + 2) * PREFAULT__COUNT];
+	struct host_group groups[2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) * PREFAULT__COUNT];
 	size_t ngroups;
 	bool kc;			/* kcompile planned: the kernel source disk */
 	struct srcdisk sd;
 	struct image img;
 	struct virt *v;
 	enum accel accel;
-	char pool_orig[32];		/* the 2M pool before the hugetlbfs arm reserved it */
+	char pool_orig[32];		/* the pool before a hugetlbfs arm reserved it */
+	uint64_t pool_kb;		/* that pool's page size */
 	unsigned idx;			/* guests booted so far */
 };
 
@@ -284,10 +285,11 @@ static void echo_settings(const struct run_config *cfg, struct results *res)
 	for (i = 0; i < cfg->n_host_state; i++)
 		run_append(s->host_state_list, sizeof(s->host_state_list), "%s%s", i ? "," : "",
 			   host_state_name(cfg->host_state[i]));
-	snprintf(s->backing, sizeof(s->backing), "%s%s", cfg->memfd ? "memfd" : "anonymous",
-		 cfg->hugetlbfs ? ",hugetlbfs" : "");
-	if (cfg->hugetlbfs)
-		run_append(s->host_thp_list, sizeof(s->host_thp_list), ",hugetlbfs");
+	snprintf(s->backing, sizeof(s->backing), "%s", cfg->memfd ? "memfd" : "anonymous");
+	for (i = 0; i < cfg->n_hugetlb; i++) {
+		run_append(s->backing, sizeof(s->backing), ",%s", hugetlb_arm_name(cfg->hugetlb_kb[i]));
+		run_append(s->host_thp_list, sizeof(s->host_thp_list), ",%s", hugetlb_arm_name(cfg->hugetlb_kb[i]));
+	}
 	snprintf(s->guest_thp_list, sizeof(s->guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", thp_mode_name(cfg->guest_thp[i].mode));
@@ -328,6 +330,9 @@ static int check_host(struct run_state *st, struct err *e)
 			return r;
 		if (cfg->guests > 1)
 			run_note(st->io, "memory for %u guests: %s", cfg->guests, note);
+		for (i = 0; i < cfg->n_hugetlb; i++)
+			if ((r = hugetlb_arm_check(cfg, cfg->hugetlb_kb[i], e)))
+				return r;
 	}
 	return 0;
 }
@@ -404,7 +409,7 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	return 0;
 }
 
-/* host groups: host state x allocation mode x (never, each treatment, the hugetlbfs arm) */
+/* host groups: host state x allocation mode x (never, each treatment, the hugetlbfs arms) */
 static void build_groups(struct run_state *st)
 {
 	const struct run_config *cfg = st->cfg;
@@ -413,14 +418,14 @@ static void build_groups(struct run_state *st)
 	st->ngroups = 0;
 	for (s = 0; s < cfg->n_host_state; s++)
 		for (p = 0; p < cfg->n_prefault; p++)
-			for (i = 0; i <= st->nh + (cfg->hugetlbfs ? 1 : 0); i++) {
+			for (i = 0; i <= st->nh + cfg->n_hugetlb; i++) {
 				struct host_group *g = &st->groups[st->ngroups++];
 
-				g->hugetlbfs = i == st->nh + 1;
-				/* the hugetlbfs arm: THP off (guest RAM is hugetlb) */
-				g->thp = i == 0 || g->hugetlbfs ? host_never : st->hthp[i - 1];
-				if (g->hugetlbfs)
-					snprintf(g->host_thp, sizeof(g->host_thp), "hugetlbfs");
+				g->hugetlb_kb = i > st->nh ? cfg->hugetlb_kb[i - st->nh - 1] : 0;
+				/* a hugetlbfs arm: THP off (guest RAM is hugetlb) */
+				g->thp = i == 0 || g->hugetlb_kb ? host_never : st->hthp[i - 1];
+				if (g->hugetlb_kb)
+					snprintf(g->host_thp, sizeof(g->host_thp), "%s", hugetlb_arm_name(g->hugetlb_kb));
 				else
 					thp_setting_format(&g->thp, g->host_thp, sizeof(g->host_thp));
 				g->prefault = cfg->prefault[p];
@@ -448,10 +453,12 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 		if (r)
 			return r;
 	}
-	/* the hugetlbfs arm: THP off (its thp is never), the pool reserved */
+	/* a hugetlbfs arm: THP off (its thp is never), the pool reserved */
 	r = apply_host_thp(&st->hs, &st->hp, &hg->thp, e);
-	if (!r && hg->hugetlbfs)
-		r = pool_reserve(&st->hs, st->cfg, st->pool_orig, sizeof(st->pool_orig), e);
+	if (!r && hg->hugetlb_kb) {
+		st->pool_kb = hg->hugetlb_kb;
+		r = pool_reserve(&st->hs, st->cfg, hg->hugetlb_kb, st->pool_orig, sizeof(st->pool_orig), e);
+	}
 	return r;
 }
 
@@ -462,7 +469,10 @@ static int group_leave(struct run_state *st, struct frag *fr, struct frag_log *f
 	if (st->pool_orig[0]) {
 		struct err pe = ERR_INIT;	/* release the pool now; the journal has it too */
 
-		if (host_session_set(&st->hs, POOL_KEY, st->pool_orig, &pe))
+		char key[64];
+
+		pool_key(key, sizeof(key), st->pool_kb);
+		if (host_session_set(&st->hs, key, st->pool_orig, &pe))
 			run_note(st->io, "warning: %s", pe.msg);
 		st->pool_orig[0] = '\0';
 	}
@@ -654,8 +664,6 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (r)
 		goto out;
 	telemetry_notes(res, st->accel, cfg->target_guest);
-	if (cfg->target_guest && cfg->hugetlbfs && (r = hugetlbfs_mounted(cfg, e)))
-		goto out;
 	r = host_session_begin(&st->hs, cfg->sysfs_root, cfg->state_dir, &stale, e);
 	if (r)
 		goto out;

@@ -173,14 +173,20 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	text(x, num);
 	end(x);
 	start(x, "memoryBacking");
-	if (s->hugetlbfs)
+	if (s->hugetlb_kb == 2048) {
 		empty(x, "hugepages", NULL, NULL, NULL, NULL, NULL, NULL);
+	} else if (s->hugetlb_kb) {
+		snprintf(num, sizeof(num), "%" PRIu64, s->hugetlb_kb);
+		start(x, "hugepages");
+		empty(x, "page", "size", num, "unit", "KiB", NULL, NULL);
+		end(x);
+	}
 	empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);	/* KSM splits THPs */
 	if (s->memfd)	/* guest RAM as shmem: governed by shmem_enabled, not enabled */
 		empty(x, "source", "type", "memfd", NULL, NULL, NULL, NULL);
 	/* libvirt refuses hugepages with mode='ondemand'; without the element hugetlbfs
 	 * pages are reserved up front but faulted in as the guest touches them */
-	if (!(s->hugetlbfs && s->prefault == PREFAULT_ONDEMAND))
+	if (!(s->hugetlb_kb && s->prefault == PREFAULT_ONDEMAND))
 		empty(x, "allocation", "mode", prefault_name(s->prefault), NULL, NULL, NULL, NULL);
 	end(x);
 

@@ -50,7 +50,7 @@ struct domain_spec {
 	const char *ro_disk_path;	/* optional: raw virtio disk vdb, read-only (kcompile source) */
 	const char *channel_name;	/* virtio-serial port name, e.g. DOMAIN_CHANNEL_NAME */
 	enum prefault prefault;
-	bool hugetlbfs;			/* <memoryBacking><hugepages/> */
+	uint64_t hugetlb_kb;		/* <memoryBacking><hugepages/>: 0 none, 2048 the default size, else <page size=> */
 	bool memfd;			/* <memoryBacking><source type='memfd'/> */
 	const char *emulator;		/* optional: libvirt picks one */
 	/* optional pinning: host CPU of each vCPU (vcpus entries) and of QEMU's other threads,

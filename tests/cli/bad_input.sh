@@ -225,6 +225,11 @@ r 2 "host-backing: two THP backings" --host-backing=anonymous,memfd
 r 2 "host-backing: unknown" --host-backing=tmpfs
 r 2 "host-backing: empty" --host-backing=
 r 2 "host-backing: empty item" --host-backing=anonymous,,hugetlbfs
+r 2 "host-backing: an arm twice" --host-backing=anonymous,hugetlbfs-1g,hugetlbfs-1g
+r 2 "host-backing: 1G arm, memory not whole GiB" --host-backing=anonymous,hugetlbfs-1g --memory=1536M
+r 2 "host-backing: unknown page size" --host-backing=anonymous,hugetlbfs-16g
+r 1 "host-backing: no 1G pool on this host" --host-backing=anonymous,hugetlbfs-1g
+r 1 "host-backing: no 2M pool on this host" --host-backing=anonymous,hugetlbfs
 r 2 "memory: too small" --memory=1M
 r 2 "memory: too large" --memory=2T
 r 2 "memory: bad suffix" --memory=1Z

@@ -330,6 +330,8 @@ static void test_run_enums(void **state)
 		{ "anonymous", 1, 0, BACKING_ANONYMOUS },
 		{ "memfd", 1, 0, BACKING_MEMFD },
 		{ "hugetlbfs", 1, 0, BACKING_HUGETLBFS },
+		{ "hugetlbfs-1g", 1, 0, BACKING_HUGETLBFS_1G },
+		{ "hugetlbfs-2m", 1, -EINVAL, 0 },
 		{ "anon", 1, -EINVAL, 0 },
 		{ "guest", 2, 0, TARGET_GUEST },
 		{ "host", 2, 0, TARGET_HOST },

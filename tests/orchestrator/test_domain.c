@@ -134,7 +134,7 @@ static const struct golden_case {
 		.cmdline = "console=ttyS0",
 		.disk_path = "/tmp/root.img", .disk_format = "raw",
 		.channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_IMMEDIATE,
-		.hugetlbfs = true,
+		.hugetlb_kb = 2048,
 	} },
 	{ "escaping", {
 		.name = "thpeval-1234-3",
@@ -278,7 +278,7 @@ static void test_hugetlbfs_ondemand(void **state)
 	struct domain_spec s = {
 		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 1, .accel = ACCEL_TCG,
 		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
-		.hugetlbfs = true,
+		.hugetlb_kb = 2048,
 	};
 	struct err e = ERR_INIT;
 	char *xml = NULL;
@@ -287,8 +287,18 @@ static void test_hugetlbfs_ondemand(void **state)
 	assert_int_equal(domain_xml(&s, &xml, &e), 0);
 	assert_non_null(strstr(xml, "<hugepages/>"));
 	assert_null(strstr(xml, "<allocation"));
+	assert_null(strstr(xml, "<page "));
 	free(xml);
-	s.hugetlbfs = false;
+	/* the 1G arm names its page size, so that libvirt picks the 1G mount */
+	s.hugetlb_kb = 1048576;
+	s.memory_bytes = 1ull << 30;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<hugepages>"));
+	assert_non_null(strstr(xml, "<page size=\"1048576\" unit=\"KiB\"/>"));
+	assert_null(strstr(xml, "<hugepages/>"));
+	assert_null(strstr(xml, "<allocation"));
+	free(xml);
+	s.hugetlb_kb = 0;
 	assert_int_equal(domain_xml(&s, &xml, &e), 0);
 	assert_non_null(strstr(xml, "<allocation mode=\"ondemand\"/>"));
 	free(xml);
