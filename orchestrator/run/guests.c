@@ -285,6 +285,7 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 			run_note(io, "warning: no hugepages-%ukB/stats/anon_fault_alloc on this host: no coverage evidence for %s",
 				 hg->thp.kb, hg->host_thp);
 	}
+	grp.hugetlb_kb = hg->hugetlb_kb;
 	for (i = 0; i < n; i++) {
 		err_clear(&gr[i].e);
 		grp.all[grp.n++] = &gr[i].gc;

@@ -41,6 +41,7 @@ struct mthp_snap {
 /* what the guests of one group share: the host-wide per-size counters at boot */
 struct group_shared {
 	unsigned mthp_kb;		/* the group's host size below PMD size, else 0 */
+	uint64_t hugetlb_kb;		/* a hugetlbfs arm's page size, else 0 */
 	struct mthp_snap base;
 	size_t n;
 	struct guest_ctx *all[8];

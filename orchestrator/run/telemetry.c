@@ -90,6 +90,18 @@ void sample_host_coverage(struct guest_ctx *gc, struct cell *c)
 		}
 		return;
 	}
+	if (gc->grp && gc->grp->hugetlb_kb) {
+		/* a hugetlbfs arm: the page size of guest RAM's mapping is its evidence, and
+		 * pages of another size (libvirt picked another mount) are not the treatment */
+		struct metric *m = cell_metric(c, "host_hugetlb_page_kb", NULL);
+
+		if (m)
+			metric_add_boot(m, (double)cov.hugetlb_page_kb, gc->boot);
+		if (cov.hugetlb_page_kb != gc->grp->hugetlb_kb) {
+			metric_add_boot(&c->host_cov, 0.0, gc->boot);
+			return;
+		}
+	}
 	metric_add_boot(&c->host_cov, smaps_huge_pct(&cov), gc->boot);
 }
 
