@@ -16,6 +16,13 @@ if ! grep -q ' hugetlbfs ' /proc/mounts && [ -d /sys/kernel/mm/hugepages ]; then
 	mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null ||
 		echo "thpeval: cannot mount hugetlbfs on /dev/hugepages (the hugetlbfs arm will not run)" >&2
 fi
+# and one of 1G pages where the host offers them, for --host-backing=...,hugetlbfs-1g
+if [ -d /sys/kernel/mm/hugepages/hugepages-1048576kB ] &&
+	! grep -q ' hugetlbfs .*pagesize=1024M' /proc/mounts; then
+	mkdir -p /dev/hugepages1G
+	mount -t hugetlbfs -o pagesize=1G hugetlbfs /dev/hugepages1G 2>/dev/null ||
+		echo "thpeval: cannot mount hugetlbfs of 1G pages on /dev/hugepages1G (the hugetlbfs-1g arm will not run)" >&2
+fi
 if ! pgrep -x virtlogd >/dev/null 2>&1; then
 	virtlogd -d
 fi
