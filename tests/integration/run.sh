@@ -195,6 +195,36 @@ else
 		ko "hugetlb pool not restored: $pool0 -> $(cat "$POOL")"
 fi
 
+# ---- 1c'. the 1G hugetlbfs arm, where the host offers 1G pages; refused where not ------
+POOL1G=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+if [ ! -e "$POOL1G" ]; then
+	# no 1G pool: the arm must be refused up front with the reason, nothing changed
+	it_run 120 60 "$WORK/rg.out" "$WORK/rg.err" "$BIN" run --host-thp=always --host-backing=anonymous,hugetlbfs-1g \
+		--boots=1 --memory=1G --state-dir="$STATE" --db=none --out="$WORK/rg"
+	[ "$it_rc" -eq 1 ] && [ "$(wc -l <"$WORK/rg.err")" -eq 1 ] && grep -q 'offers no 1G hugetlb pages' "$WORK/rg.err" &&
+		ok "1G arm refused on a host without 1G pages: $(cat "$WORK/rg.err")" ||
+		ko "1G arm on a host without 1G pages: rc $it_rc, $(tail -2 "$WORK/rg.err")"
+elif ! grep -q ' hugetlbfs .*pagesize=1024M' /proc/mounts || [ ! -w "$POOL1G" ]; then
+	sk "1G hugetlbfs arm: no 1G hugetlbfs mounted or the 1G pool not writable (tools/services.sh mounts one before libvirtd)"
+else
+	pool1g0=$(cat "$POOL1G")
+	it_run 1800 720 "$WORK/rg.out" "$WORK/rg.err" "$BIN" run --host-thp=always --guest-thp=always \
+		--host-backing=anonymous,hugetlbfs-1g --boots=1 --reps=1 --warmup=0 --cold-reps=0 --memory=1G --size=16M \
+		--accesses=20000 --timeout=10m --state-dir="$STATE" --db=none --out="$WORK/rg"
+	J=$WORK/rg/results.json
+	if it_over "1G hugetlbfs run"; then :; elif [ -s "$J" ]; then
+		gv=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs-1g")] | length > 0 and all(.valid and .coverage.host_huge_pct >= 90)' "$J")
+		gp=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs-1g") | .metrics.host_hugetlb_page_kb.samples[]] | unique | join(",")' "$J")
+		[ "$gv" = true ] && [ "$gp" = 1048576 ] &&
+			ok "1G hugetlbfs arm: its cells are valid, guest RAM on pages of ${gp} KiB" ||
+			ko "1G hugetlbfs arm cells (page KiB $gp): $(jq -c '[.cells[] | select(.host_thp == "hugetlbfs-1g") | {valid, invalid_reason, c: .coverage.host_huge_pct}]' "$J")"
+	else
+		ko "1G hugetlbfs run wrote no results: $(tail -2 "$WORK/rg.err")"
+	fi
+	[ "$(cat "$POOL1G")" = "$pool1g0" ] && ok "1G hugetlb pool back at $pool1g0 pages after the run" ||
+		ko "1G hugetlb pool not restored: $pool1g0 -> $(cat "$POOL1G")"
+fi
+
 # ---- 1d. both allocation modes, and --target-ci bounded by --max-reps ------------------
 # one boot per host group, then --target-ci (unreachable) adds rounds until another
 # would pass --max-reps=2: 2 rounds of the 4 groups (never/always x ondemand/immediate);
