@@ -1,5 +1,9 @@
 #include "host/procfs.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -523,6 +527,105 @@ int host_info_read(const char *proc_root, struct host_info *out, struct err *e)
 	if (r)
 		return r;
 	return meminfo_kb(proc_root, "MemTotal", "", &out->mem_total_kb, e);
+}
+
+#define VIRTIO_DEVICES "/sys/bus/virtio/devices"
+#define REPORTING_ORDER "/sys/module/page_reporting/parameters/page_reporting_order"
+#define VIRTIO_BALLOON_F_REPORTING 5
+
+/* the first line of a small sysfs file; 1 read, 0 absent, <0 error */
+static int sysfs_line(const char *path, char *buf, size_t len, struct err *e)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return errno == ENOENT ? 0 : err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return err_set(e, -EBADMSG, "'%s' is empty", path);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 1;
+}
+
+/* one virtio device: a balloon with free page reporting negotiated? */
+static int balloon_reports(const char *dir, bool *yes, struct err *e)
+{
+	char path[PATH_MAX], buf[160], link[PATH_MAX];
+	const char *drv;
+	ssize_t n;
+	int r;
+
+	*yes = false;
+	if (snprintf(path, sizeof(path), "%s/device", dir) >= (int)sizeof(path))
+		return 0;
+	if ((r = sysfs_line(path, buf, sizeof(buf), e)) <= 0 || strcmp(buf, "0x0005"))
+		return r < 0 ? r : 0;
+	if (snprintf(path, sizeof(path), "%s/driver", dir) >= (int)sizeof(path))
+		return 0;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return 0;	/* no driver bound: nothing reported */
+	link[n] = '\0';
+	drv = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	if (strcmp(drv, "virtio_balloon"))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/features", dir) >= (int)sizeof(path))
+		return 0;
+	if ((r = sysfs_line(path, buf, sizeof(buf), e)) <= 0)
+		return r;
+	if (strlen(buf) <= VIRTIO_BALLOON_F_REPORTING || strspn(buf, "01") != strlen(buf))
+		return err_set(e, -EBADMSG, "unexpected content in '%s': '%.40s'", path, buf);
+	*yes = buf[VIRTIO_BALLOON_F_REPORTING] == '1';
+	return 0;
+}
+
+int host_nested_read(const char *sysfs_root, struct host_info *out, struct err *e)
+{
+	const char *root = sysfs_root && strcmp(sysfs_root, "/") ? sysfs_root : "";
+	char path[PATH_MAX], buf[32];
+	struct dirent *d;
+	uint64_t v;
+	DIR *dir;
+	int r = 0;
+
+#if defined(__x86_64__) || defined(__i386__)
+	{
+		unsigned a, b, c, dx;
+
+		__cpuid(1, a, b, c, dx);
+		(void)a, (void)b, (void)dx;
+		out->have_virt = true;
+		out->virtualized = (c >> 31) & 1;	/* CPUID.1:ECX: running under a hypervisor */
+	}
+#endif
+	out->have_nested = out->reporting = out->have_order = false;
+	if (snprintf(path, sizeof(path), "%s%s", root, VIRTIO_DEVICES) >= (int)sizeof(path))
+		return err_set(e, -ENAMETOOLONG, "sysfs root '%s' is too long", root);
+	out->have_nested = true;	/* no virtio bus: nothing reported */
+	dir = opendir(path);
+	while (dir && !r && !out->reporting && (d = readdir(dir))) {
+		char dev[PATH_MAX];
+
+		if (d->d_name[0] == '.' || snprintf(dev, sizeof(dev), "%s/%s", path, d->d_name) >= (int)sizeof(dev))
+			continue;
+		r = balloon_reports(dev, &out->reporting, e);
+	}
+	if (dir)
+		closedir(dir);
+	if (r)
+		out->have_nested = out->reporting = false;	/* not measured */
+	if (r || !out->reporting)
+		return r;
+	snprintf(path, sizeof(path), "%s%s", root, REPORTING_ORDER);
+	if ((r = sysfs_line(path, buf, sizeof(buf), e)) <= 0)
+		return r;
+	if (parse_u64(buf, &v) || v > 64)
+		return err_set(e, -EBADMSG, "unexpected content in '%s': '%.31s'", path, buf);
+	out->have_order = true;
+	out->reporting_order = (unsigned)v;
+	return 0;
 }
 
 /* ---- stat -------------------------------------------------------------------- */

@@ -57,9 +57,23 @@ struct host_info {
 	char cpu_model[128];	/* first "model name" of cpuinfo, "unknown" without one */
 	unsigned cpus;		/* "processor" entries of cpuinfo */
 	uint64_t mem_total_kb;	/* MemTotal of meminfo */
+	/* the host is itself a guest (CPUID's hypervisor bit); have_virt: that was read (x86) */
+	bool have_virt, virtualized;
+	/* it reports free memory to its hypervisor (a virtio balloon bound with
+	 * VIRTIO_BALLOON_F_REPORTING), in blocks of reporting_order (have_order) */
+	bool have_nested, reporting, have_order;
+	unsigned reporting_order;
 };
 
 int host_info_read(const char *proc_root, struct host_info *out, struct err *e);
+/*
+ * Whether the host is a virtual machine, and whether it reports free memory to
+ * its hypervisor: a virtio device 0x0005 under <sysfs_root>/sys/bus/virtio/
+ * devices bound to virtio_balloon with feature bit 5 (free page reporting),
+ * and page_reporting's block order; sysfs_root "" or "/" is the real one.
+ * There a host-cold first touch can take a fault in the outer hypervisor too.
+ */
+int host_nested_read(const char *sysfs_root, struct host_info *out, struct err *e);
 /* field 10 (minflt) of /proc/PID/stat, read past the last ')' of comm */
 int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e);
 

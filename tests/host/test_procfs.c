@@ -407,6 +407,68 @@ static void test_vmstat_real(void **state)
 
 /* ---- host info ------------------------------------------------------------------ */
 
+/* ---- nested host: free page reporting to the outer hypervisor ----------------- */
+
+#define BALLOON_REPORTING "01100101000000000000000000000000100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+#define BALLOON_NO_REPORT "01100001000000000000000000000000100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+
+struct nested_case {
+	const char *name;
+	const char *device, *driver, *features;	/* virtio0; NULL device: no virtio bus */
+	const char *order;			/* page_reporting_order; NULL: absent */
+	int want_rc;
+	bool want_nested, want_reporting, want_order;
+	unsigned order_value;
+};
+
+static struct nested_case nested_cases[] = {
+	{ "nested/no_virtio_bus", NULL, NULL, NULL, NULL, 0, true, false, false, 0 },
+	{ "nested/balloon_reporting", "0x0005", "virtio_balloon", BALLOON_REPORTING, "9\n", 0, true, true, true, 9 },
+	{ "nested/balloon_reporting_no_order_file", "0x0005", "virtio_balloon", BALLOON_REPORTING, NULL, 0, true,
+	  true, false, 0 },
+	{ "nested/balloon_without_reporting", "0x0005", "virtio_balloon", BALLOON_NO_REPORT, "9\n", 0, true, false,
+	  false, 0 },
+	{ "nested/balloon_unbound", "0x0005", NULL, BALLOON_REPORTING, "9\n", 0, true, false, false, 0 },
+	{ "nested/other_device_bit5", "0x0002", "virtio_blk", BALLOON_REPORTING, "9\n", 0, true, false, false, 0 },
+	{ "nested/features_garbage", "0x0005", "virtio_balloon", "01x", NULL, -EBADMSG, false, false, false, 0 },
+	{ "nested/order_garbage", "0x0005", "virtio_balloon", BALLOON_REPORTING, "nine\n", -EBADMSG, true, true,
+	  false, 0 },
+};
+
+static void test_nested(void **state)
+{
+	struct fx *f = *state;
+	const struct nested_case *c = f->row;
+	struct host_info hi;
+	struct err e = ERR_INIT;
+	char line[160], target[PATH_MAX + 64], link[PATH_MAX + 64];
+
+	memset(&hi, 0, sizeof(hi));
+	if (c->device) {
+		snprintf(line, sizeof(line), "%s\n", c->device);
+		assert_int_equal(fake_write(f->dir, "sys/bus/virtio/devices/virtio0/device", line), 0);
+		snprintf(line, sizeof(line), "%s\n", c->features);
+		assert_int_equal(fake_write(f->dir, "sys/bus/virtio/devices/virtio0/features", line), 0);
+		if (c->driver) {
+			snprintf(target, sizeof(target), "%s/sys/bus/virtio/drivers/%s", f->dir, c->driver);
+			assert_int_equal(fake_mkdir_p(target), 0);
+			snprintf(link, sizeof(link), "%s/sys/bus/virtio/devices/virtio0/driver", f->dir);
+			assert_int_equal(symlink(target, link), 0);
+		}
+	}
+	if (c->order)
+		assert_int_equal(fake_write(f->dir, "sys/module/page_reporting/parameters/page_reporting_order",
+					    c->order), 0);
+	assert_int_equal(host_nested_read(f->dir, &hi, &e), c->want_rc);
+	if (c->want_rc)
+		assert_null(strchr(e.msg, '\n'));
+	assert_int_equal(hi.have_nested, c->want_nested);
+	assert_int_equal(hi.reporting, c->want_reporting);
+	assert_int_equal(hi.have_order, c->want_order);
+	if (c->want_order)
+		assert_int_equal(hi.reporting_order, c->order_value);
+}
+
 static void test_host_info(void **state)
 {
 	struct fx *f = *state;
@@ -554,6 +616,7 @@ int main(void)
 	ADD_TABLE(bad_vmstat_cases, test_bad_vmstat);
 	ADD_ONE("vmstat/real_read_only", test_vmstat_real);
 	ADD_ONE("host_info/fake", test_host_info);
+	ADD_TABLE(nested_cases, test_nested);
 	ADD_ONE("host_info/real_read_only", test_host_info_real);
 	ADD_TABLE(stat_cases, test_minflt);
 	ADD_ONE("minflt/gone_and_real_self", test_minflt_gone_and_real);
