@@ -166,7 +166,8 @@ json_object *jt_write(const struct jt_table *t, const void *base)
 	for (i = 0; i < t->n; i++) {
 		const struct jt_field *f = &t->f[i];
 
-		if ((f->flags & JT_IFSET) && !*((const char *)base + f->cond))
+		if (((f->flags & JT_IFSET) && !*((const char *)base + f->cond)) ||
+		    ((f->flags & JT_KEYIF) && !*(const bool *)((const char *)base + f->cond)))
 			continue;
 		json_object_object_add(o, f->key, write_value(f, base));
 	}
@@ -334,7 +335,7 @@ int jt_load(const struct jt_ctx *c, const struct jt_table *t, json_object *o, co
 		}
 		if (load_value(c, f, v, k, base))
 			return c->e->code ? c->e->code : -EINVAL;
-		if ((f->flags & JT_IF) && !(f->flags & JT_DERIVED))
+		if ((f->flags & (JT_IF | JT_KEYIF)) && !(f->flags & JT_DERIVED))
 			*(bool *)(base + f->cond) = true;
 	}
 	return 0;

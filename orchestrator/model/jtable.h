@@ -42,6 +42,8 @@ enum jt_kind {
 					 * (strings, numbers, booleans; a callback checks its own) */
 #define JT_POS		(1u << 9)	/* a double written only when above 0 (else null); read, below 0 is 0 */
 #define JT_INLINE	(1u << 10)	/* JT_ARR: the elements are an array in the struct, not a pointer */
+#define JT_KEYIF	(1u << 11)	/* the key only when the bool at cond is true (a field measured
+					 * or not); a value read sets it */
 
 struct jt_field;
 struct jt_table;

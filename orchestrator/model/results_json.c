@@ -646,6 +646,13 @@ static const struct jt_field host_fields[] = {
 	{ RS("cpu_model", JT_STR, host.cpu_model, 0) },
 	{ RS("cpus", JT_INT, host.cpus, 0) },
 	{ RS("mem_total_kb", JT_INT, host.mem_total_kb, 0) },
+	/* the host is itself a guest, reporting free memory to its hypervisor: host-cold
+	 * first touches may fault there too (measured since schema 1; absent when not) */
+	{ RS("virtualized", JT_BOOL, host.virtualized, JT_OPT | JT_KEYIF, .cond = offsetof(struct results, host.have_virt)) },
+	{ RS("free_page_reporting", JT_BOOL, host.reporting, JT_OPT | JT_KEYIF,
+	     .cond = offsetof(struct results, host.have_nested)) },
+	{ RS("free_page_reporting_order", JT_INT, host.reporting_order, JT_OPT | JT_KEYIF,
+	     .cond = offsetof(struct results, host.have_order)) },
 	{ RS("libvirt_version", JT_STR, libvirt_version, 0) },
 	{ RS("hypervisor_version", JT_STR, hypervisor_version, 0) },
 	{ RS("thp_before", JT_CUSTOM, thp_before, 0, .write = w_thp, .load = l_thp) },

@@ -306,6 +306,13 @@ static int check_host(struct run_state *st, struct err *e)
 	r = host_info_read("/proc", &res->host, e);
 	if (r)
 		return r;
+	{
+		struct err ne = ERR_INIT;
+
+		if (host_nested_read(cfg->sysfs_root, &res->host, &ne))
+			run_note(st->io, "warning: %s: not knowing whether this host reports free memory to a "
+				 "hypervisor", ne.msg);
+	}
 	r = thp_settings_read(cfg->sysfs_root, &res->thp_before, e);
 	if (r)
 		return r;

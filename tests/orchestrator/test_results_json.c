@@ -247,6 +247,10 @@ static struct results *full_model(void)
 	SET(r->host.cpu_model, "Some CPU @ 2.0GHz");
 	r->host.cpus = 16;
 	r->host.mem_total_kb = 131072000;
+	r->host.have_virt = r->host.virtualized = true;
+	r->host.have_nested = r->host.reporting = true;
+	r->host.have_order = true;
+	r->host.reporting_order = 9;
 	assert_int_equal(thp_settings_put(&r->thp_before, "enabled", "madvise", NULL), 0);
 	assert_int_equal(thp_settings_put(&r->thp_before, "defrag", "madvise", NULL), 0);
 	assert_int_equal(thp_settings_put(&r->thp_before, "khugepaged/pages_to_scan", "4096", NULL), 0);
