@@ -408,6 +408,7 @@ void effects_compute(const struct results *r, struct effects *out)
 	out->n = 0;
 	out->nvar = 0;
 	out->tcg = !strcmp(r->accel, "tcg");
+	out->nested = r->host.reporting;
 	/* the workloads the split decomposes, and their phase metrics: lib/wltraits.c */
 	for (i = 0; (t = wltraits_split_at(i)); i++)
 		add_var(r, out, t->name, t->split->fault_metric, t->split->access_metric);

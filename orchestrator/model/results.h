@@ -268,8 +268,15 @@ struct effect_var {
 	"through the host's page tables (its softmmu TLB refills walk them), not KVM's two-dimensional " \
 	"hardware page walk: they do not carry over to KVM guests"
 
+/* the host is a guest of another hypervisor that takes its free memory back */
+#define EFFECTS_NESTED_NOTE "this host is itself a virtual machine that reports free memory to its " \
+	"hypervisor (free page reporting): a host-cold first touch takes a second fault there when the " \
+	"page was reported, so host prefault drifts from run to run with that hypervisor's state; a " \
+	"bare-metal host has no such fault"
+
 struct effects {
 	bool tcg;			/* the guests ran under TCG: host-side effects mean EFFECTS_TCG_NOTE */
+	bool nested;			/* the host reports free memory: EFFECTS_NESTED_NOTE */
 	size_t n;
 	struct effect e[EFFECTS_MAX];
 	size_t nvar;

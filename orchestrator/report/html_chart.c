@@ -412,6 +412,11 @@ void html_effects(const struct report_input *in, FILE *o)
 		html_esc(o, EFFECTS_TCG_NOTE);
 		fputs(".</p>\n", o);
 	}
+	if (fx->nested) {
+		fputs("<p class=\"sub\"><b>Nested host:</b> ", o);
+		html_esc(o, EFFECTS_NESTED_NOTE);
+		fputs(".</p>\n", o);
+	}
 	fputs(
 	      "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#1c7c32\"></i>faster with THP</span>"
 	      "<span><i class=\"sw\" style=\"background:#b3261e\"></i>slower with THP</span>"

@@ -147,6 +147,8 @@ void effects_print(const struct effects *fx, FILE *out)
 
 		if (!p && fx->tcg)
 			fprintf(out, "\nnote: %s\n", EFFECTS_TCG_NOTE);
+		if (!p && fx->nested)
+			fprintf(out, "%snote: %s\n", fx->tcg ? "" : "\n", EFFECTS_NESTED_NOTE);
 		if (!p || strcmp(p->workload, e->workload))
 			print_var(fx, e->workload, out);
 		if (!p || strcmp(p->workload, e->workload) || strcmp(p->host_thp, e->host_thp) ||

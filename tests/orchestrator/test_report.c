@@ -23,6 +23,7 @@
 
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
+#include "orchestrator/analysis/effects.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/report/text.h"
@@ -571,6 +572,35 @@ static void test_text_json(void **state)
 	free(dir);
 }
 
+/* a host that reports free memory to its hypervisor gets the nested-host note, in text and HTML */
+static void test_nested_note(void **state)
+{
+	struct results *r = load_fixture();
+	struct report_input in = { .res = r };
+	struct err e = ERR_INIT;
+	char *txt, *html;
+	int pass;
+
+	(void)state;
+	for (pass = 0; pass < 2; pass++) {
+		r->host.have_nested = true;
+		r->host.reporting = pass == 1;
+		assert_int_equal(effects_attach(r, &e), 0);
+		txt = render(&in, REPORT_TEXT, NULL);
+		html = render(&in, REPORT_HTML, NULL);
+		if (pass == 1) {
+			assert_non_null(strstr(txt, "note: this host is itself a virtual machine that reports free memory"));
+			assert_non_null(strstr(html, "<b>Nested host:</b>"));
+		} else {
+			assert_null(strstr(txt, "reports free memory"));
+			assert_null(strstr(html, "Nested host"));
+		}
+		free(txt);
+		free(html);
+	}
+	free_results(r);
+}
+
 static void test_write_dir(void **state)
 {
 	static const char *const files[] = { "results.txt", "results.json", "results.csv", "report.html", "junit.xml" };
@@ -755,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_junit_regression),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_text_json),
+		cmocka_unit_test(test_nested_note),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
 		cmocka_unit_test(test_args_permute),
