@@ -1,11 +1,12 @@
 #include "orchestrator/cmd/commands.h"
 
-#include <libgen.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* does --name (no "=value") take the next argument as its value? */
@@ -105,16 +106,59 @@ int cmd_need_root(const char *what)
 	return CMD_ERROR;
 }
 
-/* default guest program: thpeval-guest beside this executable */
-void cmd_default_guest_bin(char *buf, size_t len)
+/*
+ * path without its last component, "" standing for "/" so that "" + "/name" is
+ * "/name": "/usr/bin/thpeval" -> "/usr/bin", "/bin" -> "", "" -> "", "x" -> "."
+ */
+static void path_parent(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (slash)
+		*slash = '\0';
+	else if (*path)
+		strcpy(path, ".");
+}
+
+/* an executable regular file (a directory is "executable" to access()) */
+static bool is_program(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int cmd_guest_bin_lookup(const char *exe, char *buf, size_t len, struct err *e)
+{
+	char dir[PATH_MAX], beside[PATH_MAX], installed[PATH_MAX];
+	const char *found;
+
+	if (snprintf(dir, sizeof(dir), "%s", exe) >= (int)sizeof(dir))
+		return err_set(e, -ENAMETOOLONG, "executable path '%s' is too long", exe);
+	path_parent(dir);	/* EXEDIR */
+	snprintf(beside, sizeof(beside), "%s/thpeval-guest", dir);
+	path_parent(dir);	/* PREFIX */
+	snprintf(installed, sizeof(installed), "%s/libexec/thpeval/thpeval-guest", dir);
+	if (is_program(beside))
+		found = beside;
+	else if (is_program(installed))
+		found = installed;
+	else
+		return err_set(e, -ENOENT, "guest program not found at '%s' (a checkout: build it with 'make') "
+			       "nor at '%s' (the installed package); or pass --guest-bin", beside, installed);
+	if (snprintf(buf, len, "%s", found) >= (int)len)
+		return err_set(e, -ENAMETOOLONG, "guest program path '%s' is too long", found);
+	return 0;
+}
+
+int cmd_default_guest_bin(char *buf, size_t len, struct err *e)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (n <= 0) {
-		snprintf(buf, len, "thpeval-guest");
-		return;
-	}
+	if (n <= 0)
+		return err_set(e, n < 0 ? -errno : -EINVAL,
+			       "cannot read '/proc/self/exe' to find the guest program: pass --guest-bin");
 	exe[n] = '\0';
-	snprintf(buf, len, "%s/thpeval-guest", dirname(exe));
+	return cmd_guest_bin_lookup(exe, buf, len, e);
 }

@@ -41,8 +41,17 @@ int cmd_options_first(const struct command *cmd, int (*fn)(int argc, char **argv
 bool cmd_is_host_root(const char *root);
 /* 0 as root, else the one-line "WHAT needs root" error and CMD_ERROR */
 int cmd_need_root(const char *what);
-/* the default guest program: thpeval-guest beside this executable */
-void cmd_default_guest_bin(char *buf, size_t len);
+/*
+ * The default guest program of the thpeval executable exe (a resolved path,
+ * EXEDIR = its directory, PREFIX = EXEDIR's parent), the first that is
+ * executable: EXEDIR/thpeval-guest (a checkout's bin/), then
+ * PREFIX/libexec/thpeval/thpeval-guest (an installed package: /usr/bin/thpeval
+ * finds /usr/libexec/thpeval/thpeval-guest). Its path goes to buf; -ENOENT with
+ * both places named when neither is there.
+ */
+int cmd_guest_bin_lookup(const char *exe, char *buf, size_t len, struct err *e);
+/* cmd_guest_bin_lookup() of this executable (/proc/self/exe) */
+int cmd_default_guest_bin(char *buf, size_t len, struct err *e);
 
 /* thpeval run [options]: 0 complete (and the gate passed), 1 failed or a regression, 2 usage, 130 interrupted */
 extern const struct command run_cmd;

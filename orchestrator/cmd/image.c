@@ -14,7 +14,7 @@ enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE };
 static const struct opt image_opts[] = {
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR },
-	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", IO_GUEST_BIN },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", IO_GUEST_BIN },
 	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
 	{ "kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE },
 };
@@ -77,8 +77,8 @@ static int image_main(int argc, char **argv)
 		cmd_error("image: give one subcommand: build or show");
 		return CMD_USAGE;
 	}
-	if (!a.guest_bin[0])
-		cmd_default_guest_bin(a.guest_bin, sizeof(a.guest_bin));
+	if (!a.guest_bin[0] && cmd_default_guest_bin(a.guest_bin, sizeof(a.guest_bin), &e))
+		return cmd_fail(&e, CMD_ERROR);
 	o.cache_dir = a.cache_dir;
 	o.kernel = a.kernel[0] ? a.kernel : NULL;
 	o.guest_bin = a.guest_bin;

@@ -72,7 +72,7 @@ static const struct opt run_opts[] = {
 	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
 	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
-	{ "guest-bin", "PATH", "thpeval-guest beside thpeval", "static guest program", RO_GUEST_BIN },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", RO_GUEST_BIN },
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
 	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
@@ -603,9 +603,12 @@ int cmd_run(int argc, char **argv)
 		rc = cmd_fail(&e, CMD_USAGE);
 		goto done_cfg;
 	}
-	if (!cfg->guest_bin[0])
-		cmd_default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin));
-	if (access(cfg->guest_bin, X_OK) != 0) {
+	if (!cfg->guest_bin[0]) {
+		if (cmd_default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin), &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+			goto done_cfg;
+		}
+	} else if (access(cfg->guest_bin, X_OK) != 0) {
 		cmd_error("guest program '%s' not found: build it with 'make' or pass --guest-bin",
 			  cfg->guest_bin);
 		rc = CMD_ERROR;

@@ -17,7 +17,8 @@ int cmd_workloads(int argc, char **argv)
 		cmd_error("workloads: takes no arguments; it lists every workload with its parameters and defaults");
 		return CMD_USAGE;
 	}
-	cmd_default_guest_bin(bin, sizeof(bin));
+	if (cmd_default_guest_bin(bin, sizeof(bin), &e))
+		return cmd_fail(&e, CMD_ERROR);
 	buf = malloc(1 << 16);
 	if (!buf || workloads_describe(bin, buf, 1 << 16, &e))
 		rc = buf ? cmd_fail(&e, CMD_ERROR) : CMD_ERROR;
