@@ -4,10 +4,18 @@
 #   make check           the whole test suite (unit + integration; needs root for the latter)
 #   make run             install what is missing, then `thpeval run --host-thp=always`
 #   make bench           orchestration / fidelity benchmarks, figures to bench/results/
+#   make install         bin/thpeval, its guest program, man page and schema under PREFIX (/usr/local)
+#   make deb             the Debian package: build/deb/thpeval_<version>_<arch>.deb (dpkg-buildpackage)
+#   make deb-check       build the package and check it (tests/integration/deb.sh: contents, lintian)
 #   WERROR=1             warnings are errors (CI)      SANITIZE=address,undefined
 #   V=1                  show full commands
 
-VERSION := 0.1.0
+# the version: debian/changelog's newest entry, the one place it is written
+# (bump it with `dch -v X.Y.Z`); thpeval version, results.json and the package carry it
+VERSION := $(shell sed -n '1s/^thpeval (\(.*\)) .*/\1/p' debian/changelog)
+ifeq ($(VERSION),)
+$(error cannot read the version from debian/changelog's first line)
+endif
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 O := build
@@ -61,19 +69,19 @@ GTEST_BIN := $(patsubst %.c,$(O)/%,$(GTEST_SRC))
 # test-only programs that print figures for a script to check (no cmocka)
 STATS_BIN := $(O)/tests/stats/t_table
 
-.PHONY: all clean check unit integration run bench help deps fuzz sanitize
+.PHONY: all clean check unit integration run bench help deps fuzz sanitize install deb deb-check
 all: $(BIN) $(GUEST_BIN)
 
 $(O)/%.o: %.c
 	$(call msg,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 
 # guest objects: static, libc only, no sanitizers (they run as PID 1 in the guest)
 $(O)/g/%.o: %.c
 	$(call msg,CC,$< '(guest)')
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(BASE_CFLAGS) -DTHPEVAL_GUEST $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) -DTHPEVAL_GUEST $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/libthpeval.a: $(CORE_OBJ)
 	$(call msg,AR,$@)
@@ -86,12 +94,12 @@ $(O)/libguest.a: $(GUEST_OBJ)
 $(BIN): $(O)/orchestrator/cmd/main.o $(O)/libthpeval.a
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(GUEST_BIN): $(O)/g/guest/main.o $(O)/libguest.a
 	$(call msg,LD,$@ '(static)')
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ -lm
 
 $(O)/tests/%: tests/%.c $(O)/libthpeval.a
 	$(call msg,CC,$@)
@@ -177,6 +185,42 @@ $(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 
 fuzz: $(FUZZ_BIN)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# ---- install, Debian package ------------------------------------------------------
+# thpeval finds its guest program beside itself, else in ../libexec/thpeval/ (cmd/commands.h)
+PREFIX ?= /usr/local
+DESTDIR ?=
+install: all
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/thpeval
+	install -D -m 0755 $(GUEST_BIN) $(DESTDIR)$(PREFIX)/libexec/thpeval/thpeval-guest
+	install -D -m 0644 doc/thpeval.1 $(DESTDIR)$(PREFIX)/share/man/man1/thpeval.1
+	install -D -m 0644 doc/results.schema.json $(DESTDIR)$(PREFIX)/share/thpeval/results.schema.json
+
+# dpkg-buildpackage writes its results to the parent of the tree it builds: it
+# builds a copy (the working tree's tracked and unignored files) in $(DEB_DIR)/,
+# with a make of its own (the variables of this one not inherited; WERROR passed on)
+DEB_DIR := $(O)/deb
+DEB_SRC := $(DEB_DIR)/thpeval-$(VERSION)
+deb:
+	@command -v dpkg-buildpackage >/dev/null 2>&1 && command -v dh >/dev/null 2>&1 || \
+		{ echo "make deb: needs dpkg-buildpackage and debhelper:" \
+			"apt-get install --no-install-recommends dpkg-dev debhelper" >&2; exit 1; }
+	$(call msg,DEB,$(DEB_DIR)/)
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	$(Q)if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			xargs -0 -r sh -c 'for f; do [ -e "$$f" ] || [ -L "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+			tar --null -T - -cf - | tar -xf - -C $(DEB_SRC); \
+	else \
+		tar --exclude=./$(O) --exclude=./bin --exclude=./$(SAN_DIR) -cf - . | tar -xf - -C $(DEB_SRC); \
+	fi
+	$(Q)cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL WERROR=$(WERROR) \
+		dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed; log: $(DEB_DIR)/build.log" >&2; exit 1; }
+	@ls $(DEB_DIR)/*.deb
+
+deb-check:
+	@tests/run-stage.sh deb tests/integration/deb.sh
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
