@@ -6,7 +6,7 @@
 #   make bench           orchestration / fidelity benchmarks, figures to bench/results/
 #   make install         bin/thpeval, its guest program, man page and schema under PREFIX (/usr/local)
 #   make deb             the Debian package: build/deb/thpeval_<version>_<arch>.deb (dpkg-buildpackage)
-#   make deb-check       build the package and check it (tests/integration/deb.sh: contents, lintian)
+#   make deb-check       build the package and check it (tests/integration/deb.sh; in make check)
 #   WERROR=1             warnings are errors (CI)      SANITIZE=address,undefined
 #   V=1                  show full commands
 
@@ -155,6 +155,7 @@ check: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory deb-check
 	@$(MAKE) --no-print-directory sanitize
 
 deps:
@@ -219,6 +220,8 @@ deb:
 		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed; log: $(DEB_DIR)/build.log" >&2; exit 1; }
 	@ls $(DEB_DIR)/*.deb
 
+# the package built and checked (contents, control fields, lintian, the extracted
+# thpeval finding its guest program, apt --simulate); ~35 s here, part of `make check`
 deb-check:
 	@tests/run-stage.sh deb tests/integration/deb.sh
 
