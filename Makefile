@@ -221,7 +221,8 @@ deb:
 	@ls $(DEB_DIR)/*.deb
 
 # the package built and checked (contents, control fields, lintian, the extracted
-# thpeval finding its guest program, apt --simulate); ~35 s here, part of `make check`
+# thpeval finding its guest program and, as root, running the 2x2; apt --simulate);
+# ~55 s here (more when the guest image is built first), part of `make check`
 deb-check:
 	@tests/run-stage.sh deb tests/integration/deb.sh
 

@@ -10,30 +10,26 @@
 # enabled nor started by the postinst (run with fake systemd helpers, nothing
 # else on its PATH). Then the package extracted into a temporary root (dpkg -x;
 # never installed on this machine): its /usr/bin/thpeval runs, finds
-# /usr/libexec/thpeval/thpeval-guest relative to itself, and names both places
-# it looked when that is gone. Last, `apt-get install --simulate` of the .deb
-# against an empty dpkg status (a machine with nothing installed) resolves every
-# dependency from the configured archive.
+# /usr/libexec/thpeval/thpeval-guest relative to itself, names both places it
+# looked when that is gone, and (as root, with libvirtd) runs the 2x2 grid with
+# real guests, the host's THP settings put back afterwards. Last, `apt-get
+# install --simulate` of the .deb against an empty dpkg status (a machine with
+# nothing installed) resolves every dependency from the configured archive.
 # Skips when dpkg-buildpackage or debhelper is missing.
 # Last line: "deb: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-pass=0 fail=0 skip=0
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
-sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
+IT_NAME=deb IT_TMP=thpeval-deb
+. tests/integration/lib.sh
 # check NAME COMMAND...: PASS when COMMAND succeeds
 check() {
 	local name=$1
 	shift
 	if "$@"; then ok "$name"; else ko "$name"; fi
 }
-finish() {
-	echo "deb: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ] || exit 1
-	[ "$pass" -eq 0 ] && [ "$skip" -gt 0 ] && exit 77
-	exit 0
-}
+# jq -e with its verdict unprinted
+# shellcheck disable=SC2317	# called through check
+jqe() { jq -e "$@" >/dev/null; }
 
 if ! command -v dpkg-buildpackage >/dev/null 2>&1 || ! command -v dh >/dev/null 2>&1; then
 	sk "dpkg-buildpackage or debhelper is missing (apt-get install --no-install-recommends dpkg-dev debhelper)"
@@ -45,8 +41,6 @@ if [ "$ARCH" != amd64 ]; then
 	finish
 fi
 
-WORK=$(mktemp -d /tmp/thpeval-deb.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
 VERSION=$(dpkg-parsechangelog -S Version)
 DEB=$WORK/o/deb/thpeval_${VERSION}_$ARCH.deb
 
@@ -142,6 +136,30 @@ check "without it: exit 1, one line naming both places, nothing on stdout" \
 		grep -qF \"'$ROOT/usr/libexec/thpeval/thpeval-guest'\" '$WORK/none.err'"
 cat "$WORK/none.err"
 mv "$G.away" "$G"
+
+# ---- a short run from the extracted package ------------------------------------------------
+if [ "$(id -u)" -ne 0 ] || [ ! -w "$THP/enabled" ] || [ ! -S /run/libvirt/libvirt-sock ]; then
+	sk "a run from the extracted package needs root, a writable host THP sysfs and libvirtd (tools/services.sh)"
+else
+	BIN=$T	# the EXIT trap's host restore
+	before=$(thp_snapshot)
+	# 1 boot per host setting, the default 3 reps: the 2x2 grid, quick (~1 min, more
+	# when the guest image of this guest program is built first)
+	it_run 1800 720 "$WORK/run.out" "$WORK/run.err" "$T" run --host-thp=always --guest-thp=always \
+		--boots=1 --target-ci=none --memory=512M --size=32M --db=none --state-dir="$STATE" \
+		--out="$WORK/run"
+	if ! it_over "a run from the extracted package"; then
+		tail -n 2 "$WORK/run.err"
+		check "thpeval run --host-thp=always from the extracted package exits 0" [ "$it_rc" -eq 0 ]
+		# shellcheck disable=SC2016	# jq's $v
+		check "its results.json: thpeval $VERSION, the 4 cells of host x guest THP never/always" \
+			jqe --arg v "$VERSION" '.thpeval_version == $v and
+				([.cells[] | select(.variant == null) | .host_thp + "/" + .guest_thp] | sort) ==
+				["always/always", "always/never", "never/always", "never/never"]' "$WORK/run/results.json"
+	fi
+	after=$(thp_snapshot)
+	check "host THP settings identical before and after" [ "$before" = "$after" ]
+fi
 
 # ---- the nightly units ---------------------------------------------------------------------
 U=$ROOT/lib/systemd/system
