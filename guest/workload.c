@@ -6,6 +6,7 @@
 #include "clearorder.h"
 #include "color.h"
 #include "dd.h"
+#include "execwl.h"
 #include "forkwl.h"
 #include "hzp.h"
 #include "kcompile.h"
@@ -21,6 +22,7 @@ static const struct workload *const workloads[] = {
 	&wl_dd,
 	&wl_kcompile,
 	&wl_fork,
+	&wl_exec,
 };
 
 const struct wl_param wl_common_params[] = {

@@ -12,12 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/argv.h"
 #include "lib/err.h"
 #include "lib/record.h"
 
 #define WL_MAX_LABELS 8
 #define WL_WORD_MAX 64		/* WL_P_WORD values: a config name, a make target */
 #define WL_PATH_MAX 256		/* WL_P_WORD values that are paths */
+/* exec: its command and pattern, lib/argv-encoded (3 bytes a byte at most), with the NUL */
+#define WL_EXEC_ARGV_MAX (3 * ARGV_MAX_CHARS + ARGV_MAX_ARGS)
+#define WL_EXEC_METRIC_MAX (3 * ARGV_PATTERN_MAX + 1)
 
 enum wl_ptype {
 	WL_P_SIZE,	/* bytes with K/M/G suffix: uint64_t */

@@ -79,6 +79,14 @@ static const struct wl_rule kcompile_rules[] = {
 	RULES_END,
 };
 
+static const struct wl_rule exec_rules[] = {
+	/* a command of the user's: like a build, assumed not to madvise, so huge pages under always
+	 * only; a command that does madvise shows it as an invalid madvise cell */
+	{ "*", "huge_fault_pct", WL_WANT_ALWAYS, NULL, NULL, NULL, "cov_note",
+	  "the command's faults that tried a huge page" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
 /* the primary metrics: the figure each workload exists to measure */
 static const char *const memset_primary[] = { "fault_ns_per_4k", "access_ns", NULL };
 static const char *const tlb_primary[] = { "large_2m_access_ns", "walk_shared_4k_access_ns", NULL };
@@ -88,6 +96,8 @@ static const char *const color_primary[] = { "l1d_nways1_ns", "l2_nways1_ns", NU
 static const char *const dd_primary[] = { "mib_s", NULL };
 static const char *const kcompile_primary[] = { "wall_s", NULL };
 static const char *const fork_primary[] = { "fork_us", NULL };
+/* exec: the user's own number when a pattern reads one (one of the two, by its direction), and wall time */
+static const char *const exec_primary[] = { "metric_higher", "metric_lower", "wall_s", NULL };
 
 /* the split's phase metrics */
 static const struct wl_split memset_split = {
@@ -109,6 +119,7 @@ static const struct wl_traits traits[] = {
 	{ "dd", dd_rules, dd_primary, NULL },
 	{ "kcompile", kcompile_rules, kcompile_primary, NULL },
 	{ "fork", fork_rules, fork_primary, NULL },
+	{ "exec", exec_rules, exec_primary, NULL },
 };
 
 bool wltraits_primary(const char *workload, const char *metric)
