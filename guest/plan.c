@@ -72,6 +72,10 @@ void plan_defaults(struct plan *p)
 	snprintf(p->kc_config, sizeof(p->kc_config), "%s", "tinyconfig");
 	snprintf(p->kc_target, sizeof(p->kc_target), "%s", "mm/");
 	snprintf(p->port, sizeof(p->port), "%s", "org.thpeval.records");
+	snprintf(p->exec_argv, sizeof(p->exec_argv), "%s", "true");
+	snprintf(p->exec_metric, sizeof(p->exec_metric), "%s", "none");
+	snprintf(p->exec_direction, sizeof(p->exec_direction), "%s", "higher");
+	p->exec_timeout_ms = 600000;
 }
 
 /* Split a comma list into items of at most itemlen - 1 bytes; calls fn per item. */
@@ -241,6 +245,48 @@ static int set_kcompile(const char *v, struct plan *p, const char *key, char *wh
 	return 0;
 }
 
+/* the characters of lib/argv's encoding; the exec workload decodes and checks the rest */
+static int set_encoded(const char *v, char *dst, size_t size, const char *key, char *why, size_t len)
+{
+	size_t n = strlen(v), i;
+
+	if (n >= size)
+		return why_set(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key, size - 1);
+	for (i = 0; i < n; i++) {
+		char c = v[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("_./:+-", c)))
+			return why_set(why, len, PLAN_PREFIX "%s: bad character at %zu (lib/argv's encoding "
+				       "has [A-Za-z0-9_./:+-] only)", key, i + 1);
+	}
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+static int set_exec(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_encoded(v, p->exec_argv, sizeof(p->exec_argv), key, why, len);
+}
+
+static int set_exec_metric(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_encoded(v, p->exec_metric, sizeof(p->exec_metric), key, why, len);
+}
+
+static int set_exec_direction(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	if (strcmp(v, "higher") && strcmp(v, "lower"))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not higher or lower", key, v);
+	snprintf(p->exec_direction, sizeof(p->exec_direction), "%s", v);
+	return 0;
+}
+
+static int set_exec_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_duration(v, "600 or 10m", &p->exec_timeout_ms, key, why, len);
+}
+
 static int set_port(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	size_t n = strlen(v), i;
@@ -262,19 +308,24 @@ static int set_port(const char *v, struct plan *p, const char *key, char *why, s
 static const struct plan_key {
 	const char *name;
 	int (*set)(const char *v, struct plan *p, const char *key, char *why, size_t len);
+	size_t max;		/* longest value, bytes; 0: PLAN_VALUE_MAX */
 } plan_keys[] = {
-	{ "guest_thp", set_guest_thp },
-	{ "workloads", set_workloads },
-	{ "reps", set_reps },
-	{ "warmup", set_warmup },
-	{ "cold", set_cold },
-	{ "size", set_size },
-	{ "accesses", set_accesses },
-	{ "seed", set_seed },
-	{ "timeout", set_timeout },
-	{ "port", set_port },
-	{ "long_timeout", set_long_timeout },
-	{ "kcompile", set_kcompile },
+	{ "guest_thp", set_guest_thp, 0 },
+	{ "workloads", set_workloads, 0 },
+	{ "reps", set_reps, 0 },
+	{ "warmup", set_warmup, 0 },
+	{ "cold", set_cold, 0 },
+	{ "size", set_size, 0 },
+	{ "accesses", set_accesses, 0 },
+	{ "seed", set_seed, 0 },
+	{ "timeout", set_timeout, 0 },
+	{ "port", set_port, 0 },
+	{ "long_timeout", set_long_timeout, 0 },
+	{ "kcompile", set_kcompile, 0 },
+	{ "exec", set_exec, PLAN_EXEC_MAX },
+	{ "exec_metric", set_exec_metric, WL_EXEC_METRIC_MAX - 1 },
+	{ "exec_direction", set_exec_direction, 0 },
+	{ "exec_timeout", set_exec_timeout, 0 },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");
@@ -284,8 +335,8 @@ static int plan_word(const char *w, size_t n, struct plan *p, uint32_t *seen, ch
 {
 	const size_t plen = sizeof(PLAN_PREFIX) - 1;
 	const char *eq = memchr(w, '=', n);
-	char key[32], val[PLAN_VALUE_MAX + 1];
-	size_t klen, vlen, i;
+	char key[32], val[PLAN_EXEC_MAX + 1];
+	size_t klen, vlen, i, max;
 
 	klen = (size_t)((eq ? eq : w + n) - w) - plen;
 	if (klen == 0 || klen >= sizeof(key))
@@ -303,11 +354,11 @@ static int plan_word(const char *w, size_t n, struct plan *p, uint32_t *seen, ch
 	if (!eq)
 		return why_set(why, len, PLAN_PREFIX "%s needs a value", key);
 	vlen = n - (size_t)(eq + 1 - w);
+	max = plan_keys[i].max ? plan_keys[i].max : PLAN_VALUE_MAX;
 	if (vlen == 0)
 		return why_set(why, len, PLAN_PREFIX "%s: empty value", key);
-	if (vlen > PLAN_VALUE_MAX)
-		return why_set(why, len, PLAN_PREFIX "%s: value longer than %d bytes", key,
-			       PLAN_VALUE_MAX);
+	if (vlen > max)
+		return why_set(why, len, PLAN_PREFIX "%s: value longer than %zu bytes", key, max);
 	memcpy(val, eq + 1, vlen);
 	val[vlen] = '\0';
 	if (strchr(val, '"'))

@@ -17,6 +17,8 @@
 #define PLAN_VALUE_MAX 128	/* longest value accepted, in bytes */
 #define PLAN_PORT_MAX 64
 #define PLAN_CMDLINE_MAX 65536
+/* exec=, exec_metric=: longer values than the others (what the kernel command line fits decides) */
+#define PLAN_EXEC_MAX (WL_EXEC_ARGV_MAX - 1)
 
 enum guest_thp { GUEST_THP_ALWAYS, GUEST_THP_MADVISE, GUEST_THP_NEVER, GUEST_THP__COUNT };
 
@@ -39,6 +41,12 @@ struct plan {
 	char kc_config[WL_WORD_MAX];	/* kcompile=CONFIG:TARGET, checked by the workload */
 	char kc_target[WL_WORD_MAX];
 	char port[PLAN_PORT_MAX];	/* virtio-serial port name */
+	/* exec: lib/argv-encoded command and pattern ("none": none), the characters only
+	 * checked here (the workload decodes them and reports a bad one in its fail record) */
+	char exec_argv[WL_EXEC_ARGV_MAX];
+	char exec_metric[WL_EXEC_METRIC_MAX];
+	char exec_direction[8];		/* higher or lower */
+	uint64_t exec_timeout_ms;	/* one exec run; the runner kills it ARGV_EXEC_MARGIN_MS later */
 };
 
 /* The plan when the command line says nothing. */

@@ -560,7 +560,8 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[14][96], *argv[15];
+		char o[16][96], *argv[20], xargv[WL_EXEC_ARGV_MAX + 8], xmetric[WL_EXEC_METRIC_MAX + 10];
+		uint64_t timeout_ms = w->long_running ? p->long_timeout_ms : p->timeout_ms;
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_variants(rn, w);
@@ -600,8 +601,22 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			snprintf(o[n++], sizeof(o[0]), "--config=%s", p->kc_config);
 		if (workload_param(w, "target"))
 			snprintf(o[n++], sizeof(o[0]), "--target=%s", p->kc_target);
+		if (workload_param(w, "timeout"))
+			snprintf(o[n++], sizeof(o[0]), "--timeout=%" PRIu64, p->exec_timeout_ms / 1000);
+		if (workload_param(w, "direction"))
+			snprintf(o[n++], sizeof(o[0]), "--direction=%s", p->exec_direction);
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
+		/* exec: the command and its pattern, too long for o[] */
+		if (workload_param(w, "argv")) {
+			snprintf(xargv, sizeof(xargv), "--argv=%s", p->exec_argv);
+			argv[n++] = xargv;
+			timeout_ms = p->exec_timeout_ms + ARGV_EXEC_MARGIN_MS;
+		}
+		if (workload_param(w, "metric")) {
+			snprintf(xmetric, sizeof(xmetric), "--metric=%s", p->exec_metric);
+			argv[n++] = xmetric;
+		}
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
 		for (v = 0; v < (nvar ? nvar : 1); v++) {
 			const char *extra = nvar ? w->runner_variants[round % 2 ? nvar - 1 - v : v]
@@ -610,11 +625,10 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			say(rn, "round %u%s guest_thp=%s %s%s%s", round, warm ? " (warm-up)" : "",
 			    guest_thp_name(t), w->name, extra ? " " : "", extra ? extra : "");
 			if (extra)
-				snprintf(o[n], sizeof(o[0]), "%s", extra);
-			argv[n] = extra ? o[n] : NULL;
+				snprintf(o[15], sizeof(o[0]), "%s", extra);
+			argv[n] = extra ? o[15] : NULL;
 			argv[n + 1] = NULL;
-			r = runner_exec(argv, &rn->em, &ctx,
-					w->long_running ? p->long_timeout_ms : p->timeout_ms, &st, e);
+			r = runner_exec(argv, &rn->em, &ctx, timeout_ms, &st, e);
 			if (r)
 				return r;
 			if (st.by_type[REC_RESULT] == 0)

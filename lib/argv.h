@@ -17,6 +17,13 @@
 #define ARGV_MAX_ARGS 64	/* words of one command */
 #define ARGV_MAX_CHARS 4096	/* characters of the --exec string */
 #define ARGV_PATTERN_MAX 512	/* characters of an --exec-metric pattern */
+/*
+ * The exec workload kills the command at its own timeout (--exec-timeout);
+ * the guest runner kills the workload this much later, and the host adds it
+ * to a guest's limit for every exec run, so the workload's own fail record
+ * ("timed out after N s") is what a hang leaves.
+ */
+#define ARGV_EXEC_MARGIN_MS 30000
 
 struct argv_list {
 	size_t n;

@@ -70,7 +70,7 @@ struct bad_case {
 	const char *why;	/* substring of the reason */
 };
 
-static char long_port[300];
+static char long_port[300], long_exec[PLAN_EXEC_MAX + 32];
 
 static struct bad_case bad_cases[] = {
 	{ "bogus thp value", "quiet thpeval.guest_thp=sometimes",
@@ -113,7 +113,48 @@ static struct bad_case bad_cases[] = {
 	  "thpeval.long_timeout: '5x' is not a duration such as 1200 or 20m" },
 	{ "long_timeout above a day", "thpeval.long_timeout=25h",
 	  "thpeval.long_timeout: 25h is out of range (1s to 24h)" },
+	{ "exec with a space", "thpeval.exec=\"sh -c x\"", "quotes are not allowed" },
+	{ "exec with a semicolon", "thpeval.exec=true;reboot",
+	  "thpeval.exec: bad character at 5 (lib/argv's encoding has [A-Za-z0-9_./:+-] only)" },
+	{ "exec with a comma", "thpeval.exec=a,b", "thpeval.exec: bad character at 2" },
+	{ "exec too long", long_exec, "thpeval.exec: value longer than 12351 bytes" },
+	{ "exec empty", "thpeval.exec=", "thpeval.exec: empty value" },
+	{ "exec_metric with an equals sign", "thpeval.exec_metric=a=b", "thpeval.exec_metric: bad character at 2" },
+	{ "exec_direction", "thpeval.exec_direction=up", "thpeval.exec_direction: 'up' is not higher or lower" },
+	{ "exec_timeout zero", "thpeval.exec_timeout=0", "thpeval.exec_timeout: 0 is out of range (1s to 24h)" },
+	{ "exec_timeout over a day", "thpeval.exec_timeout=25h", "thpeval.exec_timeout: 25h is out of range" },
 };
+
+/* exec, exec_metric, exec_direction, exec_timeout: defaults, and values up to their longer limit
+ * (a bad encoding is the workload's to report, in its fail record) */
+static void test_exec_keys(void **state)
+{
+	static char cmdline[PLAN_EXEC_MAX + 200];
+	char why[256] = "";
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(plan_parse("thpeval.workloads=exec", &p, why, sizeof(why)), 0);
+	assert_string_equal(p.exec_argv, "true");
+	assert_string_equal(p.exec_metric, "none");
+	assert_string_equal(p.exec_direction, "higher");
+	assert_int_equal(p.exec_timeout_ms, 600000);
+	assert_int_equal(plan_parse("thpeval.workloads=exec thpeval.exec=sh+-c+echo:20v:2042 "
+				    "thpeval.exec_metric=v:20:28:5B0-9:5D:2B:29 thpeval.exec_direction=lower "
+				    "thpeval.exec_timeout=90", &p, why, sizeof(why)), 0);
+	assert_string_equal(p.exec_argv, "sh+-c+echo:20v:2042");
+	assert_string_equal(p.exec_metric, "v:20:28:5B0-9:5D:2B:29");
+	assert_string_equal(p.exec_direction, "lower");
+	assert_int_equal(p.exec_timeout_ms, 90000);
+	/* the longest value: PLAN_EXEC_MAX bytes */
+	memcpy(cmdline, "thpeval.exec=", 13);
+	memset(cmdline + 13, 'x', PLAN_EXEC_MAX);
+	cmdline[13 + PLAN_EXEC_MAX] = '\0';
+	assert_int_equal(plan_parse(cmdline, &p, why, sizeof(why)), 0);
+	assert_int_equal(strlen(p.exec_argv), PLAN_EXEC_MAX);
+	/* decoded later: the plan takes an encoding the workload will refuse */
+	assert_int_equal(plan_parse("thpeval.exec=a:zz", &p, why, sizeof(why)), 0);
+}
 
 /* kcompile=CONFIG:TARGET and long_timeout: parsed, defaults otherwise; the values
  * themselves are the workload's to judge (a bad config is its fail record) */
@@ -178,11 +219,13 @@ static void test_thp_names(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 3];
+	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 4];
 	size_t i, n = 0;
 
 	memcpy(long_port, "thpeval.port=", 13);
 	memset(long_port + 13, 'p', 200);
+	memcpy(long_exec, "thpeval.exec=", 13);
+	memset(long_exec + 13, 'x', PLAN_EXEC_MAX + 1);
 	for (i = 0; i < N(ok_cases); i++)
 		tests[n++] = (struct CMUnitTest){ ok_cases[i].name, test_ok, NULL, NULL,
 						  &ok_cases[i] };
@@ -193,6 +236,7 @@ int main(void)
 					  test_error_keeps_port, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "kcompile and long_timeout keys", test_kcompile_keys, NULL,
 					  NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "exec keys", test_exec_keys, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest_thp names round-trip", test_thp_names, NULL,
 					  NULL, NULL };
 	return _cmocka_run_group_tests("plan", tests, n, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "guest/harness.h"
 #include "guest/runner.h"
 #include "guest/sysinfo.h"
+#include "lib/argv.h"
 #include "lib/record.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -577,9 +578,64 @@ static void test_runner_cold(void **state)
 	assert_int_equal(cold, 1);	/* one round, one guest THP setting */
 }
 
+/*
+ * exec through the runner: the plan's encoded command reaches the workload
+ * whole (a 3000-byte argument, its length read back by the pattern), the
+ * direction and pattern with it, and a hang ends with the workload's own
+ * fail record at exec_timeout, not the runner's kill.
+ */
+static void test_runner_exec(void **state)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN") : "bin/thpeval-guest";
+	static char cmdline[12000], exec[3200], enc[10000], pat[64];
+	char now[THP_VALUE_MAX];
+	struct argv_list a;
+	struct err e = ERR_INIT;
+	struct stream s;
+	const struct record *r;
+	uint64_t t0;
+	double v;
+
+	(void)state;
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	if (!thp_supported("")) {
+		print_message("skipped: no THP here: the runner skips every cell\n");
+		skip();
+	}
+	thp_knob_get("", "enabled", now, sizeof(now), NULL);
+	snprintf(exec, sizeof(exec), "sh -c 'echo n ${#1}' sh ");
+	memset(exec + strlen(exec), 'x', 3000);
+	assert_int_equal(argv_split("--exec", exec, &a, &e), 0);
+	assert_true(argv_encode(&a, enc, sizeof(enc)) > 3000);
+	assert_true(argv_encode_word("^n ([0-9]+)$", pat, sizeof(pat)) > 0);
+	snprintf(cmdline, sizeof(cmdline), "quiet thpeval.guest_thp=%s thpeval.workloads=exec thpeval.reps=1 "
+		 "thpeval.warmup=0 thpeval.exec=%s thpeval.exec_metric=%s thpeval.exec_direction=lower "
+		 "thpeval.exec_timeout=30\n", now, enc, pat);
+	assert_int_equal(run_runner(cmdline, bin, &s), 0);
+	check_stream_frame(&s);
+	assert_int_equal(count_type(&s, REC_RESULT), 1);
+	for (r = s.rec; r->type != REC_RESULT; r++)
+		;
+	assert_int_equal(rec_get_f64(r, "metric_lower", &v), 0);
+	assert_true(v == 3000);
+
+	assert_int_equal(argv_split("--exec", "sleep 60", &a, &e), 0);
+	assert_true(argv_encode(&a, enc, sizeof(enc)) > 0);
+	snprintf(cmdline, sizeof(cmdline), "quiet thpeval.guest_thp=%s thpeval.workloads=exec thpeval.reps=1 "
+		 "thpeval.warmup=0 thpeval.exec=%s thpeval.exec_timeout=1\n", now, enc);
+	t0 = harness_now_ns();
+	assert_int_equal(run_runner(cmdline, bin, &s), 1);
+	assert_true(harness_now_ns() - t0 < 20ull * 1000000000u);	/* not the runner's 31 s */
+	assert_int_equal(count_type(&s, REC_FAIL), 1);
+	assert_non_null(find_reason(&s, "'sleep' timed out after 1 s (its process group killed)"));
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + N(cold_cases) + 6];
+	struct CMUnitTest tests[N(fwd_cases) + N(exec_cases) + N(cold_cases) + 7];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(fwd_cases); i++)
@@ -600,6 +656,8 @@ int main(void)
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "runner: multi-record workloads, no hzp variants",
 					  test_runner_multi, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "runner: exec's command, pattern and timeout", test_runner_exec,
+					  NULL, NULL, NULL };
 	for (i = 0; i < N(cold_cases); i++)
 		tests[n++] = (struct CMUnitTest){ cold_cases[i].name, test_runner_cold, NULL, NULL,
 						  (void *)(uintptr_t)&cold_cases[i] };
