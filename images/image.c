@@ -288,6 +288,50 @@ static bool valid_pkg(const char *s)
 	return true;
 }
 
+int image_packages_parse(const char *list, char out[][IMAGE_PKG_MAX], size_t max, size_t *n, struct err *e)
+{
+	const char *s = list;
+	size_t i;
+
+	*n = 0;
+	if (!*list)
+		return err_set(e, -EINVAL, "empty package list: give Debian package names such as stress-ng,sysbench");
+	for (;;) {
+		size_t len = strcspn(s, ","), k;
+		bool dup = false;
+
+		if (len == 0)
+			return err_set(e, -EINVAL, "empty item in the package list '%.80s': separate package names "
+				       "with single commas", list);
+		if (len >= IMAGE_PKG_MAX)
+			return err_set(e, -EINVAL, "package name '%.40s...' is longer than %d characters", s,
+				       IMAGE_PKG_MAX - 1);
+		for (i = 0; i < len; i++) {
+			char c = s[i];
+
+			if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			      (i > 0 && (c == '+' || c == '-' || c == '.'))))
+				return err_set(e, -EINVAL, "'%.*s' is not a Debian package name (lower-case "
+					       "letters, digits, '+', '-' and '.', starting with a letter or "
+					       "digit)", (int)len, s);
+		}
+		if (len < 2)
+			return err_set(e, -EINVAL, "'%.*s' is not a Debian package name (two characters at "
+				       "least)", (int)len, s);
+		for (k = 0; k < *n; k++)
+			dup |= strlen(out[k]) == len && !strncmp(out[k], s, len);
+		if (!dup) {
+			if (*n >= max)
+				return err_set(e, -E2BIG, "more than %zu packages", max);
+			memcpy(out[*n], s, len);
+			out[(*n)++][len] = '\0';
+		}
+		if (!s[len])
+			return 0;
+		s += len + 1;
+	}
+}
+
 static int kernel_pick(const char *given, struct inputs *in, struct err *e)
 {
 	const char *base;
@@ -357,23 +401,29 @@ static void inputs_release(struct inputs *in)
 static int pkgs_build(const struct image_opts *o, struct inputs *in,
 		      struct err *e)
 {
-	size_t nextra = 0, n = 0, i, j;
+	size_t nextra = 0, nuser = 0, n = 0, i, j;
 	char kpkg[IMAGE_KVER_MAX + 16];
 
 	while (o->extra_packages && o->extra_packages[nextra])
 		nextra++;
-	for (i = 0; i < nextra; i++)
-		if (!valid_pkg(o->extra_packages[i]))
+	while (o->user_packages && o->user_packages[nuser])
+		nuser++;
+	for (i = 0; i < nextra + nuser; i++) {
+		const char *p = i < nextra ? o->extra_packages[i] : o->user_packages[i - nextra];
+
+		if (!valid_pkg(p))
 			return err_set(e, -EINVAL, "invalid package name '%s': use Debian package names such as 'gcc' or 'make'",
-				       o->extra_packages[i]);
-	in->pkgs = calloc(N_BASE_PACKAGES + 1 + nextra, sizeof(*in->pkgs));
+				       p);
+	}
+	in->pkgs = calloc(N_BASE_PACKAGES + 1 + nextra + nuser, sizeof(*in->pkgs));
 	if (!in->pkgs)
 		return err_set(e, -ENOMEM, "cannot list packages: out of memory");
 	snprintf(kpkg, sizeof(kpkg), "linux-image-%s", in->kver);
-	for (i = 0; i < N_BASE_PACKAGES + 1 + nextra; i++) {
+	for (i = 0; i < N_BASE_PACKAGES + 1 + nextra + nuser; i++) {
+		size_t x = i - N_BASE_PACKAGES - 1;
 		const char *p = i < N_BASE_PACKAGES ? base_packages[i] :
 				i == N_BASE_PACKAGES ? kpkg :
-				o->extra_packages[i - N_BASE_PACKAGES - 1];
+				x < nextra ? o->extra_packages[x] : o->user_packages[x - nextra];
 
 		in->pkgs[n] = strdup(p);
 		if (!in->pkgs[n])
@@ -392,6 +442,22 @@ static int pkgs_build(const struct image_opts *o, struct inputs *in,
 	return 0;
 }
 
+/* the packages beyond the base set and the kernel's, comma-separated (sorted) */
+static void pkgs_extra(const struct inputs *in, char *buf, size_t len)
+{
+	size_t i, k, pos = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < in->npkgs; i++) {
+		bool base = !strncmp(in->pkgs[i], "linux-image-", 12) && !strcmp(in->pkgs[i] + 12, in->kver);
+
+		for (k = 0; k < N_BASE_PACKAGES; k++)
+			base |= !strcmp(in->pkgs[i], base_packages[k]);
+		if (!base && pos < len)
+			pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "", in->pkgs[i]);
+	}
+}
+
 /* does one dpkg-query line ("binpkg\tpkg\tversion\tstatus") name p? */
 static bool dpkg_line_is(const char *line, const char *p)
 {
@@ -403,12 +469,28 @@ static bool dpkg_line_is(const char *line, const char *p)
 	return tab && !strncmp(tab + 1, p, n) && tab[1 + n] == '\t';
 }
 
+/* apt knows p: `apt-cache policy p` names a candidate version (an unknown name prints nothing) */
+static bool apt_knows(const char *p)
+{
+	const char *argv[] = { "apt-cache", "policy", p, NULL };
+	char out[4096];
+	const char *c;
+
+	if (spawn_run(argv, NULL, out, sizeof(out), NULL))
+		return true;	/* no apt to ask: say what to install */
+	c = strstr(out, "Candidate: ");
+	return c && strncmp(c + 11, "(none)", 6);
+}
+
 static int pkg_missing(const char *p, const char *kver, struct err *e)
 {
 	if (!strncmp(p, "linux-image-", 12) && !strcmp(p + 12, kver))
 		return err_set(e, -ENOENT, "kernel %s is not from an installed Debian package ('%s'; its modules go into the image): install it with 'apt-get install %s' or pass another --kernel",
 			       kver, p, p);
-	return err_set(e, -ENOENT, "package '%s' is not installed on the host (supermin builds the image from host packages): install it with 'apt-get install %s'",
+	if (!apt_knows(p))
+		return err_set(e, -ENOENT, "package '%s' is unknown to apt on this host (apt-cache policy shows no candidate): check its name, or run 'apt-get update'",
+			       p);
+	return err_set(e, -ENOENT, "package '%s' is not installed on the host (supermin builds the image from installed host packages): install it with 'apt-get install -y --no-install-recommends %s'",
 		       p, p);
 }
 
@@ -576,7 +658,10 @@ static int meta_get(const char *text, const char *key, char *dst, size_t size)
 int image_load(const char *cache_dir, const char *id, struct image *out,
 	       struct err *e)
 {
-	char abs[PATH_MAX], p[PATH_MAX], text[1024], val[256];
+	char abs[PATH_MAX], p[PATH_MAX], text[4096], val[256];
+	const char *files[3];
+	struct stat fst;
+	size_t i;
 	struct image img;
 	ssize_t n;
 	int fd;
@@ -618,6 +703,17 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 	    strncmp(img.cmdline, "root=", 5))
 		return err_set(e, -EBADMSG, "image metadata '%s' is malformed: rebuild the image with --force",
 			       p);
+	/* recorded since images with packages: absent in older ones */
+	if (meta_get(text, "build_s", val, sizeof(val)) == 0)
+		img.build_s = strtod(val, NULL);
+	if (meta_get(text, "packages", img.packages, sizeof(img.packages)))
+		img.packages[0] = '\0';
+	files[0] = img.kernel;
+	files[1] = img.initrd;
+	files[2] = img.root;
+	for (i = 0; i < 3; i++)
+		if (stat(files[i], &fst) == 0)
+			img.disk_bytes += (unsigned long long)fst.st_blocks * 512;
 	snprintf(img.id, sizeof(img.id), "%s", id);
 	*out = img;
 	return 0;
@@ -982,7 +1078,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 {
 	static const char *const synced[] = { "kernel", "initrd", "root" };
 	char abs[PATH_MAX], tmp[PATH_MAX] = "", final[PATH_MAX], p[PATH_MAX];
-	char uuid[64], meta[768];
+	char uuid[64], meta[768 + sizeof(out->packages)], extras[sizeof(out->packages)] = "";
 	struct boot_info bi;
 	double t0 = mono_s(), t1, t2;
 	size_t i;
@@ -1052,11 +1148,12 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 	progress(o, "libguestfs done in %.1f s", t2 - t1);
 
 	/* metadata, then data on disk, then the marker, then the rename */
+	pkgs_extra(in, extras, sizeof(extras));
 	snprintf(meta, sizeof(meta),
 		 "id=%s\nkernel_version=%s\ncmdline=root=UUID=%s console=ttyS0 panic=1 %s\n"
-		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\n",
+		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\nbuild_s=%.1f\npackages=%s\n",
 		 in->id, in->kver, uuid, IMAGE_BOOT_PARAMS, bi.kernel, bi.initrd,
-		 IMAGE_BUILDER_VERSION);
+		 IMAGE_BUILDER_VERSION, mono_s() - t0, extras);
 	if (path_join(p, tmp, "meta", e) || write_file(p, meta, e)) {
 		ret = e->code;
 		goto cleanup;
@@ -1080,8 +1177,9 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 	ret = image_load(abs, in->id, out, e);
 	if (ret)
 		goto cleanup;
-	progress(o, "guest image %s ready in %.1f s (%s)", in->id,
-		 mono_s() - t0, final);
+	progress(o, "guest image %s ready in %.1f s (%s, %.0f MiB on disk%s%s)", in->id,
+		 mono_s() - t0, final, (double)out->disk_bytes / (1 << 20), extras[0] ? ", packages " : "",
+		 extras);
 cleanup:
 	if (tmp[0])
 		fstree_remove(tmp);
@@ -1134,7 +1232,12 @@ int image_ensure(const struct image_opts *o, struct image *out, bool *built,
 	if (ret)
 		goto cleanup;
 	if (!o->force && image_load(in.cache_dir, in.id, out, &le) == 0) {
-		progress(o, "guest image %s is cached (%s)", in.id, out->dir);
+		if (out->build_s > 0)
+			progress(o, "guest image %s is cached (%s, built in %.1f s, %.0f MiB on disk%s%s)", in.id,
+				 out->dir, out->build_s, (double)out->disk_bytes / (1 << 20),
+				 out->packages[0] ? ", packages " : "", out->packages);
+		else
+			progress(o, "guest image %s is cached (%s)", in.id, out->dir);
 		goto cleanup;
 	}
 	ret = build_in(o, &in, out, e);

@@ -13,11 +13,14 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "lib/err.h"
 
 #define IMAGE_CACHE_DIR_DEFAULT "/var/cache/thpeval/images"
 #define IMAGE_ID_LEN 16		/* hex digits */
+#define IMAGE_PKGS_MAX 16	/* packages a user adds (--image-packages, --packages) */
+#define IMAGE_PKG_MAX 64	/* bytes of one package name, with the NUL */
 /* where the guest program lives in the root (a second copy is /init) */
 #define IMAGE_GUEST_PATH "/usr/lib/thpeval/thpeval-guest"
 
@@ -26,6 +29,7 @@ struct image_opts {
 	const char *kernel;	/* vmlinuz-<version> path; NULL = newest /boot/vmlinuz-* */
 	const char *guest_bin;	/* the static guest program, installed as /init */
 	const char *const *extra_packages; /* NULL-terminated, may be NULL: host Debian packages added to the root */
+	const char *const *user_packages;  /* the same, the user's (--image-packages): both join the id */
 	bool force;		/* rebuild even if cached */
 	void (*progress)(void *opaque, const char *msg); /* may be NULL */
 	void *opaque;
@@ -42,7 +46,19 @@ struct image {
 	char cmdline[256];		/* what the image needs to boot: "root=UUID=... console=ttyS0 panic=1"
 					 * and boot-time savers; append your own params */
 	char kernel_version[64];	/* e.g. "6.1.0-57-amd64"; /lib/modules/<it> is in the root */
+	/* from the build's metadata (images built before they were recorded: 0 and "") */
+	double build_s;			/* seconds the build took */
+	char packages[1024];		/* the packages added to the base set, comma-separated */
+	unsigned long long disk_bytes;	/* bytes kernel, initrd and root take on disk (the root is sparse) */
 };
+
+/*
+ * "pkg,pkg,...": Debian package names (Debian Policy 5.6.1: lower-case
+ * letters, digits, '+', '-' and '.', at least two, starting with a letter or
+ * digit; no architecture qualifier), at most max, duplicates dropped. 0 or
+ * -EINVAL/-E2BIG with one line (the option's name is the caller's to add).
+ */
+int image_packages_parse(const char *list, char out[][IMAGE_PKG_MAX], size_t max, size_t *n, struct err *e);
 
 /*
  * The image for these options: if <cache_dir>/<id> is complete, fill out and

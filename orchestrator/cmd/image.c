@@ -9,7 +9,7 @@
 #include "lib/err.h"
 #include "orchestrator/cmd/commands.h"
 
-enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE };
+enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE, IO_PACKAGES };
 
 static const struct opt image_opts[] = {
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
@@ -17,6 +17,7 @@ static const struct opt image_opts[] = {
 	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", IO_GUEST_BIN },
 	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
 	{ "kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE },
+	{ "packages", "PKG,...", NULL, "Debian packages added to the root (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address (thpeval run --image-packages gives the same image)", IO_PACKAGES },
 };
 
 const struct command image_cmd = {
@@ -30,6 +31,8 @@ const struct command image_cmd = {
 struct image_args {
 	char kernel[PATH_MAX], cache_dir[PATH_MAX], guest_bin[PATH_MAX];
 	bool force, kcompile;
+	char pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];
+	size_t npkgs;
 };
 
 static int image_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -43,6 +46,7 @@ static int image_opt(void *ctx, int id, const char *arg, struct err *e)
 	case IO_GUEST_BIN: dst = a->guest_bin; break;
 	case IO_FORCE: a->force = true; return 0;
 	case IO_KCOMPILE: a->kcompile = true; return 0;
+	case IO_PACKAGES: return image_packages_parse(arg, a->pkgs, IMAGE_PKGS_MAX, &a->npkgs, e);
 	}
 	if (!dst || strlen(arg) >= PATH_MAX)
 		return err_set(e, -ENAMETOOLONG, "path too long");
@@ -58,7 +62,9 @@ static void print_progress(void *opaque, const char *msg)
 
 static int image_main(int argc, char **argv)
 {
-	struct image_args a = { "", "/var/cache/thpeval/images", "", false, false };
+	struct image_args a = { "", "/var/cache/thpeval/images", "", false, false, { "" }, 0 };
+	const char *user[IMAGE_PKGS_MAX + 1];
+	size_t i;
 	struct image_opts o = { 0 };
 	struct srcdisk_opts so = { 0 };
 	struct srcdisk sd;
@@ -85,6 +91,10 @@ static int image_main(int argc, char **argv)
 	o.force = a.force;
 	o.progress = print_progress;
 	o.extra_packages = a.kcompile ? srcdisk_toolchain_packages : NULL;
+	for (i = 0; i < a.npkgs; i++)
+		user[i] = a.pkgs[i];
+	user[a.npkgs] = NULL;
+	o.user_packages = a.npkgs ? user : NULL;
 	if (a.kcompile) {
 		so.cache_dir = a.cache_dir;
 		so.force = a.force;
@@ -101,6 +111,12 @@ static int image_main(int argc, char **argv)
 	printf("image %s (%s%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
 	       built ? "built" : "cached", a.kcompile ? ", kcompile: with the toolchain" : "", img.kernel,
 	       img.kernel_version, img.initrd, img.root, img.cmdline);
+	printf("  packages %s\n  size    %.0f MiB on disk (kernel, initrd and the sparse root)\n",
+	       img.packages[0] ? img.packages : "(the base set only)", (double)img.disk_bytes / (1 << 20));
+	if (img.build_s > 0)
+		printf("  build   %.1f s\n", img.build_s);
+	else
+		printf("  build   not recorded (built before thpeval recorded build times)\n");
 	if (a.kcompile)
 		printf("source %s (%s)\n  package %s %s\n  disk    %s (%llu MiB, read-only vdb, mounted on /mnt/linux-src)\n"
 		       "  tree    %s (bare-host builds)\n",

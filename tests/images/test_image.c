@@ -196,6 +196,89 @@ static void test_id_stable_and_sensitive(void **state)
 	assert_int_equal(image_compute_id(&o, pk, &e), 0);
 	assert_string_not_equal(a1, pk);
 	assert_int_equal(e.code, 0);
+
+	/* the user's packages join the id as the toolchain's do: the same set, the same id */
+	o.extra_packages = NULL;
+	o.user_packages = extra_new;
+	assert_int_equal(image_compute_id(&o, dup, &e), 0);
+	assert_string_equal(pk, dup);
+}
+
+struct pkgs_case {
+	const char *name;
+	const char *in;
+	int code;
+	const char *want;	/* the names joined with ' ', or the message */
+};
+
+static const struct pkgs_case pkgs_cases[] = {
+	{ "one", "stress-ng", 0, "stress-ng" },
+	{ "several, a duplicate dropped", "sysbench,libfoo2.0+x,sysbench,g++", 0, "sysbench libfoo2.0+x g++" },
+	{ "empty", "", -EINVAL, "empty package list: give Debian package names such as stress-ng,sysbench" },
+	{ "empty item", "a1,,b2", -EINVAL,
+	  "empty item in the package list 'a1,,b2': separate package names with single commas" },
+	{ "trailing comma", "stress-ng,", -EINVAL,
+	  "empty item in the package list 'stress-ng,': separate package names with single commas" },
+	{ "upper case", "Bash", -EINVAL, "'Bash' is not a Debian package name (lower-case letters, digits, '+', "
+	  "'-' and '.', starting with a letter or digit)" },
+	{ "like an option", "-rf", -EINVAL, "'-rf' is not a Debian package name" },
+	{ "an architecture", "gcc:amd64", -EINVAL, "'gcc:amd64' is not a Debian package name" },
+	{ "a space", "stress ng", -EINVAL, "'stress ng' is not a Debian package name" },
+	{ "metacharacters", "a;touch /tmp/x", -EINVAL, "'a;touch /tmp/x' is not a Debian package name" },
+	{ "one character", "a", -EINVAL, "'a' is not a Debian package name (two characters at least)" },
+	{ "64 characters",
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", -EINVAL,
+	  "package name 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is longer than 63 characters" },
+	{ "17 packages", "p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15,p16,p17", -E2BIG,
+	  "more than 16 packages" },
+};
+
+static void test_packages_parse(void **state)
+{
+	char out[IMAGE_PKGS_MAX][IMAGE_PKG_MAX], got[IMAGE_PKGS_MAX * (IMAGE_PKG_MAX + 1)];
+	size_t i, k, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(pkgs_cases) / sizeof(pkgs_cases[0]); i++) {
+		const struct pkgs_case *c = &pkgs_cases[i];
+		struct err e = ERR_INIT;
+		int r = image_packages_parse(c->in, out, IMAGE_PKGS_MAX, &n, &e);
+
+		if (r != c->code)
+			fail_msg("%s: %d (%s), want %d", c->name, r, e.msg, c->code);
+		if (r) {
+			if (strncmp(e.msg, c->want, strlen(c->want)))
+				fail_msg("%s: '%s', want '%s'", c->name, e.msg, c->want);
+			continue;
+		}
+		got[0] = '\0';
+		for (k = 0; k < n; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", k ? " " : "", out[k]);
+		if (strcmp(got, c->want))
+			fail_msg("%s: '%s', want '%s'", c->name, got, c->want);
+	}
+}
+
+/* a name apt does not know: one line naming it, before anything is built */
+static void test_package_unknown_to_apt(void **state)
+{
+	struct fixture *fx = *state;
+	const char *user[] = { "thpeval-no-such-package", NULL };
+	struct image_opts o = { .guest_bin = fx->guest_a, .user_packages = user };
+	char id[IMAGE_ID_LEN + 1];
+	struct err e = ERR_INIT;
+
+	if (!have_boot_kernel()) {
+		print_message("skipped: no /boot/vmlinuz-* (install linux-image-amd64)\n");
+		skip();
+	}
+	if (system("command -v apt-cache >/dev/null 2>&1")) {
+		print_message("skipped: no apt-cache here to ask\n");
+		skip();
+	}
+	assert_int_equal(image_compute_id(&o, id, &e), -ENOENT);
+	assert_string_equal(e.msg, "package 'thpeval-no-such-package' is unknown to apt on this host (apt-cache "
+				   "policy shows no candidate): check its name, or run 'apt-get update'");
 }
 
 static void test_id_changes_with_kernel(void **state)
@@ -566,6 +649,8 @@ int main(void)
 		cmocka_unit_test(test_input_errors),
 		cmocka_unit_test(test_id_stable_and_sensitive),
 		cmocka_unit_test(test_id_changes_with_kernel),
+		cmocka_unit_test(test_packages_parse),
+		cmocka_unit_test(test_package_unknown_to_apt),
 		cmocka_unit_test(test_load_rejects),
 		cmocka_unit_test(test_overlay_needs_root_file),
 		cmocka_unit_test(test_build_failure_cleans_up),
