@@ -54,6 +54,9 @@ static const struct dir_rule {
 	{ "vma_bytes", RULE_EXACT, DIR_INFO },
 	{ "rss_bytes", RULE_EXACT, DIR_INFO },
 	{ "anon_huge_bytes", RULE_EXACT, DIR_INFO },
+	/* exec: the user's number, with the direction given with its pattern */
+	{ "metric_higher", RULE_EXACT, DIR_HIGHER },
+	{ "metric_lower", RULE_EXACT, DIR_LOWER },
 	{ "_mib_s", RULE_SUFFIX, DIR_HIGHER },
 	{ "_gib_s", RULE_SUFFIX, DIR_HIGHER },
 	{ "_per_s", RULE_SUFFIX, DIR_HIGHER },

@@ -32,7 +32,8 @@
 /*
  * Direction of a metric, first match wins:
  *   exact names   fault_minflt, fault_majflt: lower is better;
- *                 vma_bytes, rss_bytes, anon_huge_bytes: info (never gated)
+ *                 vma_bytes, rss_bytes, anon_huge_bytes: info (never gated);
+ *                 metric_higher, metric_lower (exec's number): as named
  *   suffixes      _mib_s _gib_s _per_s: higher is better
  *   coverage      *_huge_pct (host_huge_pct, guest_huge_pct): higher is better
  *                 where that side's THP is on, lower where it is "never"

@@ -38,7 +38,8 @@ enum run_opt {
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
-	RO_BOOTS, RO_GATE, RO_PIN,
+	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
+	RO_IMAGE_PACKAGES,
 };
 
 static const struct opt run_opts[] = {
@@ -67,6 +68,11 @@ static const struct opt run_opts[] = {
 	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
 	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
 	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
+	{ "exec", "COMMAND", NULL, "the exec workload's command, run in the guests by fork/execve without a shell: words split at spaces, '...' and \"...\" quote, a backslash escapes; no expansion or globbing ($ ; | * are bytes of the words; sh -c '...' is yours to write); at most 4096 characters, 64 words, no control characters, and what the guest kernel command line carries", RO_EXEC },
+	{ "exec-metric", "REGEX", NULL, "a POSIX extended regex with one capture group: the number it captures on the last matching line of the command's output (its last MiB) is recorded as metric_higher or metric_lower; a run where none matches is a fail record", RO_EXEC_METRIC },
+	{ "exec-direction", "higher|lower", NULL, "with --exec-metric: which way its number is better (what the gate tests)", RO_EXEC_DIRECTION },
+	{ "exec-timeout", "DURATION", "10m", "limit of one exec run: then its process group is killed and the run is a fail record ('timed out after N s'); added to the guest's --timeout for each exec run", RO_EXEC_TIMEOUT },
+	{ "image-packages", "PKG,...", NULL, "Debian packages added to the guest image (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address", RO_IMAGE_PACKAGES },
 	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
 	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
 	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
@@ -438,6 +444,16 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
 		c->budget_ms = v;
 		return 0;
+	case RO_EXEC:
+		return exec_opts_command(&c->exec, arg, e);
+	case RO_EXEC_METRIC:
+		return exec_opts_metric(&c->exec, arg, e);
+	case RO_EXEC_DIRECTION:
+		return exec_opts_direction(&c->exec, arg, e);
+	case RO_EXEC_TIMEOUT:
+		return exec_opts_timeout(&c->exec, arg, e);
+	case RO_IMAGE_PACKAGES:
+		return image_packages_parse(arg, c->image_pkgs, IMAGE_PKGS_MAX, &c->n_image_pkgs, e);
 	case RO_KCOMPILE:
 		return kcompile_parse(arg, c, e);
 	case RO_KCOMPILE_TIMEOUT:
@@ -448,6 +464,33 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+/*
+ * The exec workload needs its command: 'all' without --exec leaves it out (with
+ * a note); named without one, or --exec without it, or on the host, is refused.
+ */
+static int exec_select(struct run_config *c, struct err *e)
+{
+	size_t i, k;
+	bool planned = false;
+
+	for (i = 0; i < c->n_wl; i++)
+		planned |= !strcmp(c->wl[i], "exec");
+	if (planned && !c->exec.set && !strcmp(c->workloads, "all")) {
+		for (i = k = 0; i < c->n_wl; i++)
+			if (strcmp(c->wl[i], "exec"))
+				memmove(c->wl[k++], c->wl[i], sizeof(c->wl[0]));
+		c->n_wl = k;
+		planned = false;
+		if (!c->quiet)
+			fprintf(stderr, "thpeval: --workloads=all leaves out exec: it runs the command given "
+				"with --exec\n");
+	}
+	if (c->n_image_pkgs && !c->target_guest)
+		return err_set(e, -EINVAL, "--image-packages adds packages to the guest image: --target=host "
+			       "boots no guest");
+	return exec_opts_check(&c->exec, planned, c->target_host, e);
 }
 
 /* ---- the run ----------------------------------------------------------------- */
@@ -618,7 +661,8 @@ int cmd_run(int argc, char **argv)
 		struct err we = ERR_INIT;
 
 		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
-		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we)) {
+		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we) ||
+		    exec_select(cfg, &we)) {
 			rc = cmd_fail(&we, CMD_USAGE);
 			goto done_cfg;
 		}

@@ -36,6 +36,7 @@ void run_config_defaults(struct run_config *c)
 	strcpy(c->kc_config, "tinyconfig");
 	strcpy(c->kc_target, "mm/");
 	c->kc_timeout_ms = 20 * 60 * 1000;
+	exec_opts_defaults(&c->exec);
 	c->min_coverage = 90.0;
 	c->accel = ACCEL_AUTO;
 	strcpy(c->uri, "qemu:///system");

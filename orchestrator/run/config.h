@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 #include "host/thp.h"
+#include "images/image.h"
 #include "lib/enumstr.h"
 #include "lib/err.h"
+#include "orchestrator/run/execopts.h"
 #include "orchestrator/run/workloads.h"
 #include "orchestrator/virt/domain.h"
 
@@ -103,6 +105,9 @@ struct run_config {
 	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
 	char kc_target[64];
 	uint64_t kc_timeout_ms;		/* one kcompile run at most */
+	struct exec_opts exec;		/* the exec workload's command (--exec...) */
+	char image_pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];	/* --image-packages */
+	size_t n_image_pkgs;
 };
 
 /*

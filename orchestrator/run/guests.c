@@ -12,6 +12,9 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 
+/* bytes of the kernel command line an x86 guest keeps (COMMAND_LINE_SIZE 2048, with its NUL) */
+#define GUEST_CMDLINE_MAX 2047
+
 /* one guest of a group in flight */
 struct guest_run {
 	struct guest_ctx gc;
@@ -45,6 +48,14 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	if (kcompile_planned(cfg))
 		run_append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
 		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
+	/* the command and its pattern in lib/argv's encoding: words of the kernel's, never split */
+	if (exec_planned(cfg)) {
+		run_append(buf, len, " thpeval.exec=%s thpeval.exec_timeout=%llu", cfg->exec.argv_enc,
+			   (unsigned long long)(cfg->exec.timeout_ms / 1000));
+		if (cfg->exec.metric_set)
+			run_append(buf, len, " thpeval.exec_metric=%s thpeval.exec_direction=%s",
+				   cfg->exec.metric_enc, cfg->exec.dir);
+	}
 }
 
 /* record a failure in every planned cell of this host group that lacks repetitions */
@@ -87,7 +98,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
 		    struct guest_run *gr)
 {
-	char cmdline[2048];
+	char cmdline[GUEST_CMDLINE_MAX + 2];
 	int pins[64];
 	struct domain_spec spec = { 0 };
 	struct guest_opts go = { 0 };
@@ -131,7 +142,11 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	if (r)
 		return r;
 
+	cmdline[0] = '\0';
 	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
+	if (strlen(cmdline) > GUEST_CMDLINE_MAX)	/* cut, or longer than the kernel keeps */
+		return err_set(e, -E2BIG, "the guest kernel command line would be longer than the %d bytes an x86 "
+			       "kernel keeps: shorten --exec or --exec-metric", GUEST_CMDLINE_MAX);
 	spec.name = gr->name;
 	spec.memory_bytes = cfg->memory;
 	spec.vcpus = cfg->vcpus;

@@ -89,15 +89,22 @@ bool kcompile_planned(const struct run_config *cfg)
 	return false;
 }
 
+bool exec_planned(const struct run_config *cfg)
+{
+	return workload_planned(cfg, "exec");
+}
+
 /*
  * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
- * every kcompile run the guest makes (each round, each guest THP setting).
+ * every kcompile run the guest makes (each round, each guest THP setting),
+ * and --exec-timeout with the runner's margin for every exec run.
  */
 uint64_t guest_timeout_ms(const struct run_config *cfg)
 {
 	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
 
-	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0);
+	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
+	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
 }
 
 void run_append(char *dst, size_t len, const char *fmt, ...)
@@ -371,7 +378,9 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	const struct run_config *cfg = st->cfg;
 	struct results *res = st->res;
 	struct image_opts io_img = { 0 };
+	const char *user_pkgs[IMAGE_PKGS_MAX + 1];
 	bool built = false;
+	size_t i;
 	int r, reaped = 0;
 
 	if (!cfg->target_guest) {
@@ -400,8 +409,12 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	io_img.cache_dir = cfg->cache_dir;
 	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 	io_img.guest_bin = cfg->guest_bin;
-	/* kcompile guests need the toolchain in the root: another image */
+	/* kcompile guests need the toolchain in the root: another image; so do the user's packages */
 	io_img.extra_packages = st->kc ? srcdisk_toolchain_packages : NULL;
+	for (i = 0; i < cfg->n_image_pkgs; i++)
+		user_pkgs[i] = cfg->image_pkgs[i];
+	user_pkgs[cfg->n_image_pkgs] = NULL;
+	io_img.user_packages = cfg->n_image_pkgs ? user_pkgs : NULL;
 	io_img.progress = image_line;
 	io_img.opaque = io_progress_opaque(st->io);
 	r = image_ensure(&io_img, &st->img, &built, e);

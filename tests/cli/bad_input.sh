@@ -298,6 +298,35 @@ r 2 "host-thp: size with never" --host-thp=64K:never
 r 2 "host-thp: size without K" --host-thp=64:always
 r 2 "host-thp: size with leading zero" --host-thp=064K:always
 r 2 "mthp-sweep: with a value" --mthp-sweep=yes
+# the exec workload's command: split on the host (never by a shell), checked before anything
+SEMIS=$(printf '%400s' '' | tr ' ' ';')
+r 2 "exec: the workload without --exec" --workloads=exec
+r 2 "exec: empty" --workloads=exec --exec=
+r 2 "exec: blank" --workloads=exec --exec="   "
+r 2 "exec: 5000 bytes" --workloads=exec --exec="$LONG"
+r 2 "exec: newline" --workloads=exec --exec="$NL"
+r 2 "exec: unterminated quote" --workloads=exec --exec="sh -c 'x"
+r 2 "exec: trailing backslash" --workloads=exec --exec='echo \'
+r 2 "exec: 65 words" --workloads=exec --exec="$(printf 'w %.0s' $(seq 1 65))"
+r 2 "exec: longer than the kernel command line carries" --workloads=exec --exec="sh -c '$SEMIS'"
+r 2 "exec: on the bare host" --workloads=exec --exec=true --target=host
+r 2 "exec: on both" --workloads=exec --exec=true --target=both
+r 2 "exec: without the workload" --exec=true
+r 2 "exec-metric: no capture group" --workloads=exec --exec=true --exec-metric=x --exec-direction=higher
+r 2 "exec-metric: two capture groups" --workloads=exec --exec=true --exec-metric='(a)(b)' --exec-direction=lower
+r 2 "exec-metric: not a regex" --workloads=exec --exec=true --exec-metric='(x' --exec-direction=higher
+r 2 "exec-metric: 5000 bytes" --workloads=exec --exec=true --exec-metric="$LONG" --exec-direction=higher
+r 2 "exec-metric: without a direction" --workloads=exec --exec=true --exec-metric='v ([0-9]+)'
+r 2 "exec-direction: without a pattern" --workloads=exec --exec=true --exec-direction=higher
+r 2 "exec-direction: unknown" --workloads=exec --exec=true --exec-metric='v ([0-9]+)' --exec-direction=up
+r 2 "exec-timeout: zero" --workloads=exec --exec=true --exec-timeout=0
+r 2 "exec-timeout: over a day" --workloads=exec --exec=true --exec-timeout=25h
+r 2 "image-packages: upper case" --image-packages=Bash
+r 2 "image-packages: like an option" --image-packages=-rf
+r 2 "image-packages: metacharacters" --image-packages="$META3"
+r 2 "image-packages: 5000 bytes" --image-packages="$LONG"
+r 2 "image-packages: empty item" --image-packages=stress-ng,,sysbench
+r 2 "image-packages: on the bare host" --image-packages=stress-ng --target=host
 
 # run: accepted options that must still stop before the host or a guest
 r 1 "host-thp: a size this kernel does not offer" --host-thp=4096K:always
@@ -312,6 +341,10 @@ r 1 "sysfs-root: no THP under it" --sysfs-root="$WORK/dir with spaces"
 r 1 "sysfs-root: missing" --sysfs-root=/nonexistent/root
 r 1 "sysfs-root: metacharacters" --sysfs-root="$META1"
 r 1 "out: metacharacters below a file" --out=/dev/null/"$META1"
+r 1 "exec: metacharacters are bytes of its words, never run on the host" --workloads=exec --exec="$META3"
+r 1 "exec: \$(...) is a byte string" --workloads=exec --exec="sh -c '$META1'"
+r 1 "exec-metric: metacharacters are a pattern" --workloads=exec --exec=true --exec-metric="$META1" \
+	--exec-direction=higher
 
 # ---- host ----------------------------------------------------------------------------
 h 2 "missing subcommand"
@@ -387,6 +420,9 @@ t 1 "image: kernel missing" image --cache-dir="$CACHE" --kernel=/nonexistent/vml
 t 1 "image: kernel metacharacters" image --cache-dir="$CACHE" --kernel="$META1" build
 t 1 "image: kernel with spaces" image --cache-dir="$CACHE" --kernel="$WORK/dir with spaces/vmlinuz" build
 t 1 "image: guest-bin missing" image --cache-dir="$CACHE" --guest-bin=/nonexistent/g show
+t 2 "image: packages upper case" image --packages=Bash show
+t 2 "image: packages metacharacters" image --packages="$META1" build
+t 2 "image: packages 5000 bytes" image --packages="$LONG" build
 
 # ---- every command in `thpeval help`, including ones this table does not know -------------------
 cmds=$("$THPEVAL" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Integration test of the workload suite: `thpeval run --target=both` with
-# every workload but kcompile (tests/integration/kcompile.sh has that one) in
+# every workload but kcompile and exec (tests/integration/kcompile.sh and exec.sh have those) in
 # real TCG guests and on the bare host, from the command line to results.json:
 # one cell per workload x target x THP setting (per variant where a workload
 # has them), each with its repetition and its workload's headline figures
@@ -22,8 +22,8 @@ if ! tools/services.sh; then
 	finish
 fi
 
-WL=$("$BIN" workloads | grep -v '^[[:space:]]' | grep -vx kcompile | paste -sd, -)
-[ "$(tr ',' '\n' <<<"$WL" | wc -l)" -ge 6 ] && ok "thpeval workloads lists the six besides kcompile: $WL" ||
+WL=$("$BIN" workloads | grep -v '^[[:space:]]' | grep -vx -e kcompile -e exec | paste -sd, -)
+[ "$(tr ',' '\n' <<<"$WL" | wc -l)" -ge 6 ] && ok "thpeval workloads lists the six besides kcompile and exec: $WL" ||
 	ko "thpeval workloads: [$WL]"
 
 before=$(thp_snapshot)
