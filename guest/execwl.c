@@ -179,6 +179,15 @@ static int pid_fd(pid_t pid)
 #endif
 }
 
+/* whether pid has exited (it stays a zombie, unreaped) */
+static bool exited_unreaped(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 /* the output until the command ends or the deadline, then its group killed and the rest drained */
 static void exec_wait(pid_t pid, int out_fd, uint64_t t0, uint64_t deadline, struct ring *rg,
 		      struct exec_result *r)
@@ -205,23 +214,27 @@ static void exec_wait(pid_t pid, int out_fd, uint64_t t0, uint64_t deadline, str
 			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
 				eof = true;
 		}
-		if (!exited && wait4(pid, &r->status, WNOHANG, &r->ru) == pid) {
-			exited = true;
+		if (!exited && exited_unreaped(pid)) {
+			/* while it is a zombie its pid, the group's id, cannot be reused: what it
+			 * left in its group is killed before it is reaped */
 			r->wall_ns = harness_now_ns() - t0;
+			kill(-pid, SIGKILL);
+			while (wait4(pid, &r->status, 0, &r->ru) < 0 && errno == EINTR)
+				;
+			exited = true;
 		}
 		now = harness_now_ns();
 		if (!exited && now >= deadline) {
 			r->timed_out = true;
 			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
+			kill(pid, SIGKILL);	/* had it left its group */
 			while (wait4(pid, &r->status, 0, &r->ru) < 0 && errno == EINTR)
 				;
 			exited = true;
 			r->wall_ns = harness_now_ns() - t0;
 		}
 		if (exited && !drain_until) {
-			/* what it left behind in its group goes too; its output ends soon after */
-			kill(-pid, SIGKILL);
+			/* its group is gone: its output ends soon after */
 			drain_until = harness_now_ns() + EXEC_REAP_MS * 1000000ull;
 		} else if (exited && harness_now_ns() >= drain_until) {
 			break;	/* a process that left the group still holds the pipe */
