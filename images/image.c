@@ -46,6 +46,8 @@
 static const char *const base_packages[] = {
 	"bash", "coreutils", "kmod", "util-linux", "mount", "grep",
 	"findutils", "procps",
+	/* /bin/sh: what a user's command runs through system(), #!/bin/sh and sh -c */
+	"dash",
 	/* + linux-image-<kernel_version>, added at run time */
 };
 #define N_BASE_PACKAGES (sizeof(base_packages) / sizeof(base_packages[0]))
