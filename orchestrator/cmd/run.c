@@ -466,6 +466,14 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
 }
 
+/* whether the workload runs a user's command (exec: it takes --argv) */
+static bool runs_command(const struct run_config *c, const char *name)
+{
+	const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, name);
+
+	return wi && wi->has_argv;
+}
+
 /*
  * The exec workload needs its command: 'all' without --exec leaves it out (with
  * a note); named without one, or --exec without it, or on the host, is refused.
@@ -476,16 +484,17 @@ static int exec_select(struct run_config *c, struct err *e)
 	bool planned = false;
 
 	for (i = 0; i < c->n_wl; i++)
-		planned |= !strcmp(c->wl[i], "exec");
+		planned |= runs_command(c, c->wl[i]);
 	if (planned && !c->exec.set && !strcmp(c->workloads, "all")) {
-		for (i = k = 0; i < c->n_wl; i++)
-			if (strcmp(c->wl[i], "exec"))
+		for (i = k = 0; i < c->n_wl; i++) {
+			if (!runs_command(c, c->wl[i]))
 				memmove(c->wl[k++], c->wl[i], sizeof(c->wl[0]));
+			else if (!c->quiet)
+				fprintf(stderr, "thpeval: --workloads=all leaves out %s: it runs the command given "
+					"with --exec\n", c->wl[i]);
+		}
 		c->n_wl = k;
 		planned = false;
-		if (!c->quiet)
-			fprintf(stderr, "thpeval: --workloads=all leaves out exec: it runs the command given "
-				"with --exec\n");
 	}
 	if (c->n_image_pkgs && !c->target_guest)
 		return err_set(e, -EINVAL, "--image-packages adds packages to the guest image: --target=host "

@@ -96,7 +96,7 @@ void run_note(const struct run_io *io, const char *fmt, ...) __attribute__((form
 bool guest_thp_planned(const struct run_config *cfg, const char *s);
 bool workload_planned(const struct run_config *cfg, const char *w);
 bool kcompile_planned(const struct run_config *cfg);
-/* the exec workload is among the planned ones (its command goes on the kernel command line) */
+/* a planned workload runs a user's command (exec): it goes on the kernel command line */
 bool exec_planned(const struct run_config *cfg);
 uint64_t guest_timeout_ms(const struct run_config *cfg);
 void run_append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

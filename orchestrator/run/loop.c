@@ -91,7 +91,15 @@ bool kcompile_planned(const struct run_config *cfg)
 
 bool exec_planned(const struct run_config *cfg)
 {
-	return workload_planned(cfg, "exec");
+	size_t w;
+
+	for (w = 0; w < cfg->n_wl; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		if (wi && wi->has_argv)
+			return true;
+	}
+	return false;
 }
 
 /*

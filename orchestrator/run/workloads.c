@@ -114,6 +114,7 @@ static int take_params(const char *prog, json_object *arr, struct workload_info 
 	wi->has_accesses = workload_has_param(wi, "accesses");
 	wi->has_madvise = workload_has_param(wi, "madvise");
 	wi->has_src = workload_has_param(wi, "src");
+	wi->has_argv = workload_has_param(wi, "argv");
 	return 0;
 }
 

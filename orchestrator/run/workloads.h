@@ -29,6 +29,7 @@ struct workload_info {
 	/* derived from params: the ones thpeval run passes on */
 	bool has_size, has_accesses, has_madvise;
 	bool has_src;		/* reads a kernel source (kcompile): --src, --config, --target */
+	bool has_argv;		/* runs a user's command (exec): --argv, --metric, --direction */
 };
 
 /*

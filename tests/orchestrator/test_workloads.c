@@ -443,7 +443,10 @@ static void test_real_guest(void **state)
 	assert_true(w->has_size && w->has_accesses && w->has_madvise && !w->has_src);
 	w = workload_find(wl, n, "kcompile");
 	assert_non_null(w);
-	assert_true(!w->has_size && !w->has_accesses && !w->has_madvise && w->has_src);
+	assert_true(!w->has_size && !w->has_accesses && !w->has_madvise && w->has_src && !w->has_argv);
+	w = workload_find(wl, n, "exec");
+	assert_non_null(w);
+	assert_true(!w->has_size && !w->has_madvise && !w->has_src && w->has_argv);
 	w = workload_find(wl, n, "hzp");
 	assert_non_null(w);
 	assert_true(!w->has_size && w->has_madvise);
