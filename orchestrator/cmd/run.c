@@ -29,6 +29,7 @@
 #include "orchestrator/run/progress.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/run/workloads.h"
+#include "orchestrator/virt/virt.h"
 
 /* ---- options ----------------------------------------------------------------- */
 
@@ -334,6 +335,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
 		return 0;
 	case RO_CONNECT:
+		/* a remote host would be measured with this host's knobs and counters */
+		if (virt_uri_check_local(arg, e))
+			return e->code;
 		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
 	case RO_OUT:
 		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);

@@ -15,6 +15,7 @@
 
 #include <libvirt/virterror.h>
 #include <libxml/parser.h>
+#include <libxml/uri.h>
 #include <libxml/xpath.h>
 #include <linux/kvm.h>
 
@@ -99,8 +100,29 @@ static int open_error(const char *uri, struct err *e)
 	return lv_err(e, -EIO, "cannot connect to '%s': %s", uri, m);
 }
 
+int virt_uri_check_local(const char *uri, struct err *e)
+{
+	const char *transport;
+	xmlURIPtr u;
+	int r = 0;
+
+	if (!uri || !(u = xmlParseURI(uri)))
+		return 0;
+	transport = u->scheme ? strchr(u->scheme, '+') : NULL;
+	if (u->server && *u->server)
+		r = err_set(e, -EREMOTE, "libvirt URI '%s' names the host '%s': thpeval measures the host it runs on, "
+			    "so run it on that host (for many hosts, the playbook in contrib/ansible/)", uri, u->server);
+	else if (transport && strcasecmp(transport + 1, "unix"))
+		r = err_set(e, -EREMOTE, "libvirt URI '%s' uses the transport '%s', which may reach another host: "
+			    "thpeval measures the host it runs on, so connect locally (qemu:///system, qemu+unix:///...) "
+			    "on the host to measure (for many hosts, the playbook in contrib/ansible/)", uri, transport + 1);
+	xmlFreeURI(u);
+	return virt_oneline(e, r);
+}
+
 int virt_open(const char *uri, struct virt **out, struct err *e)
 {
+	char *resolved;
 	struct virt *v;
 
 	*out = NULL;
@@ -108,6 +130,8 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 		uri = VIRT_DEFAULT_URI;
 	if (!*uri)
 		return err_set(e, -EINVAL, "libvirt URI is empty: use e.g. '%s'", VIRT_DEFAULT_URI);
+	if (virt_uri_check_local(uri, e))
+		return e->code;
 	pthread_once(&libvirt_once, libvirt_init);
 	if (libvirt_init_rc < 0)
 		return lv_err(e, -EIO, "cannot initialise libvirt: %s", virt_lv_msg());
@@ -125,6 +149,15 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 		return r;
 	}
 	virConnSetErrorFunc(v->conn, NULL, quiet_error);
+	/* what libvirt made of it: an alias from libvirt.conf may name a remote host */
+	resolved = virConnectGetURI(v->conn);
+	if (resolved && strcmp(resolved, uri) && virt_uri_check_local(resolved, e)) {
+		err_wrap(e, "'%s' resolves to another host", uri);
+		free(resolved);
+		virt_close(v);
+		return e->code;
+	}
+	free(resolved);
 	/* a hung daemon must not hang us: without an answer to 3 probes 5 s apart
 	 * the connection is closed and the blocked call fails */
 	if (virConnectSetKeepAlive(v->conn, VIRT_KEEPALIVE_INTERVAL_S, VIRT_KEEPALIVE_COUNT) < 0)

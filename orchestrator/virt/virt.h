@@ -33,6 +33,18 @@ struct virt;
  * permission denied, and a bad URI.
  */
 int virt_open(const char *uri, struct virt **out, struct err *e);
+/*
+ * 0 when uri connects to this machine, else -EREMOTE with the reason: thpeval
+ * measures the host it runs on (THP knobs, /proc), so guests on another host
+ * would be measured with this host's settings and counters. Parsed with
+ * libxml2's xmlParseURI, the parser libvirt's virURIParse wraps. Refused: a
+ * host in the authority (qemu+ssh://x/system, qemu://h/system, localhost too)
+ * and every transport but none and unix (ssh, libssh, libssh2, tcp, tls reach
+ * other machines; ext runs a command). A string that does not parse is left
+ * to libvirt, which refuses it. virt_open checks this before connecting and
+ * again on the URI libvirt resolved (aliases, defaults).
+ */
+int virt_uri_check_local(const char *uri, struct err *e);
 void virt_close(struct virt *v);		/* NULL-tolerant */
 const char *virt_uri(const struct virt *v);
 /* for tests and diagnostics: the underlying connection */

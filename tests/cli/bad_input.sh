@@ -268,6 +268,14 @@ r 2 "accel: empty" --accel=
 r 2 "accel: and-list" --accel="$META5"
 r 2 "connect: empty" --connect=
 r 2 "connect: 5000 bytes" --connect="$LONG"
+# thpeval measures the host it runs on: a libvirt URI that reaches another host is refused
+r 2 "connect: remote host over ssh" --connect=qemu+ssh://x/system
+r 2 "connect: remote host over tcp" --connect=qemu+tcp://10.0.0.2/system
+r 2 "connect: remote host over tls" --connect=qemu+tls://lab-7.example.org/system
+r 2 "connect: remote host, no transport" --connect=qemu://host/system
+r 2 "connect: user, host and port" --connect=qemu+ssh://root@x:2222/system
+r 2 "connect: network transport without a host" --connect=qemu+tcp:///system
+r 2 "connect: remote host after a local one" --connect=qemu:///system --connect=qemu+ssh://x/system
 r 2 "out: empty" --out=
 r 2 "out: 5000 bytes" --out="$OUT/$LONG"
 r 2 "kernel: missing file" --kernel=/nonexistent/vmlinuz

@@ -181,6 +181,56 @@ static void test_open_errors(void **state)
 	free(dir);
 }
 
+/* libvirt URIs that reach another host are refused before any connection; local ones pass */
+static void test_uri_check_local(void **state)
+{
+	static const struct {
+		const char *uri;
+		int code;
+		const char *msg;	/* part of the message when refused */
+	} cases[] = {
+		{ "qemu:///system", 0, NULL },
+		{ "qemu:///session", 0, NULL },
+		{ "qemu+unix:///system?socket=/run/libvirt/libvirt-sock", 0, NULL },
+		{ "qemu+UNIX:///system", 0, NULL },
+		{ "test:///default", 0, NULL },
+		{ "qemu:///embed?root=/tmp/x", 0, NULL },
+		{ "$(touch /tmp/x)", 0, NULL },		/* not a URI: libvirt refuses it */
+		{ "qemu+ssh://x/system", -EREMOTE, "names the host 'x'" },
+		{ "qemu+ssh://root@lab-7.example.org:2222/system", -EREMOTE, "names the host 'lab-7.example.org'" },
+		{ "qemu+tcp://10.0.0.2/system", -EREMOTE, "names the host '10.0.0.2'" },
+		{ "qemu+tls://host.example/system?no_verify=1", -EREMOTE, "names the host 'host.example'" },
+		{ "qemu://host/system", -EREMOTE, "names the host 'host'" },
+		{ "qemu://localhost/system", -EREMOTE, "names the host 'localhost'" },
+		{ "qemu+libssh2://h/system", -EREMOTE, "names the host 'h'" },
+		{ "qemu+ssh:///system", -EREMOTE, "uses the transport 'ssh'" },
+		{ "qemu+tcp:///system", -EREMOTE, "uses the transport 'tcp'" },
+		{ "qemu+TLS:///system", -EREMOTE, "uses the transport 'TLS'" },
+		{ "qemu+ext:///system?command=/bin/x", -EREMOTE, "uses the transport 'ext'" },
+		{ "qemu+tcp://:16509/system", -EREMOTE, "uses the transport 'tcp'" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct err e = ERR_INIT;
+		struct virt *v = (struct virt *)&e;
+		int r = virt_uri_check_local(cases[i].uri, &e);
+
+		if (r != cases[i].code)
+			fail_msg("'%s': %d, want %d (%s)", cases[i].uri, r, cases[i].code, e.msg);
+		if (!cases[i].msg)
+			continue;
+		if (!strstr(e.msg, cases[i].msg) || !strstr(e.msg, "thpeval measures the host it runs on") ||
+		    !strstr(e.msg, "contrib/ansible/") || strchr(e.msg, '\n'))
+			fail_msg("'%s': message '%s'", cases[i].uri, e.msg);
+		/* virt_open refuses it the same way, before connecting */
+		err_clear(&e);
+		assert_int_equal(virt_open(cases[i].uri, &v, &e), -EREMOTE);
+		assert_null(v);
+		assert_non_null(strstr(e.msg, cases[i].msg));
+	}
+}
+
 static void test_open_permission(void **state)
 {
 	char *dir, uri[400];
@@ -947,6 +997,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_test_driver),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_uri_check_local),
 		cmocka_unit_test(test_open_permission),
 		cmocka_unit_test(test_cpuinfo_flags),
 		cmocka_unit_test(test_caps_offer_kvm),
