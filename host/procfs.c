@@ -522,6 +522,7 @@ int host_info_read(const char *proc_root, struct host_info *out, struct err *e)
 		saved = errno;
 		return err_set(e, -saved, "uname failed: %s", strerror(saved));
 	}
+	snprintf(out->name, sizeof(out->name), "%s", u.nodename);
 	snprintf(out->kernel, sizeof(out->kernel), "%s", u.release);
 	r = read_cpuinfo(proc_root, out, e);
 	if (r)

@@ -53,6 +53,7 @@ int vmstat_read(const char *proc_root, struct vmstat *out, struct err *e);
 int vmstat_get(const struct vmstat *v, const char *name, uint64_t *out);
 
 struct host_info {
+	char name[65];		/* uname(2) nodename: the host in a history of many */
 	char kernel[128];	/* uname(2) release */
 	char cpu_model[128];	/* first "model name" of cpuinfo, "unknown" without one */
 	unsigned cpus;		/* "processor" entries of cpuinfo */

@@ -642,6 +642,7 @@ static int l_thp(const struct jt_ctx *c, json_object *v, const char *at, void *b
 
 #define RS(k, kind, m, ...) JT_F(k, kind, struct results, m, __VA_ARGS__)
 static const struct jt_field host_fields[] = {
+	{ RS("name", JT_STR, host.name, JT_OPT) },	/* the host in a history of many; older files: "" */
 	{ RS("kernel", JT_STR, host.kernel, 0) },
 	{ RS("cpu_model", JT_STR, host.cpu_model, 0) },
 	{ RS("cpus", JT_INT, host.cpus, 0) },

@@ -494,6 +494,7 @@ static void test_host_info(void **state)
 	assert_int_equal(host_info_read(f->dir, &hi, &e), 0);
 	assert_int_equal(uname(&u), 0);
 	assert_string_equal(hi.kernel, u.release);
+	assert_string_equal(hi.name, u.nodename);	/* the host's key in a shared history */
 	assert_string_equal(hi.cpu_model, "AMD EPYC 9654 96-Core Processor");
 	assert_int_equal(hi.cpus, 2);
 	assert_int_equal(hi.mem_total_kb, 16384256);

@@ -243,6 +243,7 @@ static struct results *full_model(void)
 	SET(r->image_id, "0123456789abcdef");
 	SET(r->kvm_stats_note, "pages_4k/2m/1g per repetition");
 	SET(r->pmu_note, "not available: no PMU in this VM");
+	SET(r->host.name, "lab-host-1");
 	SET(r->host.kernel, "6.1.0-host");
 	SET(r->host.cpu_model, "Some CPU @ 2.0GHz");
 	r->host.cpus = 16;

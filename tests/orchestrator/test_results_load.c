@@ -139,9 +139,13 @@ static void test_round_trip(void **state)
 	fixture_path(src, sizeof(src));
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
-	if (results_load(src, r1, &e) || results_write_json(r1, a, &e) || results_load(a, r2, &e) ||
-	    results_write_json(r2, b, &e))
+	if (results_load(src, r1, &e))
 		fail_msg("%s", e.msg);
+	assert_string_equal(r1->host.name, "");	/* the fixture predates host.name */
+	snprintf(r1->host.name, sizeof(r1->host.name), "lab-7");
+	if (results_write_json(r1, a, &e) || results_load(a, r2, &e) || results_write_json(r2, b, &e))
+		fail_msg("%s", e.msg);
+	assert_string_equal(r2->host.name, "lab-7");
 	ta = slurp(a, &la);
 	tb = slurp(b, &lb);
 	assert_non_null(ta);
