@@ -33,7 +33,7 @@ ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
 
-PKGS := libvirt libguestfs json-c sqlite3 libxml-2.0 liblzma
+PKGS := libvirt libguestfs json-c sqlite3 libpq libxml-2.0 liblzma
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS = $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)

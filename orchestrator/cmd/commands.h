@@ -75,7 +75,7 @@ int cmd_report(int argc, char **argv);
 extern const struct command compare_cmd;
 int cmd_compare(int argc, char **argv);
 
-/* thpeval history [--db=PATH] [--workload=W] [--last=N] */
+/* thpeval history [--db=PATH|URI] [--host=NAME] [--workload=W] [--last=N] | --import [--gate-failed] FILE|DIR... */
 extern const struct command history_cmd;
 int cmd_history(int argc, char **argv);
 

@@ -1,4 +1,4 @@
-/* thpeval history: the trend of the headline metrics over recorded runs */
+/* thpeval history: the trend of the headline metrics over recorded runs; --import of fetched results */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -8,31 +8,44 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/report/histdb.h"
 #include "orchestrator/report/history.h"
 #include "orchestrator/model/results.h"
 
-enum history_opt { HIO_DB, HIO_WORKLOAD, HIO_LAST };
+enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED };
 
 static const struct opt history_opts[] = {
-	{ "db", "PATH", HISTORY_DEFAULT_DB, "the history database (SQLite)", HIO_DB },
+	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
+	  "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq; the password from ~/.pgpass or PGPASSWORD)", HIO_DB },
+	{ "host", "NAME", NULL, "only runs of this host (default: every host); with --import, the host name to "
+	  "record the runs under (default: the name in each results.json)", HIO_HOST },
 	{ "workload", "W", "all", "only cells of this workload", HIO_WORKLOAD },
 	{ "last", "N", "10", "the newest N runs (1-10000)", HIO_LAST },
+	{ "import", NULL, NULL, "record the runs of the results.json files given (a directory: every results.json "
+	  "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT },
+	{ "gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
+	  "exited 1), so none of them becomes a baseline", HIO_GATE_FAILED },
 };
 
 const struct command history_cmd = {
 	.name = "history",
-	.args = NULL,
+	.args = "[--import FILE|DIR...]",
 	.summary = "Show the trend of the headline metrics (fault ns/4K, access ns, host and guest\n"
-		   "huge-page coverage) per cell over the recorded runs, oldest first.",
-	.details = "Runs are recorded by nightly 'thpeval run' invocations; each row says whether\n"
-		   "that run passed its regression gate (gate) and whether the cell was valid.",
+		   "huge-page coverage) per cell over the recorded runs, oldest first; or, with\n"
+		   "--import, record runs fetched from other hosts.",
+	.details = "Runs are recorded by nightly 'thpeval run' invocations (--db) or imported from\n"
+		   "their results.json; each row names the host and says whether that run passed\n"
+		   "its regression gate (gate) and whether the cell was valid. Hosts are keyed by\n"
+		   "name (results.json host.name, or --host at import), CPU model and kernel.",
 	CLI_OPTS(history_opts),
 };
 
 struct history_args {
 	char db[PATH_MAX];
+	char host[65];
 	char workload[RES_NAME_MAX];
 	unsigned last;
+	bool last_set, import, gate_failed;
 };
 
 static int history_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -41,10 +54,30 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 	uint64_t v;
 
 	switch ((enum history_opt)id) {
-	case HIO_DB:
-		if (strlen(arg) >= sizeof(a->db))
-			return err_set(e, -ENAMETOOLONG, "path too long");
-		strcpy(a->db, arg);
+	case HIO_DB: {
+		struct histdb_target t;
+
+		if (histdb_target_parse(arg, &t, e))
+			return e->code;
+		snprintf(a->db, sizeof(a->db), "%s", arg);
+		return 0;
+	}
+	case HIO_HOST: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if ((unsigned char)arg[i] < 0x20 || arg[i] == 0x7f)
+				break;
+		if (!n || n >= sizeof(a->host) || i < n)
+			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 printable characters)", arg);
+		strcpy(a->host, arg);
+		return 0;
+	}
+	case HIO_IMPORT:
+		a->import = true;
+		return 0;
+	case HIO_GATE_FAILED:
+		a->gate_failed = true;
 		return 0;
 	case HIO_WORKLOAD:
 		if (strlen(arg) >= sizeof(a->workload))
@@ -55,6 +88,7 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (parse_u64_range(arg, 1, 10000, &v))
 			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
 		a->last = (unsigned)v;
+		a->last_set = true;
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
@@ -63,7 +97,7 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 int cmd_history(int argc, char **argv_in)
 {
 	char **argv = malloc(((size_t)argc + 1) * sizeof(*argv));
-	struct history_args a = { HISTORY_DEFAULT_DB, "", HISTORY_DEFAULT_LAST };
+	struct history_args a = { .db = HISTORY_DEFAULT_DB, .last = HISTORY_DEFAULT_LAST };
 	struct history_query q;
 	struct err e = ERR_INIT;
 	bool help;
@@ -78,6 +112,24 @@ int cmd_history(int argc, char **argv_in)
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
+	} else if (a.import) {
+		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed };
+
+		if (first >= argc) {
+			cmd_error("history: --import needs the results.json files or directories to import");
+			rc = CMD_USAGE;
+		} else if (a.workload[0] || a.last_set) {
+			cmd_error("history: --workload and --last choose what the trend shows: not with --import");
+			rc = CMD_USAGE;
+		} else if (history_import(a.db, argv + first, (size_t)(argc - first), &io, stdout, &e) ||
+			   fflush(stdout)) {
+			if (!err_isset(&e))
+				err_set(&e, -EIO, "cannot write to stdout");
+			rc = cmd_fail(&e, CMD_ERROR);
+		}
+	} else if (a.gate_failed) {
+		cmd_error("history: --gate-failed says how imported runs fared: only with --import");
+		rc = CMD_USAGE;
 	} else if (first < argc) {
 		cmd_error("history: unexpected argument '%s'; see 'thpeval history --help'",
 			argv[first]);
@@ -85,6 +137,7 @@ int cmd_history(int argc, char **argv_in)
 	} else {
 		q.workload = a.workload[0] ? a.workload : NULL;
 		q.last = a.last;
+		q.host = a.host[0] ? a.host : NULL;
 		if (history_print_trend(a.db, &q, stdout, &e) || fflush(stdout)) {
 			if (!err_isset(&e))
 				err_set(&e, -EIO, "cannot write to stdout");

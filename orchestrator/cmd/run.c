@@ -22,6 +22,7 @@
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
+#include "orchestrator/report/histdb.h"
 #include "orchestrator/report/history.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/text.h"
@@ -87,7 +88,7 @@ static const struct opt run_opts[] = {
 	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
 	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
 	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
-	{ "db", "PATH", "/var/lib/thpeval/history.db", "history database every finished run is appended to; 'none' for no history", RO_DB },
+	{ "db", "PATH|URI", "/var/lib/thpeval/history.db", "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history", RO_DB },
 	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
 };
 
@@ -387,6 +388,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			c->db[0] = '\0';
 			return 0;
 		}
+		if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
+			return e->code;
 		return set_path(c->db, sizeof(c->db), arg, "database", e);
 	case RO_BASELINE:
 		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);

@@ -1,10 +1,11 @@
 /*
- * history: the run history in SQLite (sqlite3 C API, prepared statements only):
- * one row per run (its identity, whether it passed its gate, its results.json
- * text) and one per cell x metric (n, mean, sd, 95% CI). Owns the schema
- * (PRAGMA user_version, migrations), file modes (db 0600, new dirs 0700) and
- * lock handling (busy timeout). Never prints except to the FILE* it is given;
- * never exits.
+ * history: the run history, in SQLite (a file) or PostgreSQL (a postgresql://
+ * URI) through histdb.h: one row per run (its host, its identity, whether it
+ * passed its gate, its results.json text) and one per cell x metric (n, mean,
+ * sd, 95% CI). Owns the one schema both backends share and its versioned
+ * migrations (the schema_version table), the run key that makes recording a
+ * run twice a no-op, and the import of fetched results.json files. Never
+ * prints except to the FILE* it is given; never exits.
  */
 #ifndef THPEVAL_ORCH_HISTORY_H
 #define THPEVAL_ORCH_HISTORY_H
@@ -17,12 +18,26 @@
 #include "orchestrator/model/results.h"
 
 #define HISTORY_DEFAULT_DB "/var/lib/thpeval/history.db"
-#define HISTORY_SCHEMA_VERSION 1
-#define HISTORY_BUSY_MS 5000
+#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_BUSY_MS 5000		/* = HISTDB_RETRY_MS */
 #define HISTORY_DEFAULT_LAST 10
 
 /*
- * Which earlier run is a fair baseline. Both require the same CPU model,
+ * The schema, step by step: history_migrations[k] takes a database from
+ * version k to k + 1, in each backend's dialect (the same text where they
+ * agree). Append, never edit a shipped step. Applied in one transaction per
+ * upgrade, each step recorded in the schema_version table.
+ */
+struct history_migration {
+	unsigned version;		/* the version the step makes */
+	const char *sqlite;
+	const char *postgres;
+};
+extern const struct history_migration history_migrations[HISTORY_SCHEMA_VERSION];
+
+/*
+ * Which earlier run is a fair baseline. Both require the same host (name;
+ * runs recorded before thpeval kept names match any), CPU model,
  * accelerator and settings (every run_settings field but the seed: the THP
  * lists, workloads, reps, sizes, ...), status "complete" and a passed gate.
  *   SAME_SETUP  the software may differ (host kernel, QEMU, libvirt, thpeval,
@@ -41,15 +56,39 @@ struct history_run_ref {
 struct history_query {
 	const char *workload;	/* NULL: all */
 	unsigned last;		/* runs, newest first; 0: HISTORY_DEFAULT_LAST */
+	const char *host;	/* NULL: every host */
 };
 
 /*
- * Record a finished run. Creates the database (and missing parent
- * directories) when absent; -EBUSY when another process holds it locked past
- * the busy timeout; -EINVAL when the file is not a thpeval history database.
- * Nothing is written unless the whole run is (one transaction).
+ * Record a finished run. db: an SQLite path or a postgresql:// URI
+ * (histdb_target_parse). Creates the database (SQLite: the file and missing
+ * parent directories) or its tables when absent, and migrates an older
+ * schema; -EBUSY when another process holds it locked past the busy timeout;
+ * -EINVAL when it is not a thpeval history database; -ECONNREFUSED when the
+ * server is down or refuses. Nothing is written unless the whole run is (one
+ * transaction, retried on conflicts). A run already recorded (same run key)
+ * is left as it is.
  */
 int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e);
+
+/* a run's identity across databases and imports: host name, CPU model, kernel, start time */
+void history_run_key(const struct results *r, char *buf, size_t len);
+
+struct history_import_opts {
+	const char *host;	/* record under this host name; NULL: each file's host.name */
+	bool gate_passed;	/* what the runs' regression gate said; a failed one is never a baseline */
+};
+
+/*
+ * Record the runs of results.json files: each path a file, or a directory
+ * searched for files named results.json (sorted, so the order is stable).
+ * One transaction per run; a run already recorded is skipped, so importing
+ * again is safe. One line per run to out ("imported run N ..." or "already
+ * recorded as run N ..."). Stops at the first file that cannot be read or
+ * recorded (the ones before it stay recorded).
+ */
+int history_import(const char *db, char *const *paths, size_t npaths, const struct history_import_opts *o,
+		   FILE *out, struct err *e);
 
 /*
  * The newest run matching current (see enum history_match) that passed its
@@ -60,7 +99,7 @@ int history_baseline_last(const char *db, const struct results *current, enum hi
 			  struct history_run_ref *ref, struct results *out, struct err *e);
 
 /*
- * The trend table: per cell, the headline metrics (fault_ns_per_4k,
+ * The trend table (of q->host's runs, or every host's): per cell, the headline metrics (fault_ns_per_4k,
  * access_ns, host/guest huge %) of the last runs, oldest first. Rendered
  * in memory and written to out only when complete.
  */
