@@ -1007,6 +1007,8 @@ static void test_sqlite_old_read_only(void **state)
 
 int main(void)
 {
+	/* a cmocka pattern: tests/cli/history_db.sh runs the postgresql/ cases on the server it started */
+	const char *filter = getenv("THPEVAL_TEST_FILTER");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migration_table),
 		BOTH(test_append),
@@ -1025,5 +1027,7 @@ int main(void)
 		SQLITE(test_sqlite_old_read_only),
 	};
 
+	if (filter && *filter)
+		cmocka_set_test_filter(filter);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
