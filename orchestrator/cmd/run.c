@@ -544,7 +544,8 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	struct report_input in = { res, NULL, NULL, NULL };
 	struct err e = ERR_INIT;
 	char base_name[PATH_MAX + 64] = "";
-	bool gated = false, passed = true;
+	struct err db_err = ERR_INIT;
+	bool gated = false, passed = true, db_down = false;
 	int rc = CMD_OK;
 
 	memset(&cmp, 0, sizeof(cmp));
@@ -561,11 +562,19 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 				cmd_error("--baseline=last needs a history database: drop --db=none");
 				rc = CMD_ERROR;
 			} else if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
+				char shown[PATH_MAX];
+
+				histdb_redact(cfg->db, shown, sizeof(shown));
 				fprintf(stderr, "thpeval: no earlier run of this setup passed its gate in '%s': this run becomes the baseline\n",
-					cfg->db);
+					shown);
 				err_clear(&e);
 			} else if (err_isset(&e)) {
-				rc = cmd_fail(&e, CMD_ERROR);
+				/* a database that is down is said once, below, where the run is not recorded */
+				db_down = e.code == -ECONNREFUSED;
+				if (db_down)
+					db_err = e;
+				else
+					rc = cmd_fail(&e, CMD_ERROR);
 			} else {
 				gated = true;
 				snprintf(base_name, sizeof(base_name), "%s", ref.desc);
@@ -610,8 +619,12 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	}
 	if (cfg->db[0]) {
 		err_clear(&e);
-		if (history_append(cfg->db, res, passed, &e))
-			rc = cmd_fail(&e, CMD_ERROR);
+		if (db_down || history_append(cfg->db, res, passed, &e)) {
+			/* results.json is written: the run can be recorded later */
+			cmd_error("%s (the run is kept in %s/results.json: 'thpeval history --import' records it later)",
+				  db_down ? db_err.msg : e.msg, cfg->out_dir);
+			rc = CMD_ERROR;
+		}
 	}
 	if (gated && !passed) {
 		fprintf(stderr, "thpeval: regression gate failed: %zu regression(s), %zu gated metric(s) failing "
