@@ -546,6 +546,7 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		struct append_ctx ctx;
 
 		if (results_load(l.v[i], r, e)) {
+			results_release(r);
 			rc = e->code;
 			break;
 		}
