@@ -142,7 +142,7 @@ struct histdb {
 struct histdb_rows {
 	struct histdb *h;
 	void *st;			/* sqlite3_stmt * or PGresult * */
-	int row, nrows;			/* PostgreSQL: the current row of the result, and how many */
+	int row, nrows;			/* the current row (-1 before the first); PostgreSQL: how many */
 	bool done;
 };
 
