@@ -1,6 +1,7 @@
 /* thpeval report: regenerate reports from a stored results.json */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,11 +9,16 @@
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
+#include "orchestrator/report/fleet.h"
+#include "orchestrator/report/histdb.h"
+#include "orchestrator/report/history.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/model/results_load.h"
 
-enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD, RPO_GATE };
+enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD, RPO_GATE, RPO_FLEET, RPO_DB, RPO_HOST, RPO_LAST };
+
+#define REPORT_MAX_HOSTS 64
 
 static const struct opt report_opts[] = {
 	{ "format", "LIST", "text", "comma-separated formats: " REPORT_FORMATS_HELP
@@ -25,16 +31,24 @@ static const struct opt report_opts[] = {
 	  " (with --baseline)", RPO_THRESHOLD },
 	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary"
 	  " ones or every metric with a direction ('thpeval help compare')", RPO_GATE },
+	{ "fleet", NULL, NULL, "instead of one run: " FLEET_FILE " from the run history (--db), every host's"
+	  " latest split and the trend of its headline effects", RPO_FLEET },
+	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "with --fleet: the history database (SQLite file or"
+	  " postgresql://...), as 'thpeval history' takes it", RPO_DB },
+	{ "host", "NAME", NULL, "with --fleet: only this host (repeat for more; default: every host)", RPO_HOST },
+	{ "last", "N", "10", "with --fleet: the newest N runs of each host in its trend (1-10000)", RPO_LAST },
 };
 
 const struct command report_cmd = {
 	.name = "report",
-	.args = "DIR|results.json",
+	.args = "DIR|results.json | --fleet",
 	.summary = "Render the results of a finished run again, without rerunning it: the text table,\n"
 		   "JSON, CSV (one row per sample), a self-contained HTML report with charts, or JUnit XML.",
 	.details = "DIR is a run's output directory (its results.json is read). Without --out the\n"
 		   "single format given is written to stdout.\n"
-		   "Example: thpeval report results --format=html,junit,csv --out=results",
+		   "Example: thpeval report results --format=html,junit,csv --out=results\n"
+		   "With --fleet the page is " FLEET_FILE " (to --out DIR, else stdout), drawn from the\n"
+		   "run history: thpeval report --fleet --db=/var/lib/thpeval/history.db --out=DIR",
 	CLI_OPTS(report_opts),
 };
 
@@ -43,6 +57,10 @@ struct report_args {
 	char out[PATH_MAX];
 	char baseline[PATH_MAX];
 	struct compare_opts cmp;
+	bool fleet;
+	char db[PATH_MAX];
+	const char *hosts[REPORT_MAX_HOSTS];
+	struct fleet_opts fo;
 };
 
 static int report_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -68,14 +86,60 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case RPO_GATE:
 		return cmp_gate_parse(arg, &a->cmp.gate, e);
+	case RPO_FLEET:
+		a->fleet = true;
+		return 0;
+	case RPO_DB: {
+		struct histdb_target t;
+
+		if (histdb_target_parse(arg, &t, e))
+			return e->code;
+		snprintf(a->db, sizeof(a->db), "%s", arg);
+		return 0;
+	}
+	case RPO_HOST:
+		if (!*arg || strlen(arg) > 64)
+			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 characters)", arg);
+		if (a->fo.nhosts == REPORT_MAX_HOSTS)
+			return err_set(e, -E2BIG, "more than %d --host options", REPORT_MAX_HOSTS);
+		a->hosts[a->fo.nhosts++] = arg;
+		return 0;
+	case RPO_LAST: {
+		uint64_t v;
+
+		if (parse_u64_range(arg, 1, 10000, &v))
+			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
+		a->fo.last = (unsigned)v;
+		return 0;
+	}
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+static int report_fleet(struct report_args *a, int npos)
+{
+	struct err e = ERR_INIT;
+
+	if (npos) {
+		cmd_error("report: --fleet takes no run directory; see 'thpeval report --help'");
+		return CMD_USAGE;
+	}
+	a->fo.hosts = a->hosts;
+	if (a->out[0] ? fleet_write(a->db, &a->fo, a->out, &e) : fleet_html(a->db, &a->fo, stdout, &e) || fflush(stdout)) {
+		if (!err_isset(&e))
+			err_set(&e, -EIO, "cannot write to stdout");
+		return cmd_fail(&e, CMD_ERROR);
+	}
+	if (a->out[0])
+		fprintf(stderr, "thpeval: wrote %s/%s\n", a->out, FLEET_FILE);
+	return CMD_OK;
 }
 
 int cmd_report(int argc, char **argv_in)
 {
 	char **argv = malloc(((size_t)argc + 1) * sizeof(*argv));
-	struct report_args a = { REPORT_BIT(REPORT_TEXT), "", "", { COMPARE_DEFAULT_THRESHOLD_PCT, GATE_PRIMARY } };
+	struct report_args a = { REPORT_BIT(REPORT_TEXT), "", "", { COMPARE_DEFAULT_THRESHOLD_PCT, GATE_PRIMARY },
+				 .db = HISTORY_DEFAULT_DB };
 	struct results *res = malloc(sizeof(*res)), *base = malloc(sizeof(*base));
 	struct report_input in = { 0 };
 	struct comparison cmp = { 0 };
@@ -99,6 +163,10 @@ int cmd_report(int argc, char **argv_in)
 	}
 	if (help) {
 		cli_help(&report_cmd, stdout);
+		goto out;
+	}
+	if (a.fleet) {
+		rc = report_fleet(&a, argc - first);
 		goto out;
 	}
 	if (argc - first != 1) {

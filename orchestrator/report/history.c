@@ -855,3 +855,111 @@ int history_print_trend(const char *db, const struct history_query *q, FILE *out
 	free(buf);
 	return r;
 }
+
+/* ---- hosts (the fleet page) ---------------------------------------------------------- */
+
+void history_hosts_free(struct history_host *h, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; h && i < n; i++) {
+		for (j = 0; j < h[i].n; j++)
+			free(h[i].runs[j].results_json);
+		free(h[i].runs);
+	}
+	free(h);
+}
+
+static int cmp_host(const void *a, const void *b)
+{
+	return strcmp(((const struct history_host *)a)->name, ((const struct history_host *)b)->name);
+}
+
+static int host_add(struct history_host **v, size_t *n, const char *name, struct err *e)
+{
+	struct history_host *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return err_set(e, -ENOMEM, "out of memory");
+	*v = nv;
+	memset(&nv[*n], 0, sizeof(nv[*n]));
+	snprintf(nv[*n].name, sizeof(nv[*n].name), "%s", name);
+	(*n)++;
+	return 0;
+}
+
+static int host_runs_load(struct histdb *h, struct history_host *host, unsigned last, struct err *e)
+{
+	static const char sql[] =
+		"SELECT id, started_unix, cpu_model, host_kernel, status, gate_passed, results_json FROM runs"
+		" WHERE host_name = ?1 ORDER BY started_unix DESC, id DESC LIMIT ?2";
+	struct histdb_val p[] = { HV_TEXT(host->name), HV_INT(last) };
+	struct histdb_rows *rows = NULL;
+	int rc;
+
+	if (histdb_query_int(h, "SELECT count(*) FROM runs WHERE host_name = ?1", p, 1, &host->nruns, "read", e))
+		return e->code;
+	if (!host->nruns)
+		return 0;
+	host->runs = calloc(last, sizeof(*host->runs));
+	if (!host->runs)
+		return err_set(e, -ENOMEM, "out of memory");
+	if (histdb_query(h, sql, p, ARRAY_SIZE(p), &rows, "read", e))
+		return e->code;
+	while (host->n < last && (rc = histdb_next(rows, e)) == 1) {
+		struct history_run_row *r = &host->runs[host->n];
+
+		r->id = histdb_int(rows, 0);
+		r->started = (time_t)histdb_int(rows, 1);
+		snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", histdb_text(rows, 2));
+		snprintf(r->kernel, sizeof(r->kernel), "%s", histdb_text(rows, 3));
+		snprintf(r->status, sizeof(r->status), "%s", histdb_text(rows, 4));
+		r->gate_passed = histdb_int(rows, 5) != 0;
+		if (!(r->results_json = strdup(histdb_text(rows, 6)))) {
+			err_set(e, -ENOMEM, "out of memory");
+			break;
+		}
+		host->n++;
+	}
+	histdb_rows_free(rows);
+	return err_isset(e) ? e->code : 0;
+}
+
+int history_hosts_load(const char *db, const char *const *names, size_t nnames, unsigned last,
+		       struct history_host **out, size_t *nout, struct err *e)
+{
+	struct histdb_rows *rows = NULL;
+	struct history_host *v = NULL;
+	struct histdb *h = NULL;
+	size_t n = 0, i;
+	bool empty = false;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!last)
+		last = HISTORY_DEFAULT_LAST;
+	if (hopen(db, false, &h, &empty, e))
+		return e->code;
+	for (i = 0; i < nnames && !rc; i++)
+		rc = host_add(&v, &n, names[i], e);
+	if (!rc && !nnames && !empty) {
+		if (histdb_query(h, "SELECT DISTINCT host_name FROM runs ORDER BY host_name", NULL, 0, &rows, "read", e))
+			rc = e->code;
+		while (!rc && (rc = histdb_next(rows, e)) == 1)
+			rc = host_add(&v, &n, histdb_text(rows, 0), e);
+		histdb_rows_free(rows);
+		if (!rc)	/* by strcmp, so that both backends list hosts alike */
+			qsort(v, n, sizeof(*v), cmp_host);
+	}
+	for (i = 0; i < n && !rc && !empty; i++)
+		rc = host_runs_load(h, &v[i], last, e);
+	histdb_close(h);
+	if (rc) {
+		history_hosts_free(v, n);
+		return rc;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}

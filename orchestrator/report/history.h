@@ -105,6 +105,33 @@ int history_baseline_last(const char *db, const struct results *current, enum hi
  */
 int history_print_trend(const char *db, const struct history_query *q, FILE *out, struct err *e);
 
+/* one recorded run as the fleet page reads it (its results.json text kept to recompute the split) */
+struct history_run_row {
+	long long id;
+	time_t started;
+	char cpu_model[128], kernel[128], status[32];
+	bool gate_passed;
+	char *results_json;	/* owned */
+};
+
+/* a host of the history: its name ('' for runs recorded before names), all its runs, the newest few */
+struct history_host {
+	char name[65];
+	long long nruns;
+	size_t n;
+	struct history_run_row *runs;	/* newest first, at most the last asked for */
+};
+
+/*
+ * Every host of the history (or those named, in that order, one with no run
+ * included with nruns 0), sorted by name, each with its newest last runs.
+ * An empty or new database gives no hosts (or the named ones, without
+ * runs). Free with history_hosts_free().
+ */
+int history_hosts_load(const char *db, const char *const *names, size_t nnames, unsigned last,
+		       struct history_host **out, size_t *nout, struct err *e);
+void history_hosts_free(struct history_host *h, size_t n);
+
 /* the settings part of the identity: every run_settings field but the seed */
 void history_settings_key(const struct run_settings *s, char *buf, size_t len);
 

@@ -23,7 +23,7 @@ static size_t count_invalid(const struct results *r)
 	return n;
 }
 
-static const char html_css[] =
+const char html_css[] =
 	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;margin:0;background:#f6f7f9}"
 	"main{max-width:1100px;margin:0 auto;padding:18px 28px 40px;background:#fff}"
 	"h1{font-size:24px;margin:6px 0 2px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #dde2e8;padding-bottom:4px}"

@@ -19,6 +19,14 @@ struct html_metric {
 #define HTML_NMAIN_METRICS 2
 extern const struct html_metric html_main_metrics[HTML_NMAIN_METRICS];
 
+/* the page's inline style sheet (the report's and the fleet page's) */
+extern const char html_css[];
+/* a round axis step (1, 2, 2.5 or 5 x 10^k) at least range */
+double html_nice_step(double range);
+struct effect;
+/* "+12.3% [+4.0, +20.1]", "(no measurable effect)" when not significant, "not available" */
+void html_fmt_effect(char *buf, size_t len, const struct effect *e);
+
 /* <td class="num">s</td> */
 void html_td_num(FILE *o, const char *s);
 

@@ -25,7 +25,7 @@ static int cell_colour(const struct cell *c)
 	return (strcmp(c->host_thp, "never") ? 2 : 0) + (strcmp(c->guest_thp, "never") ? 1 : 0);
 }
 
-static double nice_step(double range)
+double html_nice_step(double range)
 {
 	double mag = pow(10, floor(log10(range))), f = range / mag;
 
@@ -64,7 +64,7 @@ static void axis_fit(struct axis *a, double maxv)
 {
 	if (!isfinite(maxv) || maxv <= 0)
 		maxv = 1;
-	a->step = nice_step(maxv / 5);
+	a->step = html_nice_step(maxv / 5);
 	a->max = ceil(maxv / a->step - 1e-9) * a->step;
 }
 
@@ -281,7 +281,7 @@ static bool same_group(const struct effect *a, const struct effect *b)
 	       !strcmp(a->guest_thp, b->guest_thp);
 }
 
-static void fmt_effect(char *buf, size_t len, const struct effect *e)
+void html_fmt_effect(char *buf, size_t len, const struct effect *e)
 {
 	if (!e->available)
 		snprintf(buf, len, "not available");
@@ -308,7 +308,7 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 	}
 	if (!(maxv > 0))
 		maxv = 1;
-	step = nice_step(maxv / 2);
+	step = html_nice_step(maxv / 2);
 	maxv = ceil(maxv / step - 1e-9) * step;
 	fputs("<h3>", o);
 	html_escf(o, "%s: host THP %s, guest THP %s, each against never", fx[0].workload, fx[0].host_thp, fx[0].guest_thp);
@@ -356,7 +356,7 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 		fprintf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\"><title>",
 			!e->significant ? "fx-ns" : e->estimate_pct >= 0 ? "fx-pos" : "fx-neg",
 			cx + e->estimate_pct / maxv * half, ym);
-		fmt_effect(t, sizeof(t), e);
+		html_fmt_effect(t, sizeof(t), e);
 		html_esc(o, t);
 		if (e->note[0]) {
 			fputs(": ", o);
@@ -382,7 +382,7 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 		fputs("</td><td><code>", o);
 		html_esc(o, e->metric);
 		fputs("</code></td>", o);
-		fmt_effect(t, sizeof(t), e);
+		html_fmt_effect(t, sizeof(t), e);
 		html_td_num(o, t);
 		if (e->available && isfinite(e->share_pct))
 			snprintf(t, sizeof(t), "%.0f%%", e->share_pct);
