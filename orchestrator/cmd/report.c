@@ -58,6 +58,7 @@ struct report_args {
 	char baseline[PATH_MAX];
 	struct compare_opts cmp;
 	bool fleet;
+	unsigned given;		/* 1 << each option seen */
 	char db[PATH_MAX];
 	const char *hosts[REPORT_MAX_HOSTS];
 	struct fleet_opts fo;
@@ -67,6 +68,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct report_args *a = ctx;
 
+	a->given |= 1u << id;
 	switch ((enum report_opt)id) {
 	case RPO_FORMAT:
 		return report_formats_parse(arg, &a->formats, e);
@@ -124,6 +126,10 @@ static int report_fleet(struct report_args *a, int npos)
 		cmd_error("report: --fleet takes no run directory; see 'thpeval report --help'");
 		return CMD_USAGE;
 	}
+	if (a->given & (1u << RPO_FORMAT | 1u << RPO_BASELINE | 1u << RPO_THRESHOLD | 1u << RPO_GATE)) {
+		cmd_error("report: --fleet writes one HTML page: drop --format, --baseline, --threshold and --gate");
+		return CMD_USAGE;
+	}
 	a->fo.hosts = a->hosts;
 	if (a->out[0] ? fleet_write(a->db, &a->fo, a->out, &e) : fleet_html(a->db, &a->fo, stdout, &e) || fflush(stdout)) {
 		if (!err_isset(&e))
@@ -167,6 +173,11 @@ int cmd_report(int argc, char **argv_in)
 	}
 	if (a.fleet) {
 		rc = report_fleet(&a, argc - first);
+		goto out;
+	}
+	if (a.given & (1u << RPO_DB | 1u << RPO_HOST | 1u << RPO_LAST)) {
+		cmd_error("report: --db, --host and --last go with --fleet; see 'thpeval report --help'");
+		rc = CMD_USAGE;
 		goto out;
 	}
 	if (argc - first != 1) {

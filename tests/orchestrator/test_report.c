@@ -727,6 +727,21 @@ static void test_cmd_report(void **state)
 		assert_int_equal(run_report(fmt, 2, NULL), 2);
 		assert_int_equal(run_report(multi, 2, NULL), 2);
 		assert_int_equal(run_report(thr, 2, NULL), 2);
+		{	/* --fleet with one run's options, and --fleet's options without it */
+			const char *ff[] = { "--fleet", "--format=csv" };
+			const char *fb[] = { "--fleet", "--baseline", fixture };
+			const char *fr[] = { "--fleet", fixture };
+			const char *db[] = { fixture, "--db=/tmp/x.db" };
+			const char *host[] = { fixture, "--host=lab-a" };
+			const char *last[] = { fixture, "--last=3" };
+
+			assert_int_equal(run_report(ff, 2, NULL), 2);
+			assert_int_equal(run_report(fb, 3, NULL), 2);
+			assert_int_equal(run_report(fr, 2, NULL), 2);
+			assert_int_equal(run_report(db, 2, NULL), 2);
+			assert_int_equal(run_report(host, 2, NULL), 2);
+			assert_int_equal(run_report(last, 2, NULL), 2);
+		}
 	}
 	{	/* errors: 1, and no report file appears */
 		const char *missing[] = { "/nonexistent/results.json", "--out", out, "--format=html" };
