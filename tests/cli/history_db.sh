@@ -241,11 +241,12 @@ done
 cmocka() {
 	_filter=$1
 	shift
-	env "$@" THPEVAL_TEST_FILTER="$_filter" "$UNIT" >"$WORK/unit.out" 2>&1
+	env "$@" THPEVAL_TEST_FILTER="$_filter" "${CMOCKA_BIN:-$UNIT}" >"$WORK/unit.out" 2>&1
 	_rc=$?
-	_p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$WORK/unit.out")
-	_f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$WORK/unit.out")
-	_s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$WORK/unit.out")
+	# a binary may run more than one group: each prints its own tally
+	_p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$WORK/unit.out" | awk '{n += $1} END {if (NR) print n}')
+	_f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$WORK/unit.out" | awk '{n += $1} END {if (NR) print n}')
+	_s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$WORK/unit.out" | awk '{n += $1} END {if (NR) print n}')
 	PASS=$((PASS + ${_p:-0}))
 	FAIL=$((FAIL + ${_f:-0}))
 	SKIP=$((SKIP + ${_s:-0}))
@@ -263,6 +264,12 @@ else
 	cmocka "sqlite/test_sqlite_upgrade_v1_history"
 	if [ -n "$PG_STARTED" ] && [ -z "$PG_WHY" ]; then
 		cmocka "postgresql/*" THPEVAL_TEST_PG="$(pg_uri thpeval_unit)"
+		# the fleet page on PostgreSQL (report --fleet): test_fleet beside test_history
+		if [ -x "$(dirname "$UNIT")/test_fleet" ]; then
+			CMOCKA_BIN="$(dirname "$UNIT")/test_fleet" cmocka "*" THPEVAL_TEST_PG="$(pg_uri thpeval_unit)"
+		else
+			skipped "the fleet page on PostgreSQL: test_fleet is not built ('make unit' builds it)"
+		fi
 	else
 		skipped "the cmocka history tests on PostgreSQL: ${PG_WHY:-the cluster did not start}"
 	fi
