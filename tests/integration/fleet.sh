@@ -81,7 +81,8 @@ DOMS_BEFORE=$(virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thp
 
 # ---- the package, built by this test ----------------------------------------------------
 t0=$SECONDS
-if ! make --no-print-directory deb >"$WORK/deb.log" 2>&1; then
+# a make of its own (under make integration: not the outer make's flags or jobserver)
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory deb >"$WORK/deb.log" 2>&1; then
 	ko "make deb: $(tail -n 3 "$WORK/deb.log" | tr '\n' ' ')"
 	finish
 fi
