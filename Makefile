@@ -137,9 +137,10 @@ IT_SCRIPTS := tests/integration/run.sh tests/integration/faults.sh \
 ifneq ($(KCOMPILE_IT),0)
 IT_SCRIPTS += tests/integration/kcompile.sh
 endif
-# memcheck cannot run a sanitizer build: the plain pass only
+# memcheck cannot run a sanitizer build: the plain pass only; the fleet playbook
+# test builds and runs the package (make deb), which is never a sanitizer build
 ifeq ($(SANITIZE),)
-IT_SCRIPTS += tests/integration/valgrind.sh
+IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh
 endif
 integration: all
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/run-stage.sh $(STAGE_PREFIX)integration $(IT_SCRIPTS)

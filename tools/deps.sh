@@ -8,7 +8,8 @@ libvirt-daemon-system libvirt-dev qemu-system-x86 qemu-utils
 libguestfs-dev supermin linux-image-amd64
 libcmocka-dev libjson-c-dev libsqlite3-dev libpq-dev postgresql libxml2-dev libxml2-utils jq stress-ng tini python3-jsonschema python3-scipy valgrind liblzma-dev clang libclang-rt-14-dev chromium
 linux-source-6.1 bc flex bison libelf-dev libssl-dev e2fsprogs xz-utils
-dpkg-dev debhelper lintian"
+dpkg-dev debhelper lintian
+ansible-core openssh-server"
 
 missing=""
 for p in $PKGS; do
