@@ -20,8 +20,10 @@
 #      THP settings as before;
 #   2. --check changes nothing (no host or controller file, no history row);
 #   3. lab-b with an invalid thpeval option and lab-c with no sshd come first:
-#      both reported with their errors in the summary, lab-a still runs (a new
-#      run, its package unchanged), the playbook fails at the end.
+#      both reported with their errors in the summary; lab-a still runs to its
+#      end (a new run, its package unchanged), gated against a baseline made
+#      100 times faster from its first run: a regression, recorded in the
+#      history as a failed gate; the playbook fails at the end.
 #
 # Run it under the host lock like the other integration scripts (flock
 # /tmp/thpeval-host.lock tests/integration/fleet.sh): the runs start from sshd
@@ -209,7 +211,8 @@ fi
 
 # ---- the inventory ------------------------------------------------------------------------
 # inventory FILE HOST...: the test hosts in this order (lab-b takes an invalid option when
-# BAD_B is set; lab-c is 127.0.0.4, where nothing listens)
+# BAD_B is set, lab-a a baseline it regresses against when BASE_A is; lab-c is 127.0.0.4,
+# where nothing listens)
 inventory() {
 	local f=$1 h
 	shift
@@ -221,7 +224,8 @@ inventory() {
 			case $h in
 			lab-a) echo "      ansible_host: 127.0.0.2"; echo "      ansible_port: $PORT_lab_a"
 				# lab-a takes a lock of its own around the run (thpeval_run_lock)
-				echo "      thpeval_run_lock: $WORK/lab-a/run.lock" ;;
+				echo "      thpeval_run_lock: $WORK/lab-a/run.lock"
+				[ -n "${BASE_A:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--baseline=$BASE_A'] }}\"" ;;
 			lab-b) echo "      ansible_host: 127.0.0.3"; echo "      ansible_port: $PORT_lab_b"
 				[ -n "${BAD_B:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--boots=0'] }}\"" ;;
 			lab-c) echo "      ansible_host: 127.0.0.4"; echo "      ansible_port: $PORT_lab_a" ;;
@@ -380,13 +384,16 @@ else
 fi
 
 # ---- 3. failing hosts first: reported with their errors, lab-a still runs -------------------
-BAD_B=1 inventory "$WORK/inv3.yml" lab-b lab-c lab-a
+# lab-a's first run with its fault times 100 times shorter: its next run regresses
+jq '.cells[].metrics.fault_ns_per_4k |= (if . then .samples |= map(if . then . / 100 else . end) else . end)' \
+	"$WORK"/results/lab-a/*/results.json >"$WORK/baseline.json" 2>/dev/null
+BAD_B=1 BASE_A=$WORK/baseline.json inventory "$WORK/inv3.yml" lab-b lab-c lab-a
 playbook "$WORK/pb3" "$WORK/inv3.yml"
 thp3=$(thp_snapshot)
 sum=$(summary "$WORK/pb3")
 echo "$sum" | sed 's/^/     /'
 fin=$(result_json "$WORK/pb3" "thpeval | the fleet's result" localhost | jq -r '.msg // ""' 2>/dev/null)
-if [ "$PB_RC" -ne 0 ] && [ "$fin" = "2 of 3 host(s) failed or regressed: see the outcomes above" ]; then
+if [ "$PB_RC" -ne 0 ] && [ "$fin" = "3 of 3 host(s) failed or regressed: see the outcomes above" ]; then
 	ok "the playbook fails at the end: '$fin' ($PB_S s)"
 else
 	ko "playbook exit $PB_RC, last message '$fin'"
@@ -403,8 +410,12 @@ else
 	ko "lab-c in the summary: $(echo "$sum" | grep '^lab-c')"
 fi
 na=$(find "$WORK/results/lab-a" -mindepth 1 -maxdepth 1 -type d | wc -l)
-if echo "$sum" | grep -q "^lab-a: ok -> " && [ "$na" = 2 ]; then ok "lab-a ran after them: a second run fetched"; else
-	ko "lab-a after the failed hosts: $(echo "$sum" | grep '^lab-a'), $na run directories"; fi
+if echo "$sum" | grep -q "^lab-a: regression (regression gate failed) -> $WORK/results/lab-a/" && [ "$na" = 2 ] &&
+	[ "$(jq -r .status "$(echo "$sum" | sed -n 's/^lab-a: .* -> //p')/results.json" 2>/dev/null)" = complete ]; then
+	ok "lab-a ran to its end after them: a second, complete run fetched, reported as a regression"
+else
+	ko "lab-a after the failed hosts: $(echo "$sum" | grep '^lab-a'), $na run directories"
+fi
 cp=$(task_status "$WORK/pb3" "thpeval | copy the package to the host" lab-a)
 un=$(task_status "$WORK/pb3" "thpeval | unpack the package (prefix)" lab-a)
 if [ "$cp" = ok ] && [ "$un" = skipping ]; then ok "lab-a again: the package neither copied nor unpacked again"; else
@@ -413,8 +424,12 @@ if [ -n "$HWHY" ]; then
 	sk "the central history after the failures: $HWHY"
 else
 	ra=$(hist_runs lab-a) rb=$(hist_runs lab-b)
-	if [ "$ra" = 2 ] && [ "$rb" = 1 ]; then ok "the history: lab-a's second run recorded, nothing for lab-b's failure"; else
-		ko "runs in the history: lab-a $ra, lab-b $rb"; fi
+	gate=$("$CBIN" history --db="$HDB" --host=lab-a --last=1 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { print $7; exit }')
+	if [ "$ra" = 2 ] && [ "$rb" = 1 ] && [ "$gate" = FAIL ]; then
+		ok "the history: lab-a's second run recorded as a failed gate, nothing for lab-b's failure"
+	else
+		ko "runs in the history: lab-a $ra (the newest's gate '$gate'), lab-b $rb"
+	fi
 fi
 if [ "$thp0" = "$thp3" ]; then ok "host THP settings as before, after the failures"; else ko "host THP changed: [$thp0] -> [$thp3]"; fi
 
