@@ -16,14 +16,15 @@
 #      on the controller under results/<inventory name>/<time>/, the runs in
 #      the central history under their inventory names (PostgreSQL, a cluster
 #      of this script's own, where the controller's thpeval and the server
-#      binaries have it; else SQLite, said so), one host after the other, host
-#      THP settings as before;
+#      binaries have it; else SQLite, said so), the fleet page drawn with a
+#      section for each, one host after the other, host THP settings as before;
 #   2. --check changes nothing (no host or controller file, no history row);
 #   3. lab-b with an invalid thpeval option and lab-c with no sshd come first:
 #      both reported with their errors in the summary; lab-a still runs to its
 #      end (a new run, its package unchanged), gated against a baseline made
 #      100 times faster from its first run: a regression, recorded in the
-#      history as a failed gate; the playbook fails at the end.
+#      history as a failed gate and said on the fleet page; the playbook fails
+#      at the end.
 #
 # Run it under the host lock like the other integration scripts (flock
 # /tmp/thpeval-host.lock tests/integration/fleet.sh): the runs start from sshd
@@ -340,6 +341,13 @@ else
 	ra=$(hist_runs lab-a) rb=$(hist_runs lab-b)
 	if [ "$ra" = 1 ] && [ "$rb" = 1 ]; then ok "the history has one run of lab-a and one of lab-b, under their inventory names"; else
 		ko "runs in the history: lab-a $ra, lab-b $rb"; fi
+	page=$WORK/results/fleet.html
+	if echo "$sum" | grep -qx "fleet page: $page" && grep -q '<h2>host lab-a</h2>' "$page" &&
+		grep -q '<h2>host lab-b</h2>' "$page" && ! grep -q 'failed its regression gate' "$page"; then
+		ok "the fleet page of the history drawn to results/fleet.html, a section for each host"
+	else
+		ko "the fleet page: $(echo "$sum" | grep '^fleet page'), sections: $(grep -o '<h2>[^<]*</h2>' "$page" 2>/dev/null | tr '\n' ' ')"
+	fi
 	all=$("$CBIN" history --db="$HDB" 2>&1)
 	if echo "$all" | grep -q ' lab-a ' && echo "$all" | grep -q ' lab-b ' && echo "$all" | grep -q 'of 2 run(s)'; then
 		ok "thpeval history --db=... lists both hosts' runs"
@@ -429,6 +437,11 @@ else
 		ok "the history: lab-a's second run recorded as a failed gate, nothing for lab-b's failure"
 	else
 		ko "runs in the history: lab-a $ra (the newest's gate '$gate'), lab-b $rb"
+	fi
+	if grep -q 'The last run failed its regression gate' "$WORK/results/fleet.html" 2>/dev/null; then
+		ok "the fleet page drawn again: lab-a's last run failed its gate"
+	else
+		ko "the fleet page after the regression does not say that a last run failed its gate"
 	fi
 fi
 if [ "$thp0" = "$thp3" ]; then ok "host THP settings as before, after the failures"; else ko "host THP changed: [$thp0] -> [$thp3]"; fi
