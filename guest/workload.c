@@ -10,6 +10,7 @@
 #include "hzp.h"
 #include "kcompile.h"
 #include "memset.h"
+#include "redis.h"
 #include "tlb.h"
 
 static const struct workload *const workloads[] = {
@@ -21,6 +22,7 @@ static const struct workload *const workloads[] = {
 	&wl_dd,
 	&wl_kcompile,
 	&wl_fork,
+	&wl_redis,
 };
 
 const struct wl_param wl_common_params[] = {
