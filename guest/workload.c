@@ -10,6 +10,7 @@
 #include "hzp.h"
 #include "kcompile.h"
 #include "memset.h"
+#include "pgbench.h"
 #include "redis.h"
 #include "tlb.h"
 
@@ -23,6 +24,7 @@ static const struct workload *const workloads[] = {
 	&wl_kcompile,
 	&wl_fork,
 	&wl_redis,
+	&wl_pgbench,
 };
 
 const struct wl_param wl_common_params[] = {
