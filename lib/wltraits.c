@@ -82,6 +82,22 @@ static const struct wl_rule kcompile_rules[] = {
 	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
 };
 
+static const struct wl_rule redis_rules[] = {
+	/* redis-server (disable-thp no: the runner leaves THP as the cell sets it) and jemalloc
+	 * do not madvise: huge pages under always only */
+	{ "*", "huge_pct", WL_WANT_ALWAYS, NULL, NULL, NULL, "cov_note", "the server's anonymous memory" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_rule pgbench_rules[] = {
+	/* shared_buffers is shared memory: shmem_enabled, not 'enabled', decides whether it is
+	 * huge; the record says what the run's shmem_enabled asks for (always, within_size,
+	 * force: 1) */
+	{ "*", "shmem_pmd_pct", WL_WANT_FIELD, "shmem_huge_want", NULL, NULL, "cov_note",
+	  "the shared buffers" },
+	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL },
+};
+
 /* the primary metrics: the figure each workload exists to measure */
 static const char *const memset_primary[] = { "fault_ns_per_4k", "access_ns", NULL };
 static const char *const tlb_primary[] = { "large_2m_access_ns", "walk_shared_4k_access_ns", NULL };
@@ -91,6 +107,15 @@ static const char *const color_primary[] = { "l1d_nways1_ns", "l2_nways1_ns", NU
 static const char *const dd_primary[] = { "mib_s", NULL };
 static const char *const kcompile_primary[] = { "wall_s", NULL };
 static const char *const fork_primary[] = { "fork_us", NULL };
+/* requests per second (higher is better), the GET tail (ms, lower), the BGSAVE fork (us, lower) */
+static const char *const redis_primary[] = { "get_req_per_s", "set_req_per_s", "get_p99_ms", "bgsave_fork_us",
+					     NULL };
+/* transactions per second, higher is better (the latencies are their inverse at one client) */
+static const char *const pgbench_primary[] = { "select_tx_per_s", "tpcb_tx_per_s", NULL };
+
+/* what the application workloads need in the guest image (dash: initdb runs postgres through /bin/sh) */
+static const char *const redis_packages[] = { "redis-server", "redis-tools", NULL };
+static const char *const pgbench_packages[] = { "postgresql", "dash", NULL };
 
 /* the split's phase metrics */
 static const struct wl_split memset_split = {
@@ -103,16 +128,41 @@ static const struct wl_split tlb_split = {
 	"summary", NULL, "large_2m_access_ns", NULL, false,
 };
 
-static const struct wl_traits traits[] = {
-	{ "memset", memset_rules, memset_primary, &memset_split },
-	{ "tlb", tlb_rules, tlb_primary, &tlb_split },
-	{ "hzp", hzp_rules, hzp_primary, NULL },
-	{ "clearorder", clearorder_rules, clearorder_primary, NULL },
-	{ "color", color_rules, color_primary, NULL },
-	{ "dd", dd_rules, dd_primary, NULL },
-	{ "kcompile", kcompile_rules, kcompile_primary, NULL },
-	{ "fork", fork_rules, fork_primary, NULL },
+/*
+ * The applications have no separable fault phase: their first touches are
+ * spread over a server's start, a load and the benchmark's first seconds,
+ * mixed with request handling (redis's load_s is reported, not split). The
+ * split reads one access-phase latency of their plain cells (no variant:
+ * pgbench without --shmem-thp).
+ */
+static const struct wl_split redis_split = {
+	/* GET on random keys of a dataset larger than the TLB reach */
+	"", NULL, "get_avg_ms", NULL, false,
 };
+static const struct wl_split pgbench_split = {
+	/* select-only: index and heap lookups through shared_buffers */
+	"", NULL, "select_lat_ms", NULL, false,
+};
+
+static const struct wl_traits traits[] = {
+	{ "memset", memset_rules, memset_primary, &memset_split, NULL },
+	{ "tlb", tlb_rules, tlb_primary, &tlb_split, NULL },
+	{ "hzp", hzp_rules, hzp_primary, NULL, NULL },
+	{ "clearorder", clearorder_rules, clearorder_primary, NULL, NULL },
+	{ "color", color_rules, color_primary, NULL, NULL },
+	{ "dd", dd_rules, dd_primary, NULL, NULL },
+	{ "kcompile", kcompile_rules, kcompile_primary, NULL, NULL },
+	{ "fork", fork_rules, fork_primary, NULL, NULL },
+	{ "redis", redis_rules, redis_primary, &redis_split, redis_packages },
+	{ "pgbench", pgbench_rules, pgbench_primary, &pgbench_split, pgbench_packages },
+};
+
+const char *const *wltraits_packages(const char *workload)
+{
+	const struct wl_traits *t = wltraits_find(workload);
+
+	return t ? t->packages : NULL;
+}
 
 bool wltraits_primary(const char *workload, const char *metric)
 {

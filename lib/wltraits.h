@@ -67,12 +67,25 @@ struct wl_split {
 struct wl_traits {
 	const char *name;
 	const struct wl_rule *rules;	/* ends with a NULL variant */
-	const char *const *primary;	/* the metrics a nightly gate tests by default; NULL-terminated */
+	/*
+	 * the metrics a nightly gate tests by default; NULL-terminated. Their
+	 * unit and direction are in their names (orchestrator/analysis/compare.c:
+	 * _per_s higher is better; _ms, _us, _s lower)
+	 */
+	const char *const *primary;
 	const struct wl_split *split;	/* NULL: the split does not decompose this workload */
+	/*
+	 * NULL, or the Debian packages the guest image needs for this workload
+	 * (an application: redis-server), NULL-terminated; thpeval run adds them
+	 * to the image, copied from the host where they must be installed
+	 */
+	const char *const *packages;
 };
 
 /* The traits of a workload; NULL if it has none (not one of the guest program's). */
 const struct wl_traits *wltraits_find(const char *workload);
+/* The Debian packages a workload needs in the guest image (NULL-terminated), or NULL. */
+const char *const *wltraits_packages(const char *workload);
 /* Whether metric is one of the workload's primary (gated by default) metrics. */
 bool wltraits_primary(const char *workload, const char *metric);
 /* The traits at index i (0, 1, ...); NULL past the end. */

@@ -9,6 +9,7 @@
 
 #include "lib/clock.h"
 #include "lib/fstree.h"
+#include "lib/wltraits.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)
@@ -344,12 +345,31 @@ static int prepare_source(struct run_state *st, struct err *e)
 	return 0;
 }
 
+/*
+ * The packages the guest image adds, NULL-terminated in out (max entries):
+ * kcompile's toolchain, and each planned workload's (lib/wltraits: redis,
+ * PostgreSQL); the image build drops duplicates
+ */
+static void image_packages(const struct run_state *st, const char **out, size_t max)
+{
+	const char *const *p;
+	size_t n = 0, w;
+
+	for (p = st->kc ? srcdisk_toolchain_packages : NULL; p && *p && n + 1 < max; p++)
+		out[n++] = *p;
+	for (w = 0; w < st->cfg->n_wl; w++)
+		for (p = wltraits_packages(st->cfg->wl[w]); p && *p && n + 1 < max; p++)
+			out[n++] = *p;
+	out[n] = NULL;
+}
+
 /* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
 static int prepare_guests(struct run_state *st, struct err *e)
 {
 	const struct run_config *cfg = st->cfg;
 	struct results *res = st->res;
 	struct image_opts io_img = { 0 };
+	const char *pkgs[64];
 	bool built = false;
 	int r, reaped = 0;
 
@@ -379,8 +399,9 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	io_img.cache_dir = cfg->cache_dir;
 	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 	io_img.guest_bin = cfg->guest_bin;
-	/* kcompile guests need the toolchain in the root: another image */
-	io_img.extra_packages = st->kc ? srcdisk_toolchain_packages : NULL;
+	/* kcompile guests need the toolchain in the root, applications their packages: another image */
+	image_packages(st, pkgs, sizeof(pkgs) / sizeof(pkgs[0]));
+	io_img.extra_packages = pkgs[0] ? pkgs : NULL;
 	io_img.progress = image_line;
 	io_img.opaque = io_progress_opaque(st->io);
 	r = image_ensure(&io_img, &st->img, &built, e);
