@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/parse.h"
+#include "sysinfo.h"
 
 #define HUGE_2M (2ull << 20)
 
@@ -136,6 +137,26 @@ static int set_guest_thp(const char *v, struct plan *p, const char *key, char *w
 {
 	p->nthp = 0;
 	return each_item(v, p, key, thp_item, why, len);
+}
+
+static int shmem_item(const char *item, struct plan *p, const char *key, char *why, size_t len)
+{
+	size_t i;
+
+	if (strlen(item) >= PLAN_SHMEM_LEN || !shmem_value_valid(item))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a shmem_enabled value (always, "
+			       "within_size, advise, never, deny, force)", key, item);
+	for (i = 0; i < p->nshmem; i++)
+		if (!strcmp(p->shmem_thp[i], item))
+			return 0;
+	memcpy(p->shmem_thp[p->nshmem++], item, strlen(item) + 1);	/* a value of the list: short */
+	return 0;
+}
+
+static int set_guest_shmem_thp(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	p->nshmem = 0;
+	return each_item(v, p, key, shmem_item, why, len);
 }
 
 static int set_workloads(const char *v, struct plan *p, const char *key, char *why, size_t len)
@@ -275,6 +296,7 @@ static const struct plan_key {
 	{ "port", set_port },
 	{ "long_timeout", set_long_timeout },
 	{ "kcompile", set_kcompile },
+	{ "guest_shmem_thp", set_guest_shmem_thp },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");

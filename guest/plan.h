@@ -17,6 +17,8 @@
 #define PLAN_VALUE_MAX 128	/* longest value accepted, in bytes */
 #define PLAN_PORT_MAX 64
 #define PLAN_CMDLINE_MAX 65536
+#define PLAN_MAX_SHMEM 6	/* shmem_enabled has six values */
+#define PLAN_SHMEM_LEN 16
 
 enum guest_thp { GUEST_THP_ALWAYS, GUEST_THP_MADVISE, GUEST_THP_NEVER, GUEST_THP__COUNT };
 
@@ -39,6 +41,13 @@ struct plan {
 	char kc_config[WL_WORD_MAX];	/* kcompile=CONFIG:TARGET, checked by the workload */
 	char kc_target[WL_WORD_MAX];
 	char port[PLAN_PORT_MAX];	/* virtio-serial port name */
+	/*
+	 * guest_shmem_thp=VALUE,...: distinct shmem_enabled values, each a run
+	 * (a variant) of the workloads that take --shmem-thp (pgbench); none:
+	 * they leave the guest's shmem_enabled as it is
+	 */
+	size_t nshmem;
+	char shmem_thp[PLAN_MAX_SHMEM][PLAN_SHMEM_LEN];
 };
 
 /* The plan when the command line says nothing. */

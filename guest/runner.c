@@ -560,11 +560,24 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[14][96], *argv[15];
+		char o[14][96], *argv[15], shm[PLAN_MAX_SHMEM][48];
+		const char *shm_vars[PLAN_MAX_SHMEM + 1];
+		const char *const *variants = w->runner_variants;
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_variants(rn, w);
 		int n = 0;
+
+		/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it */
+		if (p->nshmem && workload_param(w, "shmem-thp") && (rn->pid1 || (rn->set_thp && !*rn->root))) {
+			for (k = 0; k < p->nshmem; k++) {
+				snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
+				shm_vars[k] = shm[k];
+			}
+			shm_vars[p->nshmem] = NULL;
+			variants = shm_vars;
+			nvar = p->nshmem;
+		}
 
 		context_init(&ctx, w->name, round, warm, p->seed, t);
 		if (i == 0) {
@@ -604,8 +617,7 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			argv[k] = o[k];
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
 		for (v = 0; v < (nvar ? nvar : 1); v++) {
-			const char *extra = nvar ? w->runner_variants[round % 2 ? nvar - 1 - v : v]
-						 : NULL;
+			const char *extra = nvar ? variants[round % 2 ? nvar - 1 - v : v] : NULL;
 
 			say(rn, "round %u%s guest_thp=%s %s%s%s", round, warm ? " (warm-up)" : "",
 			    guest_thp_name(t), w->name, extra ? " " : "", extra ? extra : "");
