@@ -20,6 +20,9 @@ struct run_config {
 	size_t n_host_thp;
 	char guest_thp[THP_LIST_MAX][THP_NAME_LEN];
 	size_t n_guest_thp;
+	/* --guest-shmem-thp: guest shmem_enabled values, each a variant of pgbench's cells; none: kept */
+	char guest_shmem[THP_LIST_MAX][THP_NAME_LEN];
+	size_t n_guest_shmem;
 	char workloads[128];		/* as given: "memset,tlb" or "all" */
 	char wl[16][32];		/* resolved against the guest program (main) */
 	size_t n_wl;
