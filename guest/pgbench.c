@@ -160,6 +160,7 @@ _Static_assert(sizeof(pg_prefix) / sizeof(pg_prefix[0]) == PL__COUNT, "pg_prefix
 /* one line's value (v, vn: after the prefix) into r; a reason or NULL */
 static const char *pg_value(enum pg_line k, const char *v, size_t vn, struct pgbench_result *r)
 {
+	static const char without[] = " (without initial connection time)";
 	const char *num;
 	size_t nn;
 	uint64_t u;
@@ -204,14 +205,12 @@ static const char *pg_value(enum pg_line k, const char *v, size_t vn, struct pgb
 		r->have_conn_ms = true;
 		return NULL;
 	case PL_TPS:
-		/* "X (without initial connection time)", "X (excluding connections establishing)" */
+		/* "X (without initial connection time)"; PostgreSQL 13 and older print two rates */
 		if (!num_before(v, vn, NULL, &num, &nn) || !f64_of(num, nn, &r->tps) || !(r->tps > 0) ||
 		    r->tps > 1e8)
 			return "not a rate in (0, 1e8]";
-		if (nn == vn || strncmp(v + nn, " (without", 9) || v[vn - 1] != ')') {
-			if (nn + 10 > vn || strncmp(v + nn, " (excluding", 11) || v[vn - 1] != ')')
-				return "not the rate without connection time";
-		}
+		if (vn - nn != sizeof(without) - 1 || memcmp(v + nn, without, sizeof(without) - 1))
+			return "not the rate without connection time";
 		return NULL;
 	case PL__COUNT:
 		break;

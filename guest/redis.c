@@ -279,11 +279,11 @@ static ssize_t resp_line(const char *buf, size_t n)
 {
 	size_t i, lim = n < 1026 ? n : 1026;
 
-	for (i = 0; i + 1 < lim; i++) {
-		if (buf[i] == '\r')
-			return buf[i + 1] == '\n' ? (ssize_t)i : -EBADMSG;
+	for (i = 0; i < lim; i++) {
 		if (buf[i] == '\n')
-			return -EBADMSG;
+			return -EBADMSG;	/* a LF without its CR */
+		if (buf[i] == '\r')
+			return i + 1 == n ? 0 : buf[i + 1] == '\n' ? (ssize_t)i : -EBADMSG;
 	}
 	return n >= 1026 ? -EBADMSG : 0;
 }
@@ -543,8 +543,6 @@ static int redis_check(const void *opts, const struct wl_env *env, struct err *e
 
 	if (a->dir[0] != '/' || strstr(a->dir, ".."))
 		return err_set(e, -EINVAL, "bad --dir '%s': an absolute path without '..'", a->dir);
-	if (keys == 0)
-		return err_set(e, -EINVAL, "--dataset is smaller than one --value-size value");
 	if (keys > REDIS_KEYS_MAX)
 		return err_set(e, -EINVAL, "--dataset / --value-size gives %" PRIu64 " keys, more than %llu "
 			       "(redis-benchmark -r)", keys, REDIS_KEYS_MAX);
