@@ -148,7 +148,7 @@ static int shmem_item(const char *item, struct plan *p, const char *key, char *w
 			       "within_size, advise, never, deny, force)", key, item);
 	for (i = 0; i < p->nshmem; i++)
 		if (!strcmp(p->shmem_thp[i], item))
-			return 0;
+			return why_set(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
 	memcpy(p->shmem_thp[p->nshmem++], item, strlen(item) + 1);	/* a value of the list: short */
 	return 0;
 }
