@@ -44,6 +44,9 @@ static void test_rules(void **state)
 		{ "dd", "tmpfs-2m", "tmpfs_huge_pct", WL_WANT_FIELD, NULL },
 		{ "dd", "null-4k", NULL, WL_WANT_UNMEASURED, NULL },
 		{ "kcompile", "", "huge_fault_pct", WL_WANT_ALWAYS, NULL },
+		{ "redis", NULL, "huge_pct", WL_WANT_ALWAYS, NULL },
+		{ "pgbench", NULL, "shmem_pmd_pct", WL_WANT_FIELD, NULL },
+		{ "pgbench", "shmem-always", "shmem_pmd_pct", WL_WANT_FIELD, NULL },
 		/* a workload without traits: what memset has always carried */
 		{ "newcomer", NULL, "guest_huge_pct", WL_WANT_SETTING, NULL },
 	};
@@ -213,6 +216,24 @@ static void test_judge(void **state)
 		fail_msg("reason '%s' lacks '%s'", why, c->why);
 }
 
+/* the applications name their image packages; the microbenchmarks and unknown names none */
+static void test_packages(void **state)
+{
+	const char *const *p;
+
+	(void)state;
+	p = wltraits_packages("redis");
+	assert_non_null(p);
+	assert_string_equal(p[0], "redis-server");
+	assert_string_equal(p[1], "redis-tools");
+	assert_null(p[2]);
+	p = wltraits_packages("pgbench");
+	assert_non_null(p);
+	assert_string_equal(p[0], "postgresql");
+	assert_null(wltraits_packages("memset"));
+	assert_null(wltraits_packages("newcomer"));
+}
+
 /* every workload names its primary metrics for the gate; unknown names have none */
 static void test_primary(void **state)
 {
@@ -231,6 +252,8 @@ static void test_primary(void **state)
 	assert_false(wltraits_primary("memset", "fault_elapsed_ns"));
 	assert_true(wltraits_primary("kcompile", "wall_s"));
 	assert_false(wltraits_primary("newcomer", "wall_s"));
+	assert_true(wltraits_primary("redis", "get_p99_ms"));
+	assert_true(wltraits_primary("pgbench", "tpcb_tx_per_s"));
 }
 
 /*
@@ -248,6 +271,9 @@ static const struct split_case {
 } split_cases[] = {
 	{ "memset", "", "fault_ns_per_4k", "access_ns", "cold", true },
 	{ "tlb", "summary", NULL, "large_2m_access_ns", NULL, false },
+	/* the applications: one access-phase latency of their plain cells, no fault phase */
+	{ "redis", "", NULL, "get_avg_ms", NULL, false },
+	{ "pgbench", "", NULL, "select_lat_ms", NULL, false },
 };
 
 static void assert_str_or_null(const char *what, const char *got, const char *want)
@@ -322,12 +348,13 @@ static void test_cold(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(judge_cases) + 5];
+	struct CMUnitTest tests[N(judge_cases) + 6];
 	size_t i, n = 0;
 
 	tests[n++] = (struct CMUnitTest){ "rule per workload and variant", test_rules, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "rule tables complete", test_tables, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "primary metrics for the gate", test_primary, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "image packages", test_packages, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "split phase metrics per workload", test_split, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "host-cold series cells", test_cold, NULL, NULL, NULL };
 	for (i = 0; i < N(judge_cases); i++)
