@@ -159,6 +159,26 @@ static int set_guest_shmem_thp(const char *v, struct plan *p, const char *key, c
 	return each_item(v, p, key, shmem_item, why, len);
 }
 
+/* the syntax in lib/wlopts; here: a workload of this program that takes PARAM (its value is its check) */
+static int set_wlopts(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	char reason[160];
+	size_t i;
+
+	if (wlopts_parse(v, p->wlopts, WLOPTS_MAX, &p->nwlopts, reason, sizeof(reason)))
+		return why_set(why, len, PLAN_PREFIX "%s: %s", key, reason);
+	for (i = 0; i < p->nwlopts; i++) {
+		const struct workload *w = workload_find(p->wlopts[i].workload);
+
+		if (!w)
+			return why_set(why, len, PLAN_PREFIX "%s: no workload '%s'", key, p->wlopts[i].workload);
+		if (!wl_param_find(w->params, p->wlopts[i].param))
+			return why_set(why, len, PLAN_PREFIX "%s: workload %s has no --%s", key, w->name,
+				       p->wlopts[i].param);
+	}
+	return 0;
+}
+
 static int set_workloads(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	p->nworkloads = 0;
@@ -297,6 +317,7 @@ static const struct plan_key {
 	{ "long_timeout", set_long_timeout },
 	{ "kcompile", set_kcompile },
 	{ "guest_shmem_thp", set_guest_shmem_thp },
+	{ "wlopts", set_wlopts },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");

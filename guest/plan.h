@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "workload.h"
+#include "lib/wlopts.h"
 
 #define PLAN_PREFIX "thpeval."
 #define PLAN_MAX_WORKLOADS 8
@@ -48,6 +49,9 @@ struct plan {
 	 */
 	size_t nshmem;
 	char shmem_thp[PLAN_MAX_SHMEM][PLAN_SHMEM_LEN];
+	/* wlopts=WORKLOAD:PARAM=VALUE,...: each workload's own parameters, as --PARAM=VALUE */
+	size_t nwlopts;
+	struct wlopt wlopts[WLOPTS_MAX];
 };
 
 /* The plan when the command line says nothing. */

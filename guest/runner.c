@@ -560,7 +560,8 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[14][96], *argv[15], shm[PLAN_MAX_SHMEM][48];
+		char o[14 + WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8], *argv[15 + WLOPTS_MAX];
+		char shm[PLAN_MAX_SHMEM][48];
 		const char *shm_vars[PLAN_MAX_SHMEM + 1];
 		const char *const *variants = w->runner_variants;
 		struct fwd_stats st;
@@ -613,6 +614,10 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			snprintf(o[n++], sizeof(o[0]), "--config=%s", p->kc_config);
 		if (workload_param(w, "target"))
 			snprintf(o[n++], sizeof(o[0]), "--target=%s", p->kc_target);
+		/* the user's own parameters of this workload (--workload-opts) */
+		for (k = 0; k < p->nwlopts; k++)
+			if (!strcmp(p->wlopts[k].workload, w->name))
+				snprintf(o[n++], sizeof(o[0]), "--%s=%s", p->wlopts[k].param, p->wlopts[k].value);
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
 		/* each variant once (in turn reversed on odd rounds), or the workload once */

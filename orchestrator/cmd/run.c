@@ -38,7 +38,7 @@ enum run_opt {
 	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
-	RO_BOOTS, RO_GATE, RO_PIN, RO_GUEST_SHMEM,
+	RO_BOOTS, RO_GATE, RO_PIN, RO_GUEST_SHMEM, RO_WL_OPTS,
 };
 
 static const struct opt run_opts[] = {
@@ -49,6 +49,7 @@ static const struct opt run_opts[] = {
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
 	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "workload-opts", "LIST", NULL, "parameters of the selected workloads beyond the run's own, WORKLOAD:PARAM=VALUE,... (e.g. redis:dataset=4G,pgbench:scale=400 for a lab host; 'thpeval workloads' lists each one's parameters and defaults); the workload checks the value", RO_WL_OPTS },
 	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
@@ -263,6 +264,16 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return thp_list_parse(arg, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, true, "guest THP", e);
 	case RO_GUEST_SHMEM:
 		return shmem_list_parse(arg, c, e);
+	case RO_WL_OPTS: {
+		struct wlopt o[WLOPTS_MAX];
+		char why[ERR_MSG_MAX];
+		size_t n;
+
+		if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
+			return err_set(e, -EINVAL, "%s", why);
+		strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
+		return 0;
+	}
 	case RO_WORKLOADS: {
 		size_t i, n = strlen(arg);
 
@@ -652,6 +663,11 @@ int cmd_run(int argc, char **argv)
 
 		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
 		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we)) {
+			rc = cmd_fail(&we, CMD_USAGE);
+			goto done_cfg;
+		}
+		if (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
+							   cfg->n_wl_info, &we)) {
 			rc = cmd_fail(&we, CMD_USAGE);
 			goto done_cfg;
 		}

@@ -12,6 +12,7 @@
 
 #include "host/thp.h"
 #include "lib/err.h"
+#include "lib/wlopts.h"
 #include "orchestrator/run/workloads.h"
 #include "orchestrator/virt/domain.h"
 
@@ -20,6 +21,8 @@ struct run_config {
 	size_t n_host_thp;
 	char guest_thp[THP_LIST_MAX][THP_NAME_LEN];
 	size_t n_guest_thp;
+	/* --workload-opts: WORKLOAD:PARAM=VALUE,... checked against the guest program's tables */
+	char wl_opts[WLOPTS_SPEC_MAX + 1];
 	/* --guest-shmem-thp: guest shmem_enabled values, each a variant of pgbench's cells; none: kept */
 	char guest_shmem[THP_LIST_MAX][THP_NAME_LEN];
 	size_t n_guest_shmem;

@@ -45,6 +45,8 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	if (kcompile_planned(cfg))
 		run_append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
 		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
+	if (cfg->wl_opts[0])
+		run_append(buf, len, " thpeval.wlopts=%s", cfg->wl_opts);
 	for (i = 0; i < cfg->n_guest_shmem; i++)
 		run_append(buf, len, "%s%s", i ? "," : " thpeval.guest_shmem_thp=", cfg->guest_shmem[i]);
 }
