@@ -42,6 +42,12 @@ struct wl_rule {
 	const char *effect_what;	/* what effect_field proves ("huge zero page") */
 	const char *reason_field;	/* text field: why effect_field is 0, or why unmeasured */
 	const char *what;	/* the memory the coverage is of, for messages ("the buffer") */
+	/*
+	 * 0, or the coverage a "huge" cell needs where that is less than
+	 * --min-coverage: memory an application's allocator keeps partly on base
+	 * pages whatever the setting (measured; the rule's comment says where)
+	 */
+	double need_pct;
 };
 
 /*

@@ -194,6 +194,21 @@ static const struct judge_case judge_cases[] = {
 	{ "kcompile no counters", "kcompile", NULL, "guest", "always", COV(0, NAN, NAN), NOWANT, NOEFF,
 	  "no thp_fault_alloc and thp_fault_fallback in /proc/vmstat", false,
 	  "the records lack huge_fault_pct: no thp_fault_alloc" },
+	/* redis: always only, its own need (50%) below --min-coverage: jemalloc keeps 4K parts */
+	{ "redis always, 72%", "redis", NULL, "guest", "always", COV(3, 71.9, 75.2), NOWANT, NOEFF, NULL, true,
+	  NULL },
+	{ "redis always, 40%", "redis", NULL, "guest", "always", COV(1, 40, 40), NOWANT, NOEFF, NULL, false,
+	  "guest THP is always but only 40.0% of the server's anonymous memory is on guest huge pages (need 50%)" },
+	{ "redis never, none", "redis", NULL, "guest", "never", COV(1, 0, 0), NOWANT, NOEFF, NULL, true, NULL },
+	{ "redis madvise: it does not madvise", "redis", NULL, "guest", "madvise", COV(1, 20, 20), NOWANT, NOEFF,
+	  NULL, false, "(it does not madvise: none expected)" },
+	/* pgbench: shared buffers as shmem_enabled asks */
+	{ "pgbench shmem always, huge", "pgbench", "shmem-always", "guest", "never", COV(2, 100, 100), WANT(1),
+	  NOEFF, NULL, true, NULL },
+	{ "pgbench shmem never, none", "pgbench", NULL, "guest", "always", COV(2, 0, 0), WANT(0), NOEFF, NULL,
+	  true, NULL },
+	{ "pgbench shmem asks huge, none", "pgbench", "shmem-within_size", "guest", "always", COV(1, 0, 0), WANT(1),
+	  NOEFF, NULL, false, "shmem_huge_want=1 but only 0.0% of the shared buffers" },
 };
 
 static void test_judge(void **state)
