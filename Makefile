@@ -124,7 +124,8 @@ unit: all $(TEST_BIN) $(GTEST_BIN) $(STATS_BIN)
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
 KCOMPILE_IT ?= 1
 IT_SCRIPTS := tests/integration/run.sh tests/integration/faults.sh \
-	tests/integration/sizing.sh tests/integration/workloads.sh tests/integration/treatment.sh
+	tests/integration/sizing.sh tests/integration/workloads.sh tests/integration/treatment.sh \
+	tests/integration/apps.sh
 ifneq ($(KCOMPILE_IT),0)
 IT_SCRIPTS += tests/integration/kcompile.sh
 endif
