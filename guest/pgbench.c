@@ -38,9 +38,10 @@ static const struct wl_param pg_params[] = {
 	  "pgbench -T: seconds of select-only, then of TPC-B-like transactions" },
 	{ "clients", WL_P_U64, offsetof(struct pgbench_opts, clients), "1", 1, 1000,
 	  "pgbench -c (and -j, up to the online CPUs)" },
-	{ "template", WL_P_BOOL, offsetof(struct pgbench_opts, template), "1", 0, 1,
-	  "1: the first run keeps a pristine cluster under --dir that later runs copy (removed only "
-	  "with the guest); 0: initdb and pgbench -i every run" },
+	{ "template", WL_P_WORD, offsetof(struct pgbench_opts, template), "auto", 0, WL_WORD_MAX,
+	  "yes: the first run keeps a pristine cluster under --dir that later runs copy (left there); "
+	  "no: initdb and pgbench -i every run; auto: yes in a thpeval guest (gone with it), no "
+	  "elsewhere" },
 	{ "shmem-thp", WL_P_WORD, offsetof(struct pgbench_opts, shmem_thp), "keep", 0, WL_WORD_MAX,
 	  "shmem_enabled for the run (always, within_size, advise, never, deny, force; restored "
 	  "after; the variant is shmem-VALUE), or keep" },
@@ -330,6 +331,17 @@ int pg_find_version(const char *libdir, unsigned *version)
 	return found ? 0 : -ENOENT;
 }
 
+/* whether runs copy a template: yes, no, or auto (yes in a thpeval guest, which takes it along) */
+static bool pg_template(const struct pgbench_opts *a, const struct wl_env *env)
+{
+	char mark[WL_PATH_MAX];
+
+	if (strcmp(a->template, "auto"))
+		return !strcmp(a->template, "yes");
+	snprintf(mark, sizeof(mark), "%s%s", env->root, PG_IMAGE_MARK);
+	return !access(mark, F_OK);
+}
+
 /* ---- the user ---------------------------------------------------------------- */
 
 /*
@@ -447,8 +459,10 @@ static int pg_check(const void *opts, const struct wl_env *env, struct err *e)
 			       (unsigned)(st.st_mode & 07777));
 	if (a->shmem_thp[0] && strcmp(a->shmem_thp, "keep") && geteuid())
 		return err_set(e, -EOPNOTSUPP, "--shmem-thp=%s writes shmem_enabled: it needs root", a->shmem_thp);
+	if (strcmp(a->template, "auto") && strcmp(a->template, "yes") && strcmp(a->template, "no"))
+		return err_set(e, -EINVAL, "bad --template '%s': auto, yes or no", a->template);
 	/* the run's cluster and the template, on a tmpfs in a guest; the buffers; the system */
-	want = db * (a->template ? 3 : 2) + a->shared_buffers + PG_MARGIN;
+	want = db * (pg_template(a, env) ? 3 : 2) + a->shared_buffers + PG_MARGIN;
 	if (meminfo_get(env->root, "MemAvailable", &avail, e))
 		return err_wrap(e, "cannot check the cluster against available memory");
 	if (want > avail) {
@@ -456,7 +470,7 @@ static int pg_check(const void *opts, const struct wl_env *env, struct err *e)
 		fmt_size(avail, have, sizeof(have));
 		return err_set(e, -ENOMEM, "scale %" PRIu64 " needs about %s of memory (cluster%s, buffers, "
 			       "128M kept free), %s available: a smaller --scale or more guest --memory",
-			       a->scale, need, a->template ? "s and template" : "", have);
+			       a->scale, need, pg_template(a, env) ? "s and template" : "", have);
 	}
 	return 0;
 }
@@ -592,7 +606,7 @@ static int pg_setup(struct pg_run *pr, const char **how, struct err *e)
 	char *cp_argv[] = { a_cp, o_a, src, dst, NULL };
 	int r;
 
-	if (!pr->a->template) {
+	if (!pg_template(pr->a, pr->env)) {
 		*how = "init";
 		return pg_init(pr, pr->data, e);
 	}

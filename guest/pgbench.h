@@ -3,8 +3,9 @@
  * filled by pgbench -i at --scale (about 15 MiB per unit, more than
  * --shared-buffers), run as an unprivileged user (PostgreSQL refuses root:
  * the children drop to it with setgid/setuid after fork); unless
- * --template=0 the first run of a boot keeps a pristine copy under --dir
- * that later runs copy instead of initialising again (minutes under TCG).
+ * --template=no the first run of a boot keeps a pristine copy under --dir
+ * that later runs copy instead of initialising again (minutes under TCG;
+ * auto, the default: in a thpeval guest only, nothing is left on a host).
  * Each run starts a fresh postgres on a unix socket in its own directory,
  * with shared_buffers in anonymous shared memory (huge_pages=off: THP, not
  * hugetlbfs) and no durability cost (fsync off), runs pgbench select-only
@@ -37,7 +38,7 @@ struct pgbench_opts {
 	uint64_t shared_buffers;	/* bytes */
 	uint64_t seconds;		/* pgbench -T, per mode */
 	uint64_t clients;		/* pgbench -c */
-	bool template;			/* keep and reuse a pristine cluster under dir */
+	char template[WL_WORD_MAX];	/* yes, no or auto: keep and reuse a pristine cluster under dir */
 	char shmem_thp[WL_WORD_MAX];	/* keep, or a shmem_enabled value for the run */
 	char user[WL_WORD_MAX];		/* the user PostgreSQL runs as */
 	char dir[WL_PATH_MAX];		/* where run directories (and the template) are made */

@@ -261,6 +261,8 @@ static struct bad_case bad_cases[] = {
 	  "not a directory" },
 	{ "bad: user root in a guest", root_guest, { "pgbench", "--user=root" }, HARNESS_USAGE, REC_FAIL,
 	  "refuses to run as root" },
+	{ "bad: template value", root_guest, { "pgbench", "--template=1" }, HARNESS_USAGE, REC_FAIL,
+	  "bad --template '1': auto, yes or no" },
 	{ "bad: zero seconds", root_guest, { "pgbench", "--seconds=0" }, HARNESS_USAGE, REC_FAIL,
 	  "--seconds=0 is out of range" },
 	{ "bad: more than memory", root_small, { "pgbench", "--scale=40" }, HARNESS_USAGE, REC_FAIL,
@@ -318,7 +320,7 @@ static const char *real_skip(void)
 
 static void real_run(const char *dir, const char *setup_want)
 {
-	const char *argv[] = { "pgbench", "--scale=2", "--shared-buffers=8M", "--seconds=1", "--template=1", dir,
+	const char *argv[] = { "pgbench", "--scale=2", "--shared-buffers=8M", "--seconds=1", "--template=yes", dir,
 			       "--label=guest_thp=test" };
 	static const char *const positive[] = { "select_tx_per_s", "select_lat_ms", "tpcb_tx_per_s", "tpcb_lat_ms",
 						"select_tx", "tpcb_tx", "db_bytes", NULL };
