@@ -567,6 +567,7 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_variants(rn, w);
+		uint64_t t0;
 		int n = 0;
 
 		/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it */
@@ -630,6 +631,7 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 				snprintf(o[n], sizeof(o[0]), "%s", extra);
 			argv[n] = extra ? o[n] : NULL;
 			argv[n + 1] = NULL;
+			t0 = harness_now_ns();
 			r = runner_exec(argv, &rn->em, &ctx,
 					w->long_running ? p->long_timeout_ms : p->timeout_ms, &st, e);
 			if (r)
@@ -637,6 +639,9 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			if (st.by_type[REC_RESULT] == 0)
 				say(rn, "round %u guest_thp=%s %s: no result (see the fail record)",
 				    round, guest_thp_name(t), w->name);
+			/* the run's wall time on the console: what a workload costs a guest */
+			say(rn, "round %u guest_thp=%s %s%s%s: %.1f s", round, guest_thp_name(t), w->name,
+			    extra ? " " : "", extra ? extra : "", (double)(harness_now_ns() - t0) / 1e9);
 		}
 	}
 	return 0;
