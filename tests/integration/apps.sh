@@ -90,10 +90,12 @@ fi
 refuse() {
 	local label=$1 want=$2
 	shift 2
+	rm -rf "$WORK/bad"
+	# the case's own options last: they override COMMON's (--workloads)
 	# shellcheck disable=SC2086
-	it_run 300 120 /dev/null "$WORK/bad.err" "$BIN" run "$@" $COMMON --out="$WORK/bad"
+	it_run 300 120 /dev/null "$WORK/bad.err" "$BIN" run $COMMON --out="$WORK/bad" "$@"
 	if it_over "$label"; then return; fi
-	if [ "$it_rc" = 2 ] && grep -q -- "$want" "$WORK/bad.err" && [ ! -e "$WORK/bad/results.json" ]; then
+	if [ "$it_rc" = 2 ] && grep -q -- "$want" "$WORK/bad.err" && [ ! -e "$WORK/bad" ]; then
 		ok "$label: usage error naming it (exit 2)"
 	else
 		ko "$label: exit $it_rc, $(head -c 300 "$WORK/bad.err")"
