@@ -451,6 +451,9 @@ static int pg_check(const void *opts, const struct wl_env *env, struct err *e)
 			       "workload; install it on the host)", lib);
 	if ((r = pg_user(env->root, a->user, false, &u, e)))
 		return r;
+	if (geteuid() && geteuid() != u.uid)
+		return err_set(e, -EOPNOTSUPP, "PostgreSQL runs as '%s': switching to that user needs root",
+			       a->user);
 	snprintf(lib, sizeof(lib), "%s%s", env->root, a->dir);
 	if (stat(lib, &st) || !S_ISDIR(st.st_mode))
 		return err_set(e, -EINVAL, "bad --dir '%s': not a directory", lib);
