@@ -53,7 +53,7 @@ HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
 ORCH_SRC := $(filter-out orchestrator/cmd/main.c,$(wildcard orchestrator/*/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
-GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c
+GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c lib/wlopts.c
 
 CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
 GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
@@ -138,9 +138,11 @@ ifneq ($(KCOMPILE_IT),0)
 IT_SCRIPTS += tests/integration/kcompile.sh
 endif
 # memcheck cannot run a sanitizer build: the plain pass only; the fleet playbook
-# test builds and runs the package (make deb), which is never a sanitizer build
+# test builds and runs the package (make deb), which is never a sanitizer build;
+# the applications' guests take minutes under TCG (their parsers are unit-tested
+# under the sanitizers)
 ifeq ($(SANITIZE),)
-IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh
+IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh tests/integration/apps.sh
 endif
 integration: all
 	@THPEVAL_BIN=$(abspath $(BIN)) tests/run-stage.sh $(STAGE_PREFIX)integration $(IT_SCRIPTS)

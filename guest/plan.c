@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/parse.h"
+#include "sysinfo.h"
 
 #define HUGE_2M (2ull << 20)
 
@@ -140,6 +141,46 @@ static int set_guest_thp(const char *v, struct plan *p, const char *key, char *w
 {
 	p->nthp = 0;
 	return each_item(v, p, key, thp_item, why, len);
+}
+
+static int shmem_item(const char *item, struct plan *p, const char *key, char *why, size_t len)
+{
+	size_t i;
+
+	if (strlen(item) >= PLAN_SHMEM_LEN || !shmem_value_valid(item))
+		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a shmem_enabled value (always, "
+			       "within_size, advise, never, deny, force)", key, item);
+	for (i = 0; i < p->nshmem; i++)
+		if (!strcmp(p->shmem_thp[i], item))
+			return why_set(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
+	memcpy(p->shmem_thp[p->nshmem++], item, strlen(item) + 1);	/* a value of the list: short */
+	return 0;
+}
+
+static int set_guest_shmem_thp(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	p->nshmem = 0;
+	return each_item(v, p, key, shmem_item, why, len);
+}
+
+/* the syntax in lib/wlopts; here: a workload of this program that takes PARAM (its value is its check) */
+static int set_wlopts(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	char reason[160];
+	size_t i;
+
+	if (wlopts_parse(v, p->wlopts, WLOPTS_MAX, &p->nwlopts, reason, sizeof(reason)))
+		return why_set(why, len, PLAN_PREFIX "%s: %s", key, reason);
+	for (i = 0; i < p->nwlopts; i++) {
+		const struct workload *w = workload_find(p->wlopts[i].workload);
+
+		if (!w)
+			return why_set(why, len, PLAN_PREFIX "%s: no workload '%s'", key, p->wlopts[i].workload);
+		if (!wl_param_find(w->params, p->wlopts[i].param))
+			return why_set(why, len, PLAN_PREFIX "%s: workload %s has no --%s", key, w->name,
+				       p->wlopts[i].param);
+	}
+	return 0;
 }
 
 static int set_workloads(const char *v, struct plan *p, const char *key, char *why, size_t len)
@@ -326,6 +367,8 @@ static const struct plan_key {
 	{ "exec_metric", set_exec_metric, WL_EXEC_METRIC_MAX - 1 },
 	{ "exec_direction", set_exec_direction, 0 },
 	{ "exec_timeout", set_exec_timeout, 0 },
+	{ "guest_shmem_thp", set_guest_shmem_thp, 0 },
+	{ "wlopts", set_wlopts, 0 },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "workload.h"
+#include "lib/wlopts.h"
 
 #define PLAN_PREFIX "thpeval."
 #define PLAN_MAX_WORKLOADS 8
@@ -19,6 +20,8 @@
 #define PLAN_CMDLINE_MAX 65536
 /* exec=, exec_metric=: longer values than the others (what the kernel command line fits decides) */
 #define PLAN_EXEC_MAX (WL_EXEC_ARGV_MAX - 1)
+#define PLAN_MAX_SHMEM 6	/* shmem_enabled has six values */
+#define PLAN_SHMEM_LEN 16
 
 enum guest_thp { GUEST_THP_ALWAYS, GUEST_THP_MADVISE, GUEST_THP_NEVER, GUEST_THP__COUNT };
 
@@ -47,6 +50,16 @@ struct plan {
 	char exec_metric[WL_EXEC_METRIC_MAX];
 	char exec_direction[8];		/* higher or lower */
 	uint64_t exec_timeout_ms;	/* one exec run; the runner kills it ARGV_EXEC_MARGIN_MS later */
+	/*
+	 * guest_shmem_thp=VALUE,...: distinct shmem_enabled values, each a run
+	 * (a variant) of the workloads that take --shmem-thp (pgbench); none:
+	 * they leave the guest's shmem_enabled as it is
+	 */
+	size_t nshmem;
+	char shmem_thp[PLAN_MAX_SHMEM][PLAN_SHMEM_LEN];
+	/* wlopts=WORKLOAD:PARAM=VALUE,...: each workload's own parameters, as --PARAM=VALUE */
+	size_t nwlopts;
+	struct wlopt wlopts[WLOPTS_MAX];
 };
 
 /* The plan when the command line says nothing. */

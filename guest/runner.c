@@ -560,12 +560,29 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		char o[16][96], *argv[20], xargv[WL_EXEC_ARGV_MAX + 8], xmetric[WL_EXEC_METRIC_MAX + 10];
+		/* the fixed options, exec's two, the user's --workload-opts; the variant apart */
+		char o[16 + WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8], *argv[20 + WLOPTS_MAX], xvar[64];
+		char xargv[WL_EXEC_ARGV_MAX + 8], xmetric[WL_EXEC_METRIC_MAX + 10];
 		uint64_t timeout_ms = w->long_running ? p->long_timeout_ms : p->timeout_ms;
+		char shm[PLAN_MAX_SHMEM][48];
+		const char *shm_vars[PLAN_MAX_SHMEM + 1];
+		const char *const *variants = w->runner_variants;
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_variants(rn, w);
+		uint64_t t0;
 		int n = 0;
+
+		/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it */
+		if (p->nshmem && workload_param(w, "shmem-thp") && (rn->pid1 || (rn->set_thp && !*rn->root))) {
+			for (k = 0; k < p->nshmem; k++) {
+				snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
+				shm_vars[k] = shm[k];
+			}
+			shm_vars[p->nshmem] = NULL;
+			variants = shm_vars;
+			nvar = p->nshmem;
+		}
 
 		context_init(&ctx, w->name, round, warm, p->seed, t);
 		if (i == 0) {
@@ -605,6 +622,10 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			snprintf(o[n++], sizeof(o[0]), "--timeout=%" PRIu64, p->exec_timeout_ms / 1000);
 		if (workload_param(w, "direction"))
 			snprintf(o[n++], sizeof(o[0]), "--direction=%s", p->exec_direction);
+		/* the user's own parameters of this workload (--workload-opts) */
+		for (k = 0; k < p->nwlopts; k++)
+			if (!strcmp(p->wlopts[k].workload, w->name))
+				snprintf(o[n++], sizeof(o[0]), "--%s=%s", p->wlopts[k].param, p->wlopts[k].value);
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
 		/* exec: the command and its pattern, too long for o[] */
@@ -619,21 +640,24 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 		}
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
 		for (v = 0; v < (nvar ? nvar : 1); v++) {
-			const char *extra = nvar ? w->runner_variants[round % 2 ? nvar - 1 - v : v]
-						 : NULL;
+			const char *extra = nvar ? variants[round % 2 ? nvar - 1 - v : v] : NULL;
 
 			say(rn, "round %u%s guest_thp=%s %s%s%s", round, warm ? " (warm-up)" : "",
 			    guest_thp_name(t), w->name, extra ? " " : "", extra ? extra : "");
 			if (extra)
-				snprintf(o[15], sizeof(o[0]), "%s", extra);
-			argv[n] = extra ? o[15] : NULL;
+				snprintf(xvar, sizeof(xvar), "%s", extra);
+			argv[n] = extra ? xvar : NULL;
 			argv[n + 1] = NULL;
+			t0 = harness_now_ns();
 			r = runner_exec(argv, &rn->em, &ctx, timeout_ms, &st, e);
 			if (r)
 				return r;
 			if (st.by_type[REC_RESULT] == 0)
 				say(rn, "round %u guest_thp=%s %s: no result (see the fail record)",
 				    round, guest_thp_name(t), w->name);
+			/* the run's wall time on the console: what a workload costs a guest */
+			say(rn, "round %u guest_thp=%s %s%s%s: %.1f s", round, guest_thp_name(t), w->name,
+			    extra ? " " : "", extra ? extra : "", (double)(harness_now_ns() - t0) / 1e9);
 		}
 	}
 	return 0;

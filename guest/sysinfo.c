@@ -268,6 +268,17 @@ bool thp_value_valid(const char *v)
 	return !strcmp(v, "always") || !strcmp(v, "madvise") || !strcmp(v, "never");
 }
 
+bool shmem_value_valid(const char *v)
+{
+	static const char *const values[] = { "always", "within_size", "advise", "never", "deny", "force" };
+	size_t i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (!strcmp(v, values[i]))
+			return true;
+	return false;
+}
+
 /* "start-end ..." with lower-case hex: true and the range, or false */
 static bool smaps_header(const char *line, uint64_t *start, uint64_t *end)
 {

@@ -58,6 +58,8 @@ int thp_knob_get_u64(const char *root, const char *knob, uint64_t *v, struct err
 int thp_knob_set_u64(const char *root, const char *knob, uint64_t v, struct err *e);
 bool thp_supported(const char *root);
 bool thp_value_valid(const char *v);	/* always | madvise | never */
+/* a value of shmem_enabled: always | within_size | advise | never | deny | force */
+bool shmem_value_valid(const char *v);
 
 struct smaps_vma {
 	uint64_t start, end;	/* [start, end) */

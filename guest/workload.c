@@ -11,6 +11,8 @@
 #include "hzp.h"
 #include "kcompile.h"
 #include "memset.h"
+#include "pgbench.h"
+#include "redis.h"
 #include "tlb.h"
 
 static const struct workload *const workloads[] = {
@@ -23,6 +25,8 @@ static const struct workload *const workloads[] = {
 	&wl_kcompile,
 	&wl_fork,
 	&wl_exec,
+	&wl_redis,
+	&wl_pgbench,
 };
 
 const struct wl_param wl_common_params[] = {

@@ -42,6 +42,12 @@ struct wl_rule {
 	const char *effect_what;	/* what effect_field proves ("huge zero page") */
 	const char *reason_field;	/* text field: why effect_field is 0, or why unmeasured */
 	const char *what;	/* the memory the coverage is of, for messages ("the buffer") */
+	/*
+	 * 0, or the coverage a "huge" cell needs where that is less than
+	 * --min-coverage: memory an application's allocator keeps partly on base
+	 * pages whatever the setting (measured; the rule's comment says where)
+	 */
+	double need_pct;
 };
 
 /*
@@ -67,12 +73,25 @@ struct wl_split {
 struct wl_traits {
 	const char *name;
 	const struct wl_rule *rules;	/* ends with a NULL variant */
-	const char *const *primary;	/* the metrics a nightly gate tests by default; NULL-terminated */
+	/*
+	 * the metrics a nightly gate tests by default; NULL-terminated. Their
+	 * unit and direction are in their names (orchestrator/analysis/compare.c:
+	 * _per_s higher is better; _ms, _us, _s lower)
+	 */
+	const char *const *primary;
 	const struct wl_split *split;	/* NULL: the split does not decompose this workload */
+	/*
+	 * NULL, or the Debian packages the guest image needs for this workload
+	 * (an application: redis-server), NULL-terminated; thpeval run adds them
+	 * to the image, copied from the host where they must be installed
+	 */
+	const char *const *packages;
 };
 
 /* The traits of a workload; NULL if it has none (not one of the guest program's). */
 const struct wl_traits *wltraits_find(const char *workload);
+/* The Debian packages a workload needs in the guest image (NULL-terminated), or NULL. */
+const char *const *wltraits_packages(const char *workload);
 /* Whether metric is one of the workload's primary (gated by default) metrics. */
 bool wltraits_primary(const char *workload, const char *metric);
 /* The traits at index i (0, 1, ...); NULL past the end. */

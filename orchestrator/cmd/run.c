@@ -41,7 +41,7 @@ enum run_opt {
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
-	RO_IMAGE_PACKAGES,
+	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS,
 };
 
 static const struct opt run_opts[] = {
@@ -50,7 +50,9 @@ static const struct opt run_opts[] = {
 	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
 	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), or both", RO_HOST_STATE },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
+	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "workload-opts", "LIST", NULL, "parameters of the selected workloads beyond the run's own, WORKLOAD:PARAM=VALUE,... (e.g. redis:dataset=4G,pgbench:scale=400 for a lab host; 'thpeval workloads' lists each one's parameters and defaults); the workload checks the value", RO_WL_OPTS },
 	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
 	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
 	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
@@ -104,6 +106,47 @@ const struct command run_cmd = {
 		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
 	CLI_OPTS(run_opts),
 };
+
+/* --guest-shmem-thp: distinct values of the guest's shmem_enabled */
+static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	static const char *const values[] = { "always", "within_size", "advise", "never", "deny", "force" };
+	char buf[128], *tok, *save = NULL;
+	size_t i;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg || parse_list_check(arg))
+		return err_set(e, -EINVAL, "'%.64s' is not a shmem_enabled list: give values such as never,always", arg);
+	strcpy(buf, arg);
+	c->n_guest_shmem = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool known = false, dup = false;
+
+		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+			known |= !strcmp(tok, values[i]);
+		if (!known)
+			return err_set(e, -EINVAL, "'%.32s' is not a shmem_enabled value: use always, within_size, "
+				       "advise, never, deny or force", tok);
+		for (i = 0; i < c->n_guest_shmem; i++)
+			dup |= !strcmp(c->guest_shmem[i], tok);
+		if (!dup)
+			strcpy(c->guest_shmem[c->n_guest_shmem++], tok);
+	}
+	return 0;
+}
+
+/* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */
+static bool shmem_axis_planned(const struct run_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_wl; i++) {
+		const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, c->wl[i]);
+
+		if (wi && workload_has_param(wi, "shmem-thp"))
+			return true;
+	}
+	return false;
+}
 
 /* anonymous|memfd for the THP arms, plus optionally the hugetlbfs reference arms */
 static int backing_parse(const char *arg, struct run_config *c, struct err *e)
@@ -233,6 +276,18 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return thp_list_parse(arg, true, c->host_thp, THP_LIST_MAX, &c->n_host_thp, "host THP", e);
 	case RO_GUEST_THP:
 		return thp_list_parse(arg, false, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, "guest THP", e);
+	case RO_GUEST_SHMEM:
+		return shmem_list_parse(arg, c, e);
+	case RO_WL_OPTS: {
+		struct wlopt o[WLOPTS_MAX];
+		char why[ERR_MSG_MAX];
+		size_t n;
+
+		if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
+			return err_set(e, -EINVAL, "%s", why);
+		strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
+		return 0;
+	}
 	case RO_WORKLOADS: {
 		size_t i, n = strlen(arg);
 
@@ -693,6 +748,17 @@ int cmd_run(int argc, char **argv)
 		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we) ||
 		    exec_select(cfg, &we)) {
 			rc = cmd_fail(&we, CMD_USAGE);
+			goto done_cfg;
+		}
+		if (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
+							   cfg->n_wl_info, &we)) {
+			rc = cmd_fail(&we, CMD_USAGE);
+			goto done_cfg;
+		}
+		if (cfg->n_guest_shmem && !shmem_axis_planned(cfg)) {
+			cmd_error("--guest-shmem-thp sets the guest's shared memory for workloads that take "
+				  "--shmem-thp (pgbench): add one to --workloads");
+			rc = CMD_USAGE;
 			goto done_cfg;
 		}
 	}

@@ -87,11 +87,11 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
 
 		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
-			char a[12][PATH_MAX + 16];
-			const char *args[14];
+			char a[12][PATH_MAX + 16], u[WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8];
+			const char *args[14 + WLOPTS_MAX];
 			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "", round };
 			struct err le = ERR_INIT;
-			size_t n = 0, k;
+			size_t n = 0, k, nu;
 
 			snprintf(a[n++], sizeof(a[0]), "%s", cfg->wl[w]);
 			snprintf(a[n++], sizeof(a[0]), "--rep=%u", round * (cfg->warmup + cfg->reps) + rep);
@@ -111,6 +111,10 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 			}
 			for (k = 0; k < n; k++)
 				args[k] = a[k];
+			/* the user's own parameters of this workload (--workload-opts) */
+			nu = workload_opts_args(cfg->wl_opts, cfg->wl[w], u, WLOPTS_MAX);
+			for (k = 0; k < nu; k++)
+				args[n++] = u[k];
 			args[n] = NULL;
 			r = workload_run_local(cfg->guest_bin, args,
 					       (int)(wi && wi->has_src ? cfg->kc_timeout_ms : cfg->timeout_ms), io->stop,

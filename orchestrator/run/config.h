@@ -15,6 +15,7 @@
 #include "lib/enumstr.h"
 #include "lib/err.h"
 #include "orchestrator/run/execopts.h"
+#include "lib/wlopts.h"
 #include "orchestrator/run/workloads.h"
 #include "orchestrator/virt/domain.h"
 
@@ -57,6 +58,11 @@ struct run_config {
 	size_t n_host_thp;
 	struct thp_setting guest_thp[THP_LIST_MAX];	/* the same, no size: guest 'enabled' */
 	size_t n_guest_thp;
+	/* --workload-opts: WORKLOAD:PARAM=VALUE,... checked against the guest program's tables */
+	char wl_opts[WLOPTS_SPEC_MAX + 1];
+	/* --guest-shmem-thp: guest shmem_enabled values, each a variant of pgbench's cells; none: kept */
+	char guest_shmem[THP_LIST_MAX][THP_NAME_LEN];
+	size_t n_guest_shmem;
 	char workloads[128];		/* as given: "memset,tlb" or "all" */
 	char wl[16][32];		/* resolved against the guest program (main) */
 	size_t n_wl;

@@ -56,6 +56,10 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 			run_append(buf, len, " thpeval.exec_metric=%s thpeval.exec_direction=%s",
 				   cfg->exec.metric_enc, cfg->exec.dir);
 	}
+	if (cfg->wl_opts[0])
+		run_append(buf, len, " thpeval.wlopts=%s", cfg->wl_opts);
+	for (i = 0; i < cfg->n_guest_shmem; i++)
+		run_append(buf, len, "%s%s", i ? "," : " thpeval.guest_shmem_thp=", cfg->guest_shmem[i]);
 }
 
 /* record a failure in every planned cell of this host group that lacks repetitions */

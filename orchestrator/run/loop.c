@@ -10,6 +10,7 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/model/results_json.h"
+#include "lib/wltraits.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)
@@ -380,6 +381,24 @@ static int prepare_source(struct run_state *st, struct err *e)
 	return 0;
 }
 
+/*
+ * The packages the guest image adds, NULL-terminated in out (max entries):
+ * kcompile's toolchain, and each planned workload's (lib/wltraits: redis,
+ * PostgreSQL); the image build drops duplicates
+ */
+static void image_packages(const struct run_state *st, const char **out, size_t max)
+{
+	const char *const *p;
+	size_t n = 0, w;
+
+	for (p = st->kc ? srcdisk_toolchain_packages : NULL; p && *p && n + 1 < max; p++)
+		out[n++] = *p;
+	for (w = 0; w < st->cfg->n_wl; w++)
+		for (p = wltraits_packages(st->cfg->wl[w]); p && *p && n + 1 < max; p++)
+			out[n++] = *p;
+	out[n] = NULL;
+}
+
 /* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
 static int prepare_guests(struct run_state *st, struct err *e)
 {
@@ -387,6 +406,7 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	struct results *res = st->res;
 	struct image_opts io_img = { 0 };
 	const char *user_pkgs[IMAGE_PKGS_MAX + 1];
+	const char *pkgs[64];
 	bool built = false;
 	size_t i;
 	int r, reaped = 0;
@@ -417,8 +437,10 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	io_img.cache_dir = cfg->cache_dir;
 	io_img.kernel = cfg->kernel[0] ? cfg->kernel : NULL;
 	io_img.guest_bin = cfg->guest_bin;
-	/* kcompile guests need the toolchain in the root: another image; so do the user's packages */
-	io_img.extra_packages = st->kc ? srcdisk_toolchain_packages : NULL;
+	/* kcompile guests need the toolchain in the root, applications their packages, and the
+	 * user's own packages: another image */
+	image_packages(st, pkgs, sizeof(pkgs) / sizeof(pkgs[0]));
+	io_img.extra_packages = pkgs[0] ? pkgs : NULL;
 	for (i = 0; i < cfg->n_image_pkgs; i++)
 		user_pkgs[i] = cfg->image_pkgs[i];
 	user_pkgs[cfg->n_image_pkgs] = NULL;

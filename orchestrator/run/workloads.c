@@ -322,6 +322,45 @@ bool workload_has_param(const struct workload_info *wi, const char *name)
 	return false;
 }
 
+int workload_opts_check(const char *spec, const char (*sel)[WORKLOAD_NAME_MAX], size_t nsel,
+			const struct workload_info *avail, size_t navail, struct err *e)
+{
+	struct wlopt o[WLOPTS_MAX];
+	char why[ERR_MSG_MAX];
+	size_t n, i, k;
+
+	if (wlopts_parse(spec, o, WLOPTS_MAX, &n, why, sizeof(why)))
+		return err_set(e, -EINVAL, "--workload-opts: %s", why);
+	for (i = 0; i < n; i++) {
+		const struct workload_info *wi = workload_find(avail, navail, o[i].workload);
+		bool selected = false;
+
+		for (k = 0; k < nsel; k++)
+			selected |= !strcmp(sel[k], o[i].workload);
+		if (!wi || !selected)
+			return err_set(e, -EINVAL, "--workload-opts: '%s' is not a workload of this run (--workloads)",
+				       o[i].workload);
+		if (!workload_has_param(wi, o[i].param))
+			return err_set(e, -EINVAL, "--workload-opts: workload %s has no parameter '%s' ('thpeval "
+				       "workloads' lists them)", wi->name, o[i].param);
+	}
+	return 0;
+}
+
+size_t workload_opts_args(const char *spec, const char *workload, char (*out)[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8],
+			  size_t max)
+{
+	struct wlopt o[WLOPTS_MAX];
+	size_t n, i, k = 0;
+
+	if (!spec[0] || wlopts_parse(spec, o, WLOPTS_MAX, &n, NULL, 0))
+		return 0;
+	for (i = 0; i < n && k < max; i++)
+		if (!strcmp(o[i].workload, workload))
+			snprintf(out[k++], WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8, "--%s=%s", o[i].param, o[i].value);
+	return k;
+}
+
 const struct workload_info *workload_find(const struct workload_info *wl, size_t n, const char *name)
 {
 	size_t i;

@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "lib/record.h"
+#include "lib/wlopts.h"
 
 #define WORKLOADS_MAX 16
 #define WORKLOAD_NAME_MAX 32
@@ -55,6 +56,16 @@ int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err 
 int workloads_select(const char *spec, const struct workload_info *avail, size_t navail,
 		     char out[][WORKLOAD_NAME_MAX], size_t max, size_t *n, struct err *e);
 const struct workload_info *workload_find(const struct workload_info *wl, size_t n, const char *name);
+/*
+ * --workload-opts: each WORKLOAD:PARAM=VALUE (lib/wlopts syntax) names a
+ * selected workload (sel[0..nsel)) and a parameter it takes; 0, or -EINVAL
+ * with a one-line reason (the value is the workload's to check)
+ */
+int workload_opts_check(const char *spec, const char (*sel)[WORKLOAD_NAME_MAX], size_t nsel,
+			const struct workload_info *avail, size_t navail, struct err *e);
+/* "--PARAM=VALUE" for each item of spec naming workload, into out[0..max); their count */
+size_t workload_opts_args(const char *spec, const char *workload, char (*out)[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8],
+			  size_t max);
 
 typedef int (*local_record_fn)(void *opaque, const struct record *rec, const char *rejected_reason);
 

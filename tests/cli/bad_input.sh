@@ -335,6 +335,21 @@ r 2 "image-packages: metacharacters" --image-packages="$META3"
 r 2 "image-packages: 5000 bytes" --image-packages="$LONG"
 r 2 "image-packages: empty item" --image-packages=stress-ng,,sysbench
 r 2 "image-packages: on the bare host" --image-packages=stress-ng --target=host
+r 2 "guest-shmem-thp: madvise" --guest-shmem-thp=madvise
+r 2 "guest-shmem-thp: empty" --guest-shmem-thp=
+r 2 "guest-shmem-thp: empty item" --guest-shmem-thp=never,,always
+r 2 "guest-shmem-thp: metacharacters" --guest-shmem-thp="$META3"
+r 2 "guest-shmem-thp: 5000 bytes" --guest-shmem-thp="$LONG"
+r 2 "guest-shmem-thp: without pgbench" --guest-shmem-thp=always --workloads=memset
+r 2 "workload-opts: empty" --workload-opts=
+r 2 "workload-opts: no value" --workload-opts=redis:dataset
+r 2 "workload-opts: metacharacters" --workload-opts="redis:dataset=$META3"
+r 2 "workload-opts: command substitution" --workload-opts="redis:dir=$META1"
+r 2 "workload-opts: 5000 bytes" --workload-opts="$LONG"
+r 2 "workload-opts: a run option" --workload-opts=memset:size=2M
+r 2 "workload-opts: a workload not run" --workload-opts=redis:dataset=4G --workloads=memset
+r 2 "workload-opts: an unknown parameter" --workload-opts=memset:nosuch=1
+r 2 "workload-opts: newline" --workload-opts="$NL"
 
 # run: accepted options that must still stop before the host or a guest
 r 1 "host-thp: a size this kernel does not offer" --host-thp=4096K:always

@@ -77,6 +77,16 @@ static struct bad_case bad_cases[] = {
 	  "thpeval.guest_thp: 'sometimes' is not always, madvise or never" },
 	{ "thp value listed twice", "thpeval.guest_thp=always,never,always", "'always' listed twice" },
 	{ "empty thp item", "thpeval.guest_thp=always,", "empty item" },
+	{ "shmem: madvise is not a shmem_enabled value", "thpeval.guest_shmem_thp=never,madvise",
+	  "thpeval.guest_shmem_thp: 'madvise' is not a shmem_enabled value" },
+	{ "shmem: listed twice", "thpeval.guest_shmem_thp=always,never,always", "'always' listed twice" },
+	{ "shmem: empty item", "thpeval.guest_shmem_thp=always,,never", "empty item" },
+	{ "wlopts: a workload the program lacks", "thpeval.wlopts=nosuch:x=1", "thpeval.wlopts: no workload 'nosuch'" },
+	{ "wlopts: a parameter the workload lacks", "thpeval.wlopts=redis:scale=4",
+	  "thpeval.wlopts: workload redis has no --scale" },
+	{ "wlopts: a reserved parameter", "thpeval.wlopts=memset:size=2M", "--size is set by thpeval itself" },
+	{ "wlopts: a bad value", "thpeval.wlopts=redis:dir=/tmp;x", "a value must be" },
+	{ "shmem: given twice", "thpeval.guest_shmem_thp=always thpeval.guest_shmem_thp=never", "given twice" },
 	{ "reps=0", "thpeval.reps=0", "thpeval.reps: 0 is out of range (1 to 10000)" },
 	{ "reps not a number", "thpeval.reps=3x", "thpeval.reps: '3x' is not an integer" },
 	{ "negative seed", "thpeval.seed=-1", "thpeval.seed: '-1' is not an integer" },
@@ -217,9 +227,42 @@ static void test_thp_names(void **state)
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* the guest shmem axis: absent by default, else its values in order */
+static void test_shmem_axis(void **state)
+{
+	char why[256] = "";
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(plan_parse("thpeval.workloads=pgbench", &p, why, sizeof(why)), 0);
+	assert_int_equal(p.nshmem, 0);
+	assert_int_equal(plan_parse("thpeval.workloads=pgbench thpeval.guest_shmem_thp=never,within_size,force",
+				    &p, why, sizeof(why)), 0);
+	assert_int_equal(p.nshmem, 3);
+	assert_string_equal(p.shmem_thp[0], "never");
+	assert_string_equal(p.shmem_thp[1], "within_size");
+	assert_string_equal(p.shmem_thp[2], "force");
+}
+
+/* the user's workload parameters, in order */
+static void test_wlopts(void **state)
+{
+	char why[256] = "";
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(plan_parse("thpeval.workloads=redis thpeval.wlopts=redis:dataset=8M,pgbench:scale=9", &p,
+				    why, sizeof(why)), 0);
+	assert_int_equal(p.nwlopts, 2);
+	assert_string_equal(p.wlopts[0].workload, "redis");
+	assert_string_equal(p.wlopts[0].param, "dataset");
+	assert_string_equal(p.wlopts[0].value, "8M");
+	assert_string_equal(p.wlopts[1].param, "scale");
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 4];
+	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 6];
 	size_t i, n = 0;
 
 	memcpy(long_port, "thpeval.port=", 13);
@@ -237,6 +280,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "kcompile and long_timeout keys", test_kcompile_keys, NULL,
 					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "exec keys", test_exec_keys, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "guest shmem axis", test_shmem_axis, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "workload options", test_wlopts, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest_thp names round-trip", test_thp_names, NULL,
 					  NULL, NULL };
 	return _cmocka_run_group_tests("plan", tests, n, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/wltraits.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results.h"
@@ -152,6 +153,13 @@ static void test_direction_table(void **state)
 		{ "guest_huge_pct", "never", "always", DIR_HIGHER },
 		{ "guest_huge_pct", "always", "never", DIR_LOWER },
 		{ "something_else", "never", "never", DIR_INFO },
+		/* the applications' primary metrics and split latencies: units and direction in the names */
+		{ "get_req_per_s", "never", "always", DIR_HIGHER },
+		{ "get_p99_ms", "never", "always", DIR_LOWER },
+		{ "get_avg_ms", "never", "always", DIR_LOWER },
+		{ "bgsave_fork_us", "always", "always", DIR_LOWER },
+		{ "select_tx_per_s", "always", "never", DIR_HIGHER },
+		{ "select_lat_ms", "always", "never", DIR_LOWER },
 	};
 	struct results r;
 	size_t i;
@@ -166,6 +174,29 @@ static void test_direction_table(void **state)
 		if (d != cases[i].want)
 			fail_msg("%s (host %s, guest %s): %s, want %s", cases[i].metric, cases[i].host,
 				 cases[i].guest, metric_dir_name(d), metric_dir_name(cases[i].want));
+	}
+	results_release(&r);
+}
+
+/* the applications' primary metrics gate: each has a direction (the gate skips DIR_INFO) */
+static void test_primary_directed(void **state)
+{
+	static const char *const apps[] = { "redis", "pgbench" };
+	const struct wl_traits *t;
+	struct results r;
+	struct cell *c;
+	size_t i, k;
+
+	(void)state;
+	results_init(&r);
+	c = results_cell(&r, "guest", "always", "always", "memset", NULL);
+	assert_non_null(c);
+	for (i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		t = wltraits_find(apps[i]);
+		assert_non_null(t);
+		for (k = 0; t->primary[k]; k++)
+			if (metric_direction(t->primary[k], c) == DIR_INFO)
+				fail_msg("%s's primary metric %s has no direction", t->name, t->primary[k]);
 	}
 	results_release(&r);
 }
@@ -468,6 +499,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_student_t_p2),
 		cmocka_unit_test(test_direction_table),
+		cmocka_unit_test(test_primary_directed),
 		cmocka_unit_test(test_self_compare),
 		cmocka_unit_test(test_worse_over_boots),
 		cmocka_unit_test(test_inconclusive),

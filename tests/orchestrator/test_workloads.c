@@ -499,9 +499,64 @@ static void test_select(void **state)
 	assert_string_equal(got, c->got);
 }
 
+struct opts_case {
+	const char *name;
+	const char *spec;
+	const char *why;	/* NULL: accepted */
+};
+
+static const struct opts_case opts_cases[] = {
+	{ "opts: a parameter of a selected workload", "hzp:zero-page=1", NULL },
+	{ "opts: two workloads", "hzp:zero-page=1,memset:populate-read=1", NULL },
+	{ "opts: a workload not selected", "kcompile:jobs=4",
+	  "--workload-opts: 'kcompile' is not a workload of this run (--workloads)" },
+	{ "opts: a workload the program lacks", "redis:dataset=4G",
+	  "--workload-opts: 'redis' is not a workload of this run (--workloads)" },
+	{ "opts: a parameter the workload lacks", "hzp:dataset=4G",
+	  "--workload-opts: workload hzp has no parameter 'dataset' ('thpeval workloads' lists them)" },
+	{ "opts: a reserved parameter", "memset:size=4G", "--workload-opts: 'memset:size=4G': --size is set by "
+	  "thpeval itself (its own run option)" },
+	{ "opts: bad syntax", "memset", "--workload-opts: 'memset' is not WORKLOAD:PARAM=VALUE (e.g. redis:dataset=4G)" },
+};
+
+static void test_opts(void **state)
+{
+	const struct opts_case *c = *state;
+	const char *doc = DOC(MEMSET "," KCOMPILE "," HZP);
+	const char sel[2][WORKLOAD_NAME_MAX] = { "memset", "hzp" };
+	struct workload_info wl[WORKLOADS_MAX];
+	struct err e = ERR_INIT;
+	size_t n;
+	int r;
+
+	assert_int_equal(workloads_parse_json("g", doc, strlen(doc), wl, WORKLOADS_MAX, &n, &e), 0);
+	r = workload_opts_check(c->spec, sel, 2, wl, n, &e);
+	if (c->why) {
+		assert_int_equal(r, -EINVAL);
+		assert_string_equal(e.msg, c->why);
+	} else {
+		assert_int_equal(r, 0);
+	}
+}
+
+/* the bare host's arguments: the items of one workload, as --PARAM=VALUE */
+static void test_opts_args(void **state)
+{
+	char out[WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8];
+
+	(void)state;
+	assert_int_equal(workload_opts_args("redis:dataset=4G,pgbench:scale=9,redis:clients=8", "redis", out,
+					    WLOPTS_MAX), 2);
+	assert_string_equal(out[0], "--dataset=4G");
+	assert_string_equal(out[1], "--clients=8");
+	assert_int_equal(workload_opts_args("redis:dataset=4G", "pgbench", out, WLOPTS_MAX), 0);
+	assert_int_equal(workload_opts_args("", "redis", out, WLOPTS_MAX), 0);
+	assert_int_equal(workload_opts_args("redis:dataset=4G,redis:clients=8", "redis", out, 1), 1);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(parse_cases) + N(fake_cases) + N(select_cases) + 5];
+	struct CMUnitTest tests[N(parse_cases) + N(fake_cases) + N(select_cases) + N(opts_cases) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(parse_cases); i++)
@@ -519,5 +574,9 @@ int main(void)
 	for (i = 0; i < N(select_cases); i++)
 		tests[n++] = (struct CMUnitTest){ select_cases[i].name, test_select, NULL, NULL,
 						  (void *)(uintptr_t)&select_cases[i] };
+	for (i = 0; i < N(opts_cases); i++)
+		tests[n++] = (struct CMUnitTest){ opts_cases[i].name, test_opts, NULL, NULL,
+						  (void *)(uintptr_t)&opts_cases[i] };
+	tests[n++] = (struct CMUnitTest){ "opts: the bare host's arguments", test_opts_args, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("workloads", tests, n, fake_setup, fake_teardown);
 }
