@@ -1,0 +1,552 @@
+/*
+ * thpeval run's options: the option table and the parsers that fill a struct
+ * run_config (run/config.h), and the checks of the exec workload's options
+ * against the selected workloads (exec_select); cmd/run.c runs what they
+ * describe.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/parse.h"
+#include "orchestrator/cmd/commands.h"
+#include "orchestrator/report/histdb.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/run/config.h"
+#include "orchestrator/run/run.h"
+#include "orchestrator/virt/virt.h"
+
+/* ---- options ----------------------------------------------------------------- */
+
+enum run_opt {
+	RO_HOST_THP, RO_GUEST_THP, RO_WORKLOADS, RO_REPS, RO_WARMUP, RO_MEMORY, RO_VCPUS, RO_SIZE,
+	RO_ACCESSES, RO_SEED, RO_TIMEOUT, RO_MIN_COV, RO_ACCEL, RO_CONNECT, RO_OUT, RO_KERNEL,
+	RO_GUEST_BIN, RO_CACHE_DIR, RO_STATE_DIR, RO_SYSFS_ROOT, RO_QUIET, RO_PREFAULT, RO_TARGET_CI,
+	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
+	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
+	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
+	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS,
+};
+
+static const struct opt run_opts[] = {
+	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
+	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
+	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
+	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), or both", RO_HOST_STATE },
+	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
+	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
+	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
+	{ "workload-opts", "LIST", NULL, "parameters of the selected workloads beyond the run's own, WORKLOAD:PARAM=VALUE,... (e.g. redis:dataset=4G,pgbench:scale=400 for a lab host; 'thpeval workloads' lists each one's parameters and defaults); the workload checks the value", RO_WL_OPTS },
+	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
+	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
+	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N", RO_BOOTS },
+	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
+	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
+	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
+	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
+	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
+	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
+	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
+	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs and/or hugetlbfs-1g for the reference arms (host_thp 'hugetlbfs' or 'hugetlbfs-1g': guest RAM on 2M or 1G hugetlbfs pages, the pool reserved for the run and released after; 1G needs --memory in whole GiB and a host that offers 1G pages)", RO_BACKING },
+	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones; none: exactly --boots rounds", RO_TARGET_CI },
+	{ "max-reps", "N", "50 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
+	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
+	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
+	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
+	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
+	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
+	{ "exec", "COMMAND", NULL, "the exec workload's command, run in the guests by fork/execve without a shell: words split at spaces, '...' and \"...\" quote, a backslash escapes; no expansion or globbing ($ ; | * are bytes of the words; sh -c '...' is yours to write); at most 4096 characters, 64 words, no control characters, and what the guest kernel command line carries", RO_EXEC },
+	{ "exec-metric", "REGEX", NULL, "a POSIX extended regex with one capture group: the number it captures on the last matching line of the command's output (its last MiB) is recorded as metric_higher or metric_lower; a run where none matches is a fail record", RO_EXEC_METRIC },
+	{ "exec-direction", "higher|lower", NULL, "with --exec-metric: which way its number is better (what the gate tests)", RO_EXEC_DIRECTION },
+	{ "exec-timeout", "DURATION", "10m", "limit of one exec run: then its process group is killed and the run is a fail record ('timed out after N s'); added to the guest's --timeout for each exec run", RO_EXEC_TIMEOUT },
+	{ "image-packages", "PKG,...", NULL, "Debian packages added to the guest image (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address", RO_IMAGE_PACKAGES },
+	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
+	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
+	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
+	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
+	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
+	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", RO_GUEST_BIN },
+	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
+	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
+	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
+	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
+	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
+	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
+	{ "db", "PATH|URI", "/var/lib/thpeval/history.db", "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history", RO_DB },
+	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
+};
+
+const struct command run_cmd = {
+	.name = "run",
+	.args = NULL,
+	.summary = "Boot guests over libvirt with host THP set to 'never' and to each setting under\n"
+		   "evaluation, run the workloads inside with guest THP 'never' and each guest setting,\n"
+		   "and report every cell with its repetitions, 95% confidence intervals and the\n"
+		   "evidence (host and guest huge-page coverage) that the intended THP state held.",
+	.details = "Host THP settings are journaled before they are changed and restored on exit,\n"
+		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
+		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
+	CLI_OPTS(run_opts),
+};
+
+/* --guest-shmem-thp: distinct values of the guest's shmem_enabled */
+static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	static const char *const values[] = { "always", "within_size", "advise", "never", "deny", "force" };
+	char buf[128], *tok, *save = NULL;
+	size_t i;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg || parse_list_check(arg))
+		return err_set(e, -EINVAL, "'%.64s' is not a shmem_enabled list: give values such as never,always", arg);
+	strcpy(buf, arg);
+	c->n_guest_shmem = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool known = false, dup = false;
+
+		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+			known |= !strcmp(tok, values[i]);
+		if (!known)
+			return err_set(e, -EINVAL, "'%.32s' is not a shmem_enabled value: use always, within_size, "
+				       "advise, never, deny or force", tok);
+		for (i = 0; i < c->n_guest_shmem; i++)
+			dup |= !strcmp(c->guest_shmem[i], tok);
+		if (!dup)
+			strcpy(c->guest_shmem[c->n_guest_shmem++], tok);
+	}
+	return 0;
+}
+
+/* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */
+bool shmem_axis_planned(const struct run_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_wl; i++) {
+		const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, c->wl[i]);
+
+		if (wi && workload_has_param(wi, "shmem-thp"))
+			return true;
+	}
+	return false;
+}
+
+/* anonymous|memfd for the THP arms, plus optionally the hugetlbfs reference arms */
+static int backing_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+	bool thp_set = false;
+	uint64_t kb;
+	unsigned i;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs)", arg);
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
+			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
+	strcpy(buf, arg);
+	c->memfd = false;
+	c->n_hugetlb = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum host_backing b;
+
+		if (host_backing_parse(tok, &b))
+			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd, hugetlbfs "
+				       "or hugetlbfs-1g", tok);
+		if (hugetlb_arm_kb(tok, &kb)) {
+			for (i = 0; i < c->n_hugetlb; i++)
+				if (c->hugetlb_kb[i] == kb)
+					return err_set(e, -EINVAL, "'%s' is given twice in the host backing list", tok);
+			c->hugetlb_kb[c->n_hugetlb++] = kb;
+			continue;
+		}
+		if (thp_set)
+			return err_set(e, -EINVAL, "give one of anonymous and memfd (the THP arms' "
+				       "backing), optionally with hugetlbfs or hugetlbfs-1g");
+		thp_set = true;
+		c->memfd = b == BACKING_MEMFD;
+	}
+	if (!thp_set && !c->n_hugetlb)
+		return err_set(e, -EINVAL, "empty list");
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *arg, const char *what, struct err *e)
+{
+	if (strlen(arg) >= len)
+		return err_set(e, -ENAMETOOLONG, "%s path too long", what);
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
+{
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+}
+
+/*
+ * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
+ * command line); the guest workload checks CONFIG against its list and says so
+ * in a fail record.
+ */
+static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	const char *colon = strchr(arg, ':'), *t;
+	size_t n, i;
+
+	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
+		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
+			       arg);
+	n = (size_t)(colon - arg);
+	if (n >= sizeof(c->kc_config))
+		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_'))
+			return err_set(e, -EINVAL, "--kcompile config in '%.64s': use a config target such as tinyconfig or defconfig",
+				       arg);
+	t = colon + 1;
+	if (strlen(t) >= sizeof(c->kc_target))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s' is too long", t);
+	if (t[0] == '-' || t[0] == '/' || t[0] == '.' || strstr(t, ".."))
+		return err_set(e, -EINVAL, "--kcompile target '%.64s': a directory such as mm/ or a target such as vmlinux",
+			       t);
+	for (i = 0; t[i]; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9') ||
+		      t[i] == '_' || t[i] == '.' || t[i] == '/' || t[i] == '-'))
+			return err_set(e, -EINVAL, "--kcompile target '%.64s': use letters, digits and _./- only", t);
+	memcpy(c->kc_config, arg, n);
+	c->kc_config[n] = '\0';
+	strcpy(c->kc_target, t);
+	return 0;
+}
+
+/* --target-ci=HOST[,GUEST] or none */
+static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[32], *comma;
+	double h, g = 0;
+
+	c->target_ci_set = true;
+	if (!strcmp(arg, "none")) {
+		c->target_ci_host = c->target_ci_guest = 0;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "'%.20s...' is too long for --target-ci: use HOST[,GUEST], e.g. 15,5", arg);
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
+	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
+		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none", arg);
+	c->target_ci_host = h;
+	c->target_ci_guest = comma ? g : h;
+	return 0;
+}
+
+int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	struct run_config *c = ctx;
+	uint64_t v;
+	double d;
+	int r;
+
+	switch ((enum run_opt)id) {
+	case RO_HOST_THP:
+		return thp_list_parse(arg, true, c->host_thp, THP_LIST_MAX, &c->n_host_thp, "host THP", e);
+	case RO_GUEST_THP:
+		return thp_list_parse(arg, false, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, "guest THP", e);
+	case RO_GUEST_SHMEM:
+		return shmem_list_parse(arg, c, e);
+	case RO_WL_OPTS: {
+		struct wlopt o[WLOPTS_MAX];
+		char why[ERR_MSG_MAX];
+		size_t n;
+
+		if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
+			return err_set(e, -EINVAL, "%s", why);
+		strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
+		return 0;
+	}
+	case RO_WORKLOADS: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+			      arg[i] == ','))
+				break;
+		if (i != n || n >= sizeof(c->workloads))
+			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
+		strcpy(c->workloads, arg);
+		return 0;
+	}
+	case RO_TARGET: {
+		enum run_target t;
+
+		if (run_target_parse(arg, &t))
+			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+		c->target_guest = t != TARGET_HOST;
+		c->target_host = t != TARGET_GUEST;
+		return 0;
+	}
+	case RO_PIN:
+		if (strcmp(arg, "auto") && strcmp(arg, "none"))
+			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+		c->pin = !strcmp(arg, "auto");
+		return 0;
+	case RO_GATE:
+		if (strcmp(arg, "primary") && strcmp(arg, "all"))
+			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+		c->gate_all = !strcmp(arg, "all");
+		return 0;
+	case RO_BOOTS:
+		r = parse_u64_range(arg, 1, 50, &v);
+		if (r)
+			return bad_value(e, r, arg, "a boot count from 1 to 50");
+		c->boots = (unsigned)v;
+		c->boots_set = true;
+		return 0;
+	case RO_REPS:
+		r = parse_u64_range(arg, 1, 100, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition count from 1 to 100");
+		c->reps = (unsigned)v;
+		return 0;
+	case RO_WARMUP:
+		r = parse_u64_range(arg, 0, 10, &v);
+		if (r)
+			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
+		c->warmup = (unsigned)v;
+		return 0;
+	case RO_COLD_REPS:
+		r = parse_u64_range(arg, 0, 20, &v);
+		if (r)
+			return bad_value(e, r, arg, "a host-cold repetition count from 0 to 20");
+		c->cold_reps = (unsigned)v;
+		return 0;
+	case RO_MEMORY:
+		r = parse_size(arg, &v);
+		if (r || v < (256ull << 20) || v > (1ull << 40))
+			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
+		c->memory = v;
+		return 0;
+	case RO_VCPUS:
+		r = parse_u64_range(arg, 1, 64, &v);
+		if (r)
+			return bad_value(e, r, arg, "a vCPU count from 1 to 64");
+		c->vcpus = (unsigned)v;
+		return 0;
+	case RO_SIZE:
+		r = parse_size(arg, &v);
+		if (r || v == 0 || v % (2u << 20))
+			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
+		c->size = v;
+		return 0;
+	case RO_ACCESSES:
+		r = parse_u64_range(arg, 1000, 1000000000ull, &v);
+		if (r)
+			return bad_value(e, r, arg, "an access count from 1000 to 1000000000");
+		c->accesses = v;
+		return 0;
+	case RO_SEED:
+		r = parse_u64_range(arg, 1, 0xffffffffull, &v);
+		if (r)
+			return bad_value(e, r, arg, "a seed from 1 to 4294967295");
+		c->seed = v;
+		return 0;
+	case RO_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 48ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 48h (e.g. 900, 15m)");
+		c->timeout_ms = v;
+		return 0;
+	case RO_MIN_COV:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 100)
+			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
+		c->min_coverage = d;
+		return 0;
+	case RO_ACCEL:
+		if (accel_parse(arg, &c->accel))
+			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+		return 0;
+	case RO_CONNECT:
+		/* a remote host would be measured with this host's knobs and counters */
+		if (virt_uri_check_local(arg, e))
+			return e->code;
+		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
+	case RO_OUT:
+		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
+	case RO_KERNEL:
+		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
+	case RO_GUEST_BIN:
+		return set_path(c->guest_bin, sizeof(c->guest_bin), arg, "guest program", e);
+	case RO_CACHE_DIR:
+		return set_path(c->cache_dir, sizeof(c->cache_dir), arg, "cache", e);
+	case RO_STATE_DIR:
+		return set_path(c->state_dir, sizeof(c->state_dir), arg, "state", e);
+	case RO_SYSFS_ROOT:
+		return set_path(c->sysfs_root, sizeof(c->sysfs_root), arg, "sysfs root", e);
+	case RO_QUIET:
+		c->quiet = true;
+		return 0;
+	case RO_PREFAULT: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
+				       "use ondemand, immediate or ondemand,immediate", arg);
+		strcpy(buf, arg);
+		c->n_prefault = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum prefault p;
+			size_t i;
+			bool dup = false;
+
+			if (prefault_parse(tok, &p))
+				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+			for (i = 0; i < c->n_prefault; i++)
+				dup |= c->prefault[i] == p;
+			if (!dup)
+				c->prefault[c->n_prefault++] = p;
+		}
+		if (c->n_prefault == 0)
+			return err_set(e, -EINVAL, "empty host allocation list");
+		return 0;
+	}
+	case RO_FORMAT:
+		return report_formats_parse(arg, &c->formats, e);
+	case RO_DB:
+		if (!strcmp(arg, "none")) {
+			c->db[0] = '\0';
+			return 0;
+		}
+		if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
+			return e->code;
+		return set_path(c->db, sizeof(c->db), arg, "database", e);
+	case RO_BASELINE:
+		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);
+	case RO_THRESHOLD:
+		r = parse_double(arg, &d);
+		if (r || d < 0 || d > 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a threshold in percent from 0 to 1000");
+		c->threshold = d;
+		return 0;
+	case RO_BACKING:
+		return backing_parse(arg, c, e);
+	case RO_TARGET_CI:
+		return target_ci_parse(arg, c, e);
+	case RO_MAX_REPS:
+		r = parse_u64_range(arg, 2, 1000, &v);
+		if (r)
+			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
+		c->max_reps = (unsigned)v;
+		c->max_reps_set = true;
+		return 0;
+	case RO_GUESTS:
+		r = parse_u64_range(arg, 1, 8, &v);
+		if (r)
+			return bad_value(e, r, arg, "a guest count from 1 to 8");
+		c->guests = (unsigned)v;
+		return 0;
+	case RO_MTHP_SWEEP:
+		c->mthp_sweep = true;
+		return 0;
+	case RO_HOST_STATE: {
+		char buf[64], *tok, *save = NULL;
+
+		if (strlen(arg) >= sizeof(buf))
+			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+		if (parse_list_check(arg))
+			return err_set(e, -EINVAL, "empty item in host state list '%s': "
+				       "use fresh, fragmented or fresh,fragmented", arg);
+		strcpy(buf, arg);
+		c->n_host_state = 0;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			enum host_state s;
+			size_t i;
+			bool dup = false;
+
+			if (host_state_parse(tok, &s))
+				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+			for (i = 0; i < c->n_host_state; i++)
+				dup |= c->host_state[i] == s;
+			if (!dup)
+				c->host_state[c->n_host_state++] = s;
+		}
+		if (c->n_host_state == 0)
+			return err_set(e, -EINVAL, "empty host state list");
+		return 0;
+	}
+	case RO_BUDGET:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
+		c->budget_ms = v;
+		return 0;
+	case RO_EXEC:
+		return exec_opts_command(&c->exec, arg, e);
+	case RO_EXEC_METRIC:
+		return exec_opts_metric(&c->exec, arg, e);
+	case RO_EXEC_DIRECTION:
+		return exec_opts_direction(&c->exec, arg, e);
+	case RO_EXEC_TIMEOUT:
+		return exec_opts_timeout(&c->exec, arg, e);
+	case RO_IMAGE_PACKAGES:
+		return image_packages_parse(arg, c->image_pkgs, IMAGE_PKGS_MAX, &c->n_image_pkgs, e);
+	case RO_KCOMPILE:
+		return kcompile_parse(arg, c, e);
+	case RO_KCOMPILE_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 10000 || v > 24ull * 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
+		c->kc_timeout_ms = v;
+		return 0;
+	}
+	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+/* whether the workload runs a user's command (exec: it takes --argv) */
+static bool runs_command(const struct run_config *c, const char *name)
+{
+	const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, name);
+
+	return wi && wi->has_argv;
+}
+
+/*
+ * The exec workload needs its command: 'all' without --exec leaves it out (with
+ * a note); named without one, or --exec without it, or on the host, is refused.
+ */
+int exec_select(struct run_config *c, struct err *e)
+{
+	size_t i, k;
+	bool planned = false;
+
+	for (i = 0; i < c->n_wl; i++)
+		planned |= runs_command(c, c->wl[i]);
+	if (planned && !c->exec.set && !strcmp(c->workloads, "all")) {
+		for (i = k = 0; i < c->n_wl; i++) {
+			if (!runs_command(c, c->wl[i]))
+				memmove(c->wl[k++], c->wl[i], sizeof(c->wl[0]));
+			else if (!c->quiet)
+				fprintf(stderr, "thpeval: --workloads=all leaves out %s: it runs the command given "
+					"with --exec\n", c->wl[i]);
+		}
+		c->n_wl = k;
+		planned = false;
+	}
+	if (c->n_image_pkgs && !c->target_guest)
+		return err_set(e, -EINVAL, "--image-packages adds packages to the guest image: --target=host "
+			       "boots no guest");
+	return exec_opts_check(&c->exec, planned, c->target_host, e);
+}
