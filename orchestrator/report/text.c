@@ -24,6 +24,24 @@ static void fmt_ci(char *buf, size_t len, const struct metric *m, int prec)
 		snprintf(buf, len, "%.*f", prec, m->s.mean);
 }
 
+/*
+ * The phase columns are headed in ns; an application's split metric is in
+ * other units (redis get_avg_ms): its value says its unit, from the name.
+ */
+static void add_unit(char *buf, size_t len, const char *metric)
+{
+	static const char *const units[] = { "_ms", "_us", "_s" };
+	size_t i, n = metric ? strlen(metric) : 0, u;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		u = strlen(units[i]);
+		if (n > u && !strcmp(metric + n - u, units[i]) && strcmp(buf, "n/a")) {
+			snprintf(buf + strlen(buf), len - strlen(buf), " %s", units[i] + 1);
+			return;
+		}
+	}
+}
+
 static void fmt_pct(char *buf, size_t len, const struct metric *m)
 {
 	if (m->s.n == 0)
@@ -85,6 +103,8 @@ void results_print_table(const struct results *r, FILE *out)
 			 cold ? ":host-cold" : "");
 		fmt_ci(f, sizeof(f), fm ? cell_metric_find(c, fm) : NULL, 1);
 		fmt_ci(a, sizeof(a), am ? cell_metric_find(c, am) : NULL, 1);
+		add_unit(f, sizeof(f), fm);
+		add_unit(a, sizeof(a), am);
 		fmt_pct(hp, sizeof(hp), &c->host_cov);
 		fmt_pct(gp, sizeof(gp), &c->guest_cov);
 		fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3u  %s\n", c->host_thp, c->prefault,

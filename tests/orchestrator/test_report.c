@@ -601,6 +601,36 @@ static void test_nested_note(void **state)
 	free_results(r);
 }
 
+/* the phase columns are headed in ns: an application's split metric carries its own unit */
+static void test_text_units(void **state)
+{
+	struct results *r = malloc(sizeof(*r));
+	struct report_input in = { .res = r };
+	struct cell *c;
+	char *txt;
+
+	(void)state;
+	assert_non_null(r);
+	results_init(r);
+	snprintf(r->accel, sizeof(r->accel), "tcg");
+	snprintf(r->status, sizeof(r->status), "complete");
+	c = results_cell(r, "guest", "always", "never", "redis", NULL);
+	assert_non_null(c);
+	assert_int_equal(metric_add(cell_metric(c, "get_avg_ms", NULL), 5.25), 0);
+	c->reps_ok = 1;
+	c = results_cell(r, "guest", "always", "never", "memset", NULL);
+	assert_non_null(c);
+	assert_int_equal(metric_add(cell_metric(c, "access_ns", NULL), 480.0), 0);
+	c->reps_ok = 1;
+	results_finish(r, 90);
+	txt = render(&in, REPORT_TEXT, NULL);
+	assert_non_null(strstr(txt, "5.2 ms") ? strstr(txt, "5.2 ms") : strstr(txt, "5.3 ms"));
+	assert_non_null(strstr(txt, "480.0 "));
+	assert_null(strstr(txt, "480.0 ns"));
+	free(txt);
+	free_results(r);
+}
+
 static void test_write_dir(void **state)
 {
 	static const char *const files[] = { "results.txt", "results.json", "results.csv", "report.html", "junit.xml" };
@@ -801,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_text_json),
 		cmocka_unit_test(test_nested_note),
+		cmocka_unit_test(test_text_units),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
 		cmocka_unit_test(test_args_permute),
