@@ -1,11 +1,11 @@
 #include "plan.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/err.h"
 #include "lib/parse.h"
 #include "sysinfo.h"
 
@@ -33,21 +33,6 @@ int guest_thp_parse(const char *s, enum guest_thp *out)
 			*out = (enum guest_thp)i;
 			return 0;
 		}
-	}
-	return -EINVAL;
-}
-
-static int why_set(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int why_set(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
 	}
 	return -EINVAL;
 }
@@ -94,7 +79,7 @@ static int each_item(const char *v, struct plan *p, const char *key, item_fn fn,
 		size_t n = c ? (size_t)(c - s) : strlen(s);
 
 		if (n == 0)
-			return why_set(why, len, PLAN_PREFIX "%s: empty item in '%s'", key, v);
+			return err_why(why, len, PLAN_PREFIX "%s: empty item in '%s'", key, v);
 		memcpy(item, s, n);
 		item[n] = '\0';
 		if ((r = fn(item, p, key, why, len)))
@@ -111,11 +96,11 @@ static int thp_item(const char *item, struct plan *p, const char *key, char *why
 	size_t i;
 
 	if (guest_thp_parse(item, &t))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not always, madvise or never", key,
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not always, madvise or never", key,
 			       item);
 	for (i = 0; i < p->nthp; i++)
 		if (p->guest_thp[i] == t)
-			return why_set(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
+			return err_why(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
 	p->guest_thp[p->nthp++] = t;
 	return 0;
 }
@@ -126,12 +111,12 @@ static int workload_item(const char *item, struct plan *p, const char *key, char
 	size_t i;
 
 	if (!w)
-		return why_set(why, len, PLAN_PREFIX "%s: unknown workload '%s'", key, item);
+		return err_why(why, len, PLAN_PREFIX "%s: unknown workload '%s'", key, item);
 	for (i = 0; i < p->nworkloads; i++)
 		if (p->workloads[i] == w)
-			return why_set(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
+			return err_why(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
 	if (p->nworkloads >= PLAN_MAX_WORKLOADS)
-		return why_set(why, len, PLAN_PREFIX "%s: more than %d workloads", key,
+		return err_why(why, len, PLAN_PREFIX "%s: more than %d workloads", key,
 			       PLAN_MAX_WORKLOADS);
 	p->workloads[p->nworkloads++] = w;
 	return 0;
@@ -148,11 +133,11 @@ static int shmem_item(const char *item, struct plan *p, const char *key, char *w
 	size_t i;
 
 	if (strlen(item) >= PLAN_SHMEM_LEN || !shmem_value_valid(item))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a shmem_enabled value (always, "
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not a shmem_enabled value (always, "
 			       "within_size, advise, never, deny, force)", key, item);
 	for (i = 0; i < p->nshmem; i++)
 		if (!strcmp(p->shmem_thp[i], item))
-			return why_set(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
+			return err_why(why, len, PLAN_PREFIX "%s: '%s' listed twice", key, item);
 	memcpy(p->shmem_thp[p->nshmem++], item, strlen(item) + 1);	/* a value of the list: short */
 	return 0;
 }
@@ -170,14 +155,14 @@ static int set_wlopts(const char *v, struct plan *p, const char *key, char *why,
 	size_t i;
 
 	if (wlopts_parse(v, p->wlopts, WLOPTS_MAX, &p->nwlopts, reason, sizeof(reason)))
-		return why_set(why, len, PLAN_PREFIX "%s: %s", key, reason);
+		return err_why(why, len, PLAN_PREFIX "%s: %s", key, reason);
 	for (i = 0; i < p->nwlopts; i++) {
 		const struct workload *w = workload_find(p->wlopts[i].workload);
 
 		if (!w)
-			return why_set(why, len, PLAN_PREFIX "%s: no workload '%s'", key, p->wlopts[i].workload);
+			return err_why(why, len, PLAN_PREFIX "%s: no workload '%s'", key, p->wlopts[i].workload);
 		if (!wl_param_find(w->params, p->wlopts[i].param))
-			return why_set(why, len, PLAN_PREFIX "%s: workload %s has no --%s", key, w->name,
+			return err_why(why, len, PLAN_PREFIX "%s: workload %s has no --%s", key, w->name,
 				       p->wlopts[i].param);
 	}
 	return 0;
@@ -195,9 +180,9 @@ static int set_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out, con
 	int r = parse_u64(v, out);
 
 	if (r)
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not an integer", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not an integer", key, v);
 	if (*out < min || *out > max)
-		return why_set(why, len, PLAN_PREFIX "%s: %s is out of range (%llu to %llu)", key, v,
+		return err_why(why, len, PLAN_PREFIX "%s: %s is out of range (%llu to %llu)", key, v,
 			       (unsigned long long)min, (unsigned long long)max);
 	return 0;
 }
@@ -230,9 +215,9 @@ static int set_seed(const char *v, struct plan *p, const char *key, char *why, s
 static int set_size(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	if (parse_size(v, &p->size))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a size such as 256M", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not a size such as 256M", key, v);
 	if (p->size == 0 || p->size % HUGE_2M)
-		return why_set(why, len, PLAN_PREFIX "%s: %s is not a multiple of 2M", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: %s is not a multiple of 2M", key, v);
 	return 0;
 }
 
@@ -241,10 +226,10 @@ static int set_duration(const char *v, const char *example, uint64_t *out, const
 			char *why, size_t len)
 {
 	if (parse_duration_ms(v, out))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as %s", key, v,
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not a duration such as %s", key, v,
 			       example);
 	if (*out < 1000 || *out > 24ull * 3600 * 1000)
-		return why_set(why, len, PLAN_PREFIX "%s: %s is out of range (1s to 24h)", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: %s is out of range (1s to 24h)", key, v);
 	return 0;
 }
 
@@ -273,13 +258,13 @@ static int set_kcompile(const char *v, struct plan *p, const char *key, char *wh
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      strchr("_./:-", c)))
-			return why_set(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
+			return err_why(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
 	}
 	if (!colon || colon == v || !colon[1] || strchr(colon + 1, ':'))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not CONFIG:TARGET", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not CONFIG:TARGET", key, v);
 	n = (size_t)(colon - v);
 	if (n >= sizeof(p->kc_config) || strlen(colon + 1) >= sizeof(p->kc_target))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is too long", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is too long", key, v);
 	memcpy(p->kc_config, v, n);
 	p->kc_config[n] = '\0';
 	snprintf(p->kc_target, sizeof(p->kc_target), "%s", colon + 1);
@@ -292,13 +277,13 @@ static int set_encoded(const char *v, char *dst, size_t size, const char *key, c
 	size_t n = strlen(v), i;
 
 	if (n >= size)
-		return why_set(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key, size - 1);
+		return err_why(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key, size - 1);
 	for (i = 0; i < n; i++) {
 		char c = v[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      strchr("_./:+-", c)))
-			return why_set(why, len, PLAN_PREFIX "%s: bad character at %zu (lib/argv's encoding "
+			return err_why(why, len, PLAN_PREFIX "%s: bad character at %zu (lib/argv's encoding "
 				       "has [A-Za-z0-9_./:+-] only)", key, i + 1);
 	}
 	memcpy(dst, v, n + 1);
@@ -318,7 +303,7 @@ static int set_exec_metric(const char *v, struct plan *p, const char *key, char 
 static int set_exec_direction(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	if (strcmp(v, "higher") && strcmp(v, "lower"))
-		return why_set(why, len, PLAN_PREFIX "%s: '%s' is not higher or lower", key, v);
+		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not higher or lower", key, v);
 	snprintf(p->exec_direction, sizeof(p->exec_direction), "%s", v);
 	return 0;
 }
@@ -333,14 +318,14 @@ static int set_port(const char *v, struct plan *p, const char *key, char *why, s
 	size_t n = strlen(v), i;
 
 	if (n >= sizeof(p->port))
-		return why_set(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key,
+		return err_why(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key,
 			       sizeof(p->port) - 1);
 	for (i = 0; i < n; i++) {
 		char c = v[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '.' || c == '_' || c == '-'))
-			return why_set(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
+			return err_why(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
 	}
 	memcpy(p->port, v, n + 1);
 	return 0;
@@ -383,29 +368,29 @@ static int plan_word(const char *w, size_t n, struct plan *p, uint32_t *seen, ch
 
 	klen = (size_t)((eq ? eq : w + n) - w) - plen;
 	if (klen == 0 || klen >= sizeof(key))
-		return why_set(why, len, "unknown key '%.*s'", (int)(n > 64 ? 64 : n), w);
+		return err_why(why, len, "unknown key '%.*s'", (int)(n > 64 ? 64 : n), w);
 	memcpy(key, w + plen, klen);
 	key[klen] = '\0';
 	for (i = 0; i < NKEYS; i++)
 		if (!strcmp(plan_keys[i].name, key))
 			break;
 	if (i == NKEYS)
-		return why_set(why, len, "unknown key '" PLAN_PREFIX "%s'", key);
+		return err_why(why, len, "unknown key '" PLAN_PREFIX "%s'", key);
 	if (*seen & (1u << i))
-		return why_set(why, len, PLAN_PREFIX "%s given twice", key);
+		return err_why(why, len, PLAN_PREFIX "%s given twice", key);
 	*seen |= 1u << i;
 	if (!eq)
-		return why_set(why, len, PLAN_PREFIX "%s needs a value", key);
+		return err_why(why, len, PLAN_PREFIX "%s needs a value", key);
 	vlen = n - (size_t)(eq + 1 - w);
 	max = plan_keys[i].max ? plan_keys[i].max : PLAN_VALUE_MAX;
 	if (vlen == 0)
-		return why_set(why, len, PLAN_PREFIX "%s: empty value", key);
+		return err_why(why, len, PLAN_PREFIX "%s: empty value", key);
 	if (vlen > max)
-		return why_set(why, len, PLAN_PREFIX "%s: value longer than %zu bytes", key, max);
+		return err_why(why, len, PLAN_PREFIX "%s: value longer than %zu bytes", key, max);
 	memcpy(val, eq + 1, vlen);
 	val[vlen] = '\0';
 	if (strchr(val, '"'))
-		return why_set(why, len, PLAN_PREFIX "%s: quotes are not allowed", key);
+		return err_why(why, len, PLAN_PREFIX "%s: quotes are not allowed", key);
 	return plan_keys[i].set(val, p, key, why, len);
 }
 
@@ -425,9 +410,9 @@ int plan_parse(const char *cmdline, struct plan *out, char *why, size_t len)
 	plan_defaults(&p);
 	*out = p;
 	if (!cmdline)
-		return why_set(why, len, "no command line");
+		return err_why(why, len, "no command line");
 	if (strnlen(cmdline, PLAN_CMDLINE_MAX + 1) > PLAN_CMDLINE_MAX)
-		return why_set(why, len, "command line longer than %d bytes", PLAN_CMDLINE_MAX);
+		return err_why(why, len, "command line longer than %d bytes", PLAN_CMDLINE_MAX);
 	for (;;) {
 		const char *w;
 		bool quoted = false;
@@ -453,6 +438,6 @@ int plan_parse(const char *cmdline, struct plan *out, char *why, size_t len)
 	}
 	*out = p;
 	if (!p.nworkloads || !p.workloads[0])
-		return why_set(why, len, "no workloads");
+		return err_why(why, len, "no workloads");
 	return 0;
 }

@@ -40,6 +40,18 @@ int err_wrap(struct err *e, const char *fmt, ...)
 	return e->code;
 }
 
+int err_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
 void err_clear(struct err *e)
 {
 	if (!e)

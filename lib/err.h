@@ -7,6 +7,7 @@
 #define THPEVAL_LIB_ERR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define ERR_MSG_MAX 512
 
@@ -23,6 +24,12 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 /* Prefix the stored message with context ("while X: <old msg>"). */
 int err_wrap(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * For the pure parsers that explain a refusal in a caller's buffer instead:
+ * why (when not NULL and len > 0) filled printf-style; returns -EINVAL.
+ */
+int err_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void err_clear(struct err *e);
 bool err_isset(const struct err *e);
 

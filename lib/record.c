@@ -3,10 +3,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "err.h"
 
 static const char *const rec_type_names[] = {
 	[REC_HELLO] = "hello",
@@ -185,21 +186,6 @@ int rec_format(const struct record *r, char *buf, size_t buflen)
 	return (int)o.pos;
 }
 
-static int why_set(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int why_set(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -216,14 +202,14 @@ static int parse_field(const char *p, const char *end, struct rec_field *f, char
 	size_t klen, n = 0;
 
 	if (!eq)
-		return why_set(why, whylen, "field without '='");
+		return err_why(why, whylen, "field without '='");
 	klen = (size_t)(eq - p);
 	if (klen == 0 || klen >= REC_KEY_MAX)
-		return why_set(why, whylen, "bad key length %zu", klen);
+		return err_why(why, whylen, "bad key length %zu", klen);
 	memcpy(f->key, p, klen);
 	f->key[klen] = '\0';
 	if (!key_ok(f->key))
-		return why_set(why, whylen, "bad character in key");
+		return err_why(why, whylen, "bad character in key");
 	for (p = eq + 1; p < end; p++) {
 		int c = (unsigned char)*p;
 
@@ -231,16 +217,16 @@ static int parse_field(const char *p, const char *end, struct rec_field *f, char
 			int hi, lo;
 
 			if (end - p < 3 || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
-				return why_set(why, whylen, "bad escape in value of '%s'", f->key);
+				return err_why(why, whylen, "bad escape in value of '%s'", f->key);
 			c = hi << 4 | lo;
 			if (c == 0 || val_char_plain((unsigned char)c))
-				return why_set(why, whylen, "non-canonical escape in value of '%s'", f->key);
+				return err_why(why, whylen, "non-canonical escape in value of '%s'", f->key);
 			p += 2;
 		} else if (!val_char_plain((unsigned char)c)) {
-			return why_set(why, whylen, "bad character in value of '%s'", f->key);
+			return err_why(why, whylen, "bad character in value of '%s'", f->key);
 		}
 		if (n + 1 >= REC_VAL_MAX)
-			return why_set(why, whylen, "value of '%s' too long", f->key);
+			return err_why(why, whylen, "value of '%s' too long", f->key);
 		f->val[n++] = (char)c;
 	}
 	f->val[n] = '\0';
@@ -259,26 +245,26 @@ int rec_parse(const char *line, size_t len, struct record *out, char *why, size_
 	if (len && line[len - 1] == '\n')
 		len--;
 	if (len > REC_MAX_LINE)
-		return why_set(why, whylen, "line longer than %d bytes", REC_MAX_LINE);
+		return err_why(why, whylen, "line longer than %d bytes", REC_MAX_LINE);
 	if (memchr(line, '\0', len))
-		return why_set(why, whylen, "NUL byte in line");
+		return err_why(why, whylen, "NUL byte in line");
 	if (len < mlen + 1 || memcmp(line, REC_MAGIC " ", mlen + 1))
-		return why_set(why, whylen, "not a " REC_MAGIC " record");
+		return err_why(why, whylen, "not a " REC_MAGIC " record");
 	/* checksum: " #xxxxxxxx" at the very end */
 	if (len < mlen + 11 || line[len - 10] != ' ' || line[len - 9] != '#')
-		return why_set(why, whylen, "missing checksum");
+		return err_why(why, whylen, "missing checksum");
 	hash = line + len - 9;
 	want = 0;
 	for (i = 1; i <= 8; i++) {
 		int h = hexval(hash[i]);
 
 		if (h < 0)
-			return why_set(why, whylen, "bad checksum digits");
+			return err_why(why, whylen, "bad checksum digits");
 		want = want << 4 | (uint32_t)h;
 	}
 	got = rec_crc32(line, (size_t)(hash - line));
 	if (got != want)
-		return why_set(why, whylen, "checksum mismatch (got %08x, want %08x)", got, want);
+		return err_why(why, whylen, "checksum mismatch (got %08x, want %08x)", got, want);
 
 	end = hash - 1; /* the space before '#' */
 	p = line + mlen + 1;
@@ -288,17 +274,17 @@ int rec_parse(const char *line, size_t len, struct record *out, char *why, size_
 		p++;
 	n = (size_t)(p - tok);
 	if (n == 0 || n >= sizeof(tmp))
-		return why_set(why, whylen, "bad sequence number");
+		return err_why(why, whylen, "bad sequence number");
 	memcpy(tmp, tok, n);
 	tmp[n] = '\0';
 	for (i = 0; i < n; i++)
 		if (tmp[i] < '0' || tmp[i] > '9')
-			return why_set(why, whylen, "bad sequence number");
+			return err_why(why, whylen, "bad sequence number");
 	seq = strtoull(tmp, NULL, 10);
 	if (seq > REC_MAX_SEQ || (n > 1 && tmp[0] == '0'))
-		return why_set(why, whylen, "bad sequence number");
+		return err_why(why, whylen, "bad sequence number");
 	if (p >= end)
-		return why_set(why, whylen, "missing record type");
+		return err_why(why, whylen, "missing record type");
 	p++;
 	/* type */
 	tok = p;
@@ -306,11 +292,11 @@ int rec_parse(const char *line, size_t len, struct record *out, char *why, size_
 		p++;
 	n = (size_t)(p - tok);
 	if (n == 0 || n >= sizeof(tmp))
-		return why_set(why, whylen, "bad record type");
+		return err_why(why, whylen, "bad record type");
 	memcpy(tmp, tok, n);
 	tmp[n] = '\0';
 	if (rec_type_parse(tmp, &out->type))
-		return why_set(why, whylen, "unknown record type");
+		return err_why(why, whylen, "unknown record type");
 	out->seq = (uint32_t)seq;
 	out->nfields = 0;
 	while (p < end) {
@@ -319,21 +305,21 @@ int rec_parse(const char *line, size_t len, struct record *out, char *why, size_
 		int r;
 
 		if (*p != ' ')
-			return why_set(why, whylen, "malformed separator");
+			return err_why(why, whylen, "malformed separator");
 		p++;
 		fend = p;
 		while (fend < end && *fend != ' ')
 			fend++;
 		if (fend == p)
-			return why_set(why, whylen, "empty field");
+			return err_why(why, whylen, "empty field");
 		if (out->nfields >= REC_MAX_FIELDS)
-			return why_set(why, whylen, "more than %d fields", REC_MAX_FIELDS);
+			return err_why(why, whylen, "more than %d fields", REC_MAX_FIELDS);
 		r = parse_field(p, fend, &out->f[out->nfields], why, whylen);
 		if (r)
 			return r;
 		for (k = 0; k < out->nfields; k++)
 			if (!strcmp(out->f[k].key, out->f[out->nfields].key))
-				return why_set(why, whylen, "duplicate key '%s'", out->f[k].key);
+				return err_why(why, whylen, "duplicate key '%s'", out->f[k].key);
 		out->nfields++;
 		p = fend;
 	}

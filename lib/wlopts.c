@@ -1,9 +1,10 @@
 #include "wlopts.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "err.h"
 
 static const char *const reserved[] = { "rep", "warmup", "seed", "label", "size", "accesses", "madvise",
 					"config", "target", "src", "shmem-thp", "hold" };
@@ -44,20 +45,6 @@ static bool take(const char *s, size_t n, bool (*ok)(char), char *out, size_t ma
 	return true;
 }
 
-static int why_set(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int why_set(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 int wlopts_parse(const char *spec, struct wlopt *out, size_t max, size_t *n, char *why, size_t len)
 {
 	const char *s = spec;
@@ -66,7 +53,7 @@ int wlopts_parse(const char *spec, struct wlopt *out, size_t max, size_t *n, cha
 
 	*n = 0;
 	if (strnlen(spec, WLOPTS_SPEC_MAX + 1) > WLOPTS_SPEC_MAX)
-		return why_set(why, len, "workload options longer than 128 bytes: '%.40s...'", spec);
+		return err_why(why, len, "workload options longer than 128 bytes: '%.40s...'", spec);
 	for (;;) {
 		const char *comma = strchr(s, ','), *colon, *eq;
 		size_t il = comma ? (size_t)(comma - s) : strlen(s);
@@ -75,25 +62,25 @@ int wlopts_parse(const char *spec, struct wlopt *out, size_t max, size_t *n, cha
 		memcpy(item, s, il);
 		item[il] = '\0';
 		if (il == 0)
-			return why_set(why, len, "empty item in workload options '%.60s'", spec);
+			return err_why(why, len, "empty item in workload options '%.60s'", spec);
 		colon = strchr(item, ':');
 		eq = colon ? strchr(colon, '=') : NULL;
 		if (!colon || !eq)
-			return why_set(why, len, "'%.60s' is not WORKLOAD:PARAM=VALUE (e.g. redis:dataset=4G)", item);
+			return err_why(why, len, "'%.60s' is not WORKLOAD:PARAM=VALUE (e.g. redis:dataset=4G)", item);
 		if (!take(item, (size_t)(colon - item), name_char, o.workload, sizeof(o.workload)))
-			return why_set(why, len, "'%.60s': a bad workload name (letters a-z, digits, _ and -)", item);
+			return err_why(why, len, "'%.60s': a bad workload name (letters a-z, digits, _ and -)", item);
 		if (!take(colon + 1, (size_t)(eq - colon - 1), name_char, o.param, sizeof(o.param)))
-			return why_set(why, len, "'%.60s': a bad parameter name (letters a-z, digits, _ and -)", item);
+			return err_why(why, len, "'%.60s': a bad parameter name (letters a-z, digits, _ and -)", item);
 		if (!take(eq + 1, strlen(eq + 1), value_char, o.value, sizeof(o.value)))
-			return why_set(why, len, "'%.60s': a value must be 1-63 characters of A-Z a-z 0-9 _ . / + -", item);
+			return err_why(why, len, "'%.60s': a value must be 1-63 characters of A-Z a-z 0-9 _ . / + -", item);
 		if (wlopt_reserved(o.param))
-			return why_set(why, len, "'%.60s': --%s is set by thpeval itself (its own run option)", item,
+			return err_why(why, len, "'%.60s': --%s is set by thpeval itself (its own run option)", item,
 				       o.param);
 		for (k = 0; k < *n; k++)
 			if (!strcmp(out[k].workload, o.workload) && !strcmp(out[k].param, o.param))
-				return why_set(why, len, "'%s:%s' given twice", o.workload, o.param);
+				return err_why(why, len, "'%s:%s' given twice", o.workload, o.param);
 		if (*n >= max)
-			return why_set(why, len, "more than %zu workload options ('%.60s')", max, spec);
+			return err_why(why, len, "more than %zu workload options ('%.60s')", max, spec);
 		out[(*n)++] = o;
 		if (!comma)
 			return 0;
