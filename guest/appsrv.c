@@ -358,8 +358,7 @@ int appsrv_read_file(const char *path, char *buf, size_t len, size_t *n, struct 
 
 /* ---- parsers ----------------------------------------------------------------- */
 
-/* the next line of text[*pos..n) into [*s, *s + *len), without its newline; false at the end */
-static bool next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
+bool appsrv_next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
 {
 	const char *nl;
 
@@ -427,7 +426,7 @@ int proc_mem_parse(const char *text, size_t n, struct proc_mem *m, struct err *e
 	uint64_t v;
 
 	memset(m, 0, sizeof(*m));
-	while (next_line(text, n, &pos, &l, &len)) {
+	while (appsrv_next_line(text, n, &pos, &l, &len)) {
 		int r;
 
 		if (++lines > 256 || len > APPSRV_LINE_MAX)
@@ -506,7 +505,7 @@ int shm_vma_parse(const char *text, size_t n, struct shm_vma *v, struct err *e)
 	memset(v, 0, sizeof(*v));
 	memset(&cur, 0, sizeof(cur));
 	for (;;) {
-		bool more = next_line(text, n, &pos, &l, &len), shared = false;
+		bool more = appsrv_next_line(text, n, &pos, &l, &len), shared = false;
 		uint64_t s = 0, t = 0, val;
 		char name[sizeof(cur.name)];
 		int r = 0;
@@ -636,7 +635,7 @@ int passwd_find(const char *text, size_t n, const char *name, uid_t *uid, gid_t 
 	size_t pos = 0, len, nl = strlen(name);
 	const char *l;
 
-	while (next_line(text, n, &pos, &l, &len)) {
+	while (appsrv_next_line(text, n, &pos, &l, &len)) {
 		const char *f[7];
 		char num[16];
 		size_t nf = 1, i, flen;

@@ -7,7 +7,9 @@
  * periodic tick while it runs; the memory evidence of a process
  * (smaps_rollup, the largest shared mapping in smaps), its children (by
  * ppid), and a user's ids from a passwd file. fork/execve with argv, never a
- * shell. Parsers are pure and bounded; nothing here prints or exits.
+ * shell. Parsers are pure and bounded; nothing here prints or exits. Its
+ * text helpers (a whole small file, the next or the last line) serve the
+ * runner and the exec workload too.
  */
 #ifndef THPEVAL_GUEST_APPSRV_H
 #define THPEVAL_GUEST_APPSRV_H
@@ -84,6 +86,8 @@ int appsrv_run(const char *path, char *const argv[], const struct appsrv_run_opt
 void appsrv_last_line(const char *text, size_t n, char *out, size_t len);
 /* the same of a file's last 4 KiB; "" when it cannot be read */
 void appsrv_log_tail(const char *path, char *out, size_t len);
+/* the next line of text[*pos..n) into [*s, *s + *len), without its newline; false at the end */
+bool appsrv_next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len);
 
 /* What smaps_rollup says of a process, in bytes. */
 struct proc_mem {

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "appsrv.h"
 #include "harness.h"
 #include "kcompile.h"
 #include "sysinfo.h"
@@ -307,25 +308,6 @@ void exec_result_release(struct exec_result *r)
 	r->out_len = 0;
 }
 
-/* the last non-empty line of out, printable ASCII only, cut to len - 1 */
-static void last_line(const char *out, size_t n, char *buf, size_t len)
-{
-	size_t e = n, s, i, k;
-
-	while (e && (out[e - 1] == '\n' || out[e - 1] == '\r' || out[e - 1] == ' '))
-		e--;
-	s = e;
-	while (s && out[s - 1] != '\n')
-		s--;
-	k = e - s < len - 1 ? e - s : len - 1;
-	for (i = 0; i < k; i++) {
-		unsigned char c = (unsigned char)out[s + i];
-
-		buf[i] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
-	}
-	buf[k] = '\0';
-}
-
 int exec_outcome(const struct exec_result *r, const char *name, uint64_t timeout_ms, struct err *e)
 {
 	char tail[EXEC_REASON_MAX];
@@ -337,7 +319,7 @@ int exec_outcome(const struct exec_result *r, const char *name, uint64_t timeout
 		return err_set(e, -EIO, "'%.60s' killed by signal %d (%s)", name, WTERMSIG(r->status),
 			       strsignal(WTERMSIG(r->status)));
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status)) {
-		last_line(r->out ? r->out : "", r->out_len, tail, sizeof(tail));
+		appsrv_last_line(r->out ? r->out : "", r->out_len, tail, sizeof(tail));
 		return err_set(e, -EIO, "'%.60s' exited with status %d: %s", name, WEXITSTATUS(r->status),
 			       tail[0] ? tail : "no output");
 	}

@@ -82,19 +82,6 @@ static const struct wl_metric pg_metrics[] = {
 
 /* ---- pure parts -------------------------------------------------------------- */
 
-static bool next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
-{
-	const char *nl;
-
-	if (*pos >= n)
-		return false;
-	*s = text + *pos;
-	nl = memchr(*s, '\n', n - *pos);
-	*len = nl ? (size_t)(nl - *s) : n - *pos;
-	*pos += *len + (nl ? 1 : 0);
-	return true;
-}
-
 /* [s, s + n) as a NUL-terminated word into buf; false when longer than len - 1 */
 static bool take(const char *s, size_t n, char *buf, size_t len)
 {
@@ -232,7 +219,7 @@ int pgbench_parse(const char *text, size_t n, struct pgbench_result *r, struct e
 		return err_set(e, -EBADMSG, "pgbench: output over 16384 bytes");
 	if (memchr(text, '\0', n))
 		return err_set(e, -EBADMSG, "pgbench: a NUL byte in the output");
-	while (next_line(text, n, &pos, &l, &len)) {
+	while (appsrv_next_line(text, n, &pos, &l, &len)) {
 		enum pg_line k;
 		const char *why;
 
@@ -274,7 +261,7 @@ int pg_pidfile_ready(const char *text, size_t n, pid_t pid)
 
 	if (n > 4096 || memchr(text, '\0', n))
 		return -EBADMSG;
-	while (next_line(text, n, &pos, &l, &len)) {
+	while (appsrv_next_line(text, n, &pos, &l, &len)) {
 		lineno++;
 		if (lineno == 1 && (!u64_of(l, len, INT32_MAX, &v) || v != (uint64_t)pid))
 			return -EBADMSG;

@@ -83,16 +83,11 @@ static const char redis_csv_header[] = "\"test\",\"rps\",\"avg_latency_ms\",\"mi
 				       "\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\","
 				       "\"max_latency_ms\"";
 
+/* appsrv_next_line(), less a carriage return at the end */
 static bool next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
 {
-	const char *nl;
-
-	if (*pos >= n)
+	if (!appsrv_next_line(text, n, pos, s, len))
 		return false;
-	*s = text + *pos;
-	nl = memchr(*s, '\n', n - *pos);
-	*len = nl ? (size_t)(nl - *s) : n - *pos;
-	*pos += *len + (nl ? 1 : 0);
 	if (*len && (*s)[*len - 1] == '\r')
 		(*len)--;
 	return true;

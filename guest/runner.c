@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "appsrv.h"
 #include "harness.h"
 #include "kcompile.h"
 #include "lib/wltraits.h"
@@ -380,37 +381,6 @@ static int finish(struct runner *rn, int code)
 	say(rn, "reboot(RB_POWER_OFF) failed: %s", strerror(errno));
 	for (;;)
 		pause();
-}
-
-static int read_text(const char *path, char *buf, size_t len, struct err *e)
-{
-	size_t have = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return err_set(e, -errno, "cannot open '%s': %s", path, strerror(errno));
-	for (;;) {
-		ssize_t n = read(fd, buf + have, len - 1 - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int saved = errno;
-
-			close(fd);
-			return err_set(e, -saved, "cannot read '%s': %s", path, strerror(saved));
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
-		if (have == len - 1) {
-			close(fd);
-			return err_set(e, -E2BIG, "'%s' is longer than %zu bytes", path, len - 2);
-		}
-	}
-	close(fd);
-	buf[have] = '\0';
-	return 0;
 }
 
 static void join_thp(const enum guest_thp *v, size_t n, char *buf, size_t len)
@@ -869,6 +839,7 @@ static int open_output(struct runner *rn, struct err *e)
 int runner_main(int argc, char *const argv[], bool pid1)
 {
 	char cmdline[PLAN_CMDLINE_MAX + 2];
+	size_t cmdline_len;
 	struct runner rn = {
 		.pid1 = pid1, .set_thp = pid1, .root = "", .exe = "/proc/self/exe",
 		.cmdline_path = "/proc/cmdline", .console = STDERR_FILENO,
@@ -893,7 +864,7 @@ int runner_main(int argc, char *const argv[], bool pid1)
 	say(&rn, "runner %s starting%s", THPEVAL_VERSION, pid1 ? " as PID 1" : " (test mode)");
 
 	why[0] = '\0';
-	if (read_text(rn.cmdline_path, cmdline, sizeof(cmdline), &e)) {
+	if (appsrv_read_file(rn.cmdline_path, cmdline, sizeof(cmdline), &cmdline_len, &e)) {
 		snprintf(why, sizeof(why), "%s", e.msg);
 		err_clear(&e);
 		plan_defaults(&rn.plan);
