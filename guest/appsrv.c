@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "harness.h"
 #include "lib/parse.h"
 
@@ -41,19 +42,6 @@ fail:
 	if (write(report_fd, &saved, sizeof(saved)) < 0)
 		_exit(126);
 	_exit(127);
-}
-
-/* after fork: what the child reported on the close-on-exec pipe (0: it executed) */
-static int exec_report(int report_fd)
-{
-	int child_errno = 0;
-	ssize_t n;
-
-	do
-		n = read(report_fd, &child_errno, sizeof(child_errno));
-	while (n < 0 && errno == EINTR);
-	close(report_fd);
-	return n == (ssize_t)sizeof(child_errno) ? child_errno : 0;
 }
 
 static void reap(pid_t pid, int *status)
@@ -121,7 +109,7 @@ int appsrv_start(const char *path, char *const argv[], char *const envp[], const
 		close(rp[0]);
 		return err_set(e, -child_errno, "cannot fork: %s", strerror(child_errno));
 	}
-	child_errno = exec_report(rp[0]);
+	child_errno = child_exec_errno(rp[0]);
 	if (child_errno) {
 		reap(p, NULL);
 		return err_set(e, -child_errno, "cannot execute '%s': %s", path, strerror(child_errno));
@@ -233,7 +221,7 @@ int appsrv_run(const char *path, char *const argv[], const struct appsrv_run_opt
 		close(rp[0]);
 		return ret;
 	}
-	child_errno = exec_report(rp[0]);
+	child_errno = child_exec_errno(rp[0]);
 	if (child_errno) {
 		close(op[0]);
 		reap(p, status);

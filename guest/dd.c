@@ -243,7 +243,7 @@ static int run_dd(const char *path, char *const argv[], struct dd_result *res, s
 {
 	static char lc[] = "LC_ALL=C", pathv[] = "PATH=/usr/bin:/bin";
 	static char *const envp[] = { lc, pathv, NULL };
-	const struct child_opts o = { envp, false, true };
+	const struct child_opts o = { .envp = envp, .err_to_pipe = true };
 	struct dd_text dt = { .have = 0 };
 	struct child_result cr;
 	char *text = dt.buf;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "appsrv.h"
+#include "child.h"
 #include "harness.h"
 #include "kcompile.h"
 #include "sysinfo.h"
@@ -139,36 +140,6 @@ static void ring_finish(struct ring *rg, struct exec_result *r)
 	rg->buf = NULL;
 }
 
-static __attribute__((noreturn)) void child_exec(const char *path, char *const argv[], int out_fd, int report_fd,
-						 pid_t parent)
-{
-	static char pathv[] = "PATH=" EXEC_ENV_PATH, home[] = "HOME=/tmp", lc[] = "LC_ALL=C",
-		    tmpdir[] = "TMPDIR=/tmp";
-	static char *const envp[] = { pathv, home, lc, tmpdir, NULL };
-	sigset_t none;
-	int nul, saved;
-
-	setpgid(0, 0);				/* its own group: killed as one */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* and with the workload */
-	if (getppid() != parent)
-		_exit(126);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-	    dup2(out_fd, STDERR_FILENO) < 0)
-		goto fail;
-	if (chdir("/tmp") && chdir("/"))
-		goto fail;
-	execve(path, argv, envp);
-fail:
-	saved = errno;
-	if (write(report_fd, &saved, sizeof(saved)) < 0)
-		_exit(126);
-	_exit(127);
-}
-
 /* a pollable handle on the child's exit (Linux 5.3+), or -1: then a short tick */
 static int pid_fd(pid_t pid)
 {
@@ -248,55 +219,35 @@ static void exec_wait(pid_t pid, int out_fd, uint64_t t0, uint64_t deadline, str
 int exec_command(const char *path, char *const argv[], uint64_t timeout_ms, struct exec_result *r,
 		 struct err *e)
 {
+	static char pathv[] = "PATH=" EXEC_ENV_PATH, home[] = "HOME=/tmp", lc[] = "LC_ALL=C",
+		    tmpdir[] = "TMPDIR=/tmp";
+	static char *const envp[] = { pathv, home, lc, tmpdir, NULL };
+	/* its own group (killed as one), a clean signal mask, stdout and stderr into the pipe */
+	const struct child_opts o = { .envp = envp, .out_to_pipe = true, .err_to_pipe = true,
+				      .own_group = true, .unblock_signals = true, .cwd = "/tmp" };
 	struct ring rg = { 0 };
-	int op[2], rp[2], exec_errno = 0, ret = 0;
-	uint64_t t0;
-	ssize_t n;
-	pid_t pid, self = getpid();
+	struct child_proc cp;
+	int exec_errno;
 
 	memset(r, 0, sizeof(*r));
 	rg.buf = malloc(EXEC_OUT_KEEP + 1);
 	if (!rg.buf)
 		return err_set(e, -ENOMEM, "no memory for the command's output");
-	if (pipe2(op, O_CLOEXEC)) {
+	if (child_spawn(path, argv, &o, &cp, e)) {
 		free(rg.buf);
-		return err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
+		return e->code;
 	}
-	if (pipe2(rp, O_CLOEXEC)) {
-		ret = err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
-		close(op[0]);
-		close(op[1]);
-		free(rg.buf);
-		return ret;
-	}
-	t0 = harness_now_ns();
-	pid = fork();
-	if (pid == 0)
-		child_exec(path, argv, op[1], rp[1], self);
-	close(op[1]);
-	close(rp[1]);
-	if (pid < 0) {
-		ret = err_set(e, -errno, "cannot fork: %s", strerror(errno));
-		close(op[0]);
-		close(rp[0]);
-		free(rg.buf);
-		return ret;
-	}
-	setpgid(pid, pid);	/* as the child does: whichever runs first */
 	/* exec succeeded when the close-on-exec pipe closes without a word */
-	do
-		n = read(rp[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	close(rp[0]);
-	if (n == (ssize_t)sizeof(exec_errno)) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	exec_errno = child_exec_errno(cp.report_fd);
+	if (exec_errno) {
+		while (waitpid(cp.pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		close(op[0]);
+		close(cp.out_fd);
 		free(rg.buf);
 		return err_set(e, -exec_errno, "cannot execute '%s': %s", path, strerror(exec_errno));
 	}
-	exec_wait(pid, op[0], t0, t0 + timeout_ms * 1000000ull, &rg, r);
-	close(op[0]);
+	exec_wait(cp.pid, cp.out_fd, cp.t0, cp.t0 + timeout_ms * 1000000ull, &rg, r);
+	close(cp.out_fd);
 	ring_finish(&rg, r);
 	return 0;
 }

@@ -303,7 +303,7 @@ static int run_make(const char *path, char *const argv[], struct kc_result *res,
 	static char user[] = "KBUILD_BUILD_USER=thpeval", host[] = "KBUILD_BUILD_HOST=thpeval";
 	static char *const envp[] = { lc, pathv, home, user, host, NULL };
 	static struct kc_keep keep;
-	const struct child_opts o = { envp, true, true };
+	const struct child_opts o = { .envp = envp, .out_to_pipe = true, .err_to_pipe = true };
 	struct child_result cr;
 	int ret;
 
