@@ -11,8 +11,9 @@
  * A broken property calls abort() so that the fuzzer reports it.
  *
  * The fuzz rule links lib/ only, so guest/plan.c is compiled in here and the
- * two workload-table lookups it makes are answered by a small table of the
- * same shape (the real table pulls in every workload and changes with them).
+ * workload-table lookups it makes are answered by a small table of the same
+ * shape (the real table pulls in every workload and changes with them), and
+ * the shmem_enabled values by the same list as guest/sysinfo.c's.
  * The plan parser only names workloads and reads two defaults.
  */
 #include "guest/plan.c"
@@ -63,6 +64,27 @@ const struct wl_param *workload_param(const struct workload *w, const char *name
 		if (!strcmp(t->name, name))
 			return t;
 	return NULL;
+}
+
+/* guest/workload.c's lookup in one parameter table (--workload-opts names a parameter) */
+const struct wl_param *wl_param_find(const struct wl_param *t, const char *name)
+{
+	for (; t && t->name; t++)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
+/* guest/sysinfo.c's list of shmem_enabled values (guest_shmem_thp=) */
+bool shmem_value_valid(const char *v)
+{
+	static const char *const values[] = { "always", "within_size", "advise", "never", "deny", "force" };
+	size_t i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (!strcmp(v, values[i]))
+			return true;
+	return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
