@@ -14,7 +14,7 @@
 #include "lib/wlopts.h"
 
 #define PLAN_PREFIX "thpeval."
-#define PLAN_MAX_WORKLOADS 8
+#define PLAN_MAX_WORKLOADS 16	/* as many as thpeval reads from a guest program's list */
 #define PLAN_VALUE_MAX 128	/* longest value accepted, in bytes */
 #define PLAN_PORT_MAX 64
 #define PLAN_CMDLINE_MAX 65536

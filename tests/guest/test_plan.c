@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -168,6 +169,25 @@ static void test_exec_keys(void **state)
 
 /* kcompile=CONFIG:TARGET and long_timeout: parsed, defaults otherwise; the values
  * themselves are the workload's to judge (a bad config is its fail record) */
+/* --workloads=all names every workload of the guest's table: the plan takes them all */
+static void test_all_workloads(void **state)
+{
+	char cmdline[PLAN_VALUE_MAX + 32] = "thpeval.workloads=", why[256] = "";
+	const struct workload *w;
+	struct plan p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; (w = workload_at(i)); i++)
+		snprintf(cmdline + strlen(cmdline), sizeof(cmdline) - strlen(cmdline), "%s%s", i ? "," : "",
+			 w->name);
+	assert_true(strlen(cmdline) < sizeof(cmdline) - 1);
+	if (plan_parse(cmdline, &p, why, sizeof(why)))
+		fail_msg("every workload in one plan refused: %s", why);
+	assert_int_equal(p.nworkloads, i);
+	assert_true(i <= PLAN_MAX_WORKLOADS);
+}
+
 static void test_kcompile_keys(void **state)
 {
 	char why[256] = "";
@@ -262,7 +282,7 @@ static void test_wlopts(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 6];
+	struct CMUnitTest tests[N(ok_cases) + N(bad_cases) + 7];
 	size_t i, n = 0;
 
 	memcpy(long_port, "thpeval.port=", 13);
@@ -280,6 +300,7 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "kcompile and long_timeout keys", test_kcompile_keys, NULL,
 					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "exec keys", test_exec_keys, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "every workload in one plan", test_all_workloads, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest shmem axis", test_shmem_axis, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workload options", test_wlopts, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest_thp names round-trip", test_thp_names, NULL,
