@@ -30,7 +30,7 @@ struct opt_case {
 	const char *msg;	/* the whole message, or the encoding on success */
 };
 
-static char long_cmd[5001], long_pattern[600], over_budget[1300], budget_metric[700];
+static char long_cmd[5001], long_pattern[601], over_budget[1300], budget_metric[700];
 
 static struct opt_case opt_cases[] = {
 	{ "a command", CMD, "stress-ng --vm 1 -t 5s", 0, "stress-ng+--vm+1+-t+5s" },
