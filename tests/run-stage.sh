@@ -16,7 +16,8 @@
 # machine has everything the suite needs, so a skipped suite there hides a
 # missing install step or a broken check.
 #
-# Last lines: "NAME suites: N passed, N failed, N skipped" and the tests'
+# Then "NAME took N s; slowest: ..." (the five slowest programs), and last
+# the lines "NAME suites: N passed, N failed, N skipped" and the tests'
 # "NAME: N passed, N failed, N skipped". Exit 1 when anything failed.
 set -u
 name=$1
@@ -44,10 +45,14 @@ tally() {
 	}' "$1"
 }
 
+times="" stage_t0=$SECONDS
 for t in "$@"; do
 	echo "== $t"
+	t0=$SECONDS
 	"$t" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	times="$times$((SECONDS - t0)) $t
+"
 	read -r p f s <<<"$(tally "$log")"
 	if [ "$p" = none ]; then
 		p=0 f=0 s=0
@@ -70,6 +75,9 @@ for t in "$@"; do
 	t_pass=$((t_pass + p)) t_fail=$((t_fail + f)) t_skip=$((t_skip + s))
 done
 
+# where the stage's time went (CI's budget): the five slowest programs
+echo "$name took $((SECONDS - stage_t0)) s; slowest: $(printf '%s' "$times" | sort -rn | head -5 |
+	awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 [ -n "$skipped" ] && echo "skipped suites:$skipped"
 [ -n "$failed" ] && echo "failed suites:$failed"
 if [ -n "$skipped" ] && [ "${THPEVAL_STRICT_SKIP:-0}" = 1 ]; then
