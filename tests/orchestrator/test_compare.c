@@ -19,34 +19,7 @@
 #include "orchestrator/model/results.h"
 #include "tests/orchestrator/sim.h"
 #include "orchestrator/model/results_load.h"
-
-#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
-
-static void fixture_path(char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
-}
-
-static struct results *load_fixture(void)
-{
-	struct results *r = malloc(sizeof(*r));
-	struct err e = ERR_INIT;
-	char path[4096];
-
-	assert_non_null(r);
-	fixture_path(path, sizeof(path));
-	if (results_load(path, r, &e))
-		fail_msg("%s (run from the repository root)", e.msg);
-	return r;
-}
-
-static void free_results(struct results *r)
-{
-	results_release(r);
-	free(r);
-}
+#include "tests/orchestrator/fixture.h"
 
 /* scale every sample of metric in the cells of workload, then recompute its summary */
 static void scale_metric(struct results *r, const char *workload, const char *metric, double f)
@@ -96,22 +69,6 @@ static int run_compare(const char *a, const char *b, const char *extra)
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
 	return rc;
-}
-
-static char *tmpdir(void)
-{
-	char *d = strdup("/tmp/thpeval-test-compare-XXXXXX");
-
-	assert_non_null(mkdtemp(d));
-	return d;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 /* ---- statistics ------------------------------------------------------------------ */
@@ -253,7 +210,7 @@ static const struct compare_opts primary_5 = { 5.0, GATE_PRIMARY };
 
 static void test_self_compare(void **state)
 {
-	struct results *r = load_fixture();
+	struct results *r = fixture_results();
 	struct comparison c;
 	struct err e = ERR_INIT;
 	size_t i;
@@ -267,7 +224,7 @@ static void test_self_compare(void **state)
 		assert_true(c.rows[i].verdict == CMP_OK || c.rows[i].verdict == CMP_INFO ||
 			    c.rows[i].verdict == CMP_INCONCLUSIVE);
 	comparison_release(&c);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* a 20% worse access time with quiet boots: a regression on that metric alone, over boots */
@@ -314,8 +271,8 @@ static void test_worse_over_boots(void **state)
 		assert_int_equal(c.nregressions, 0);
 		comparison_release(&c);
 	}
-	free_results(base);
-	free_results(cur);
+	fixture_results_free(base);
+	fixture_results_free(cur);
 }
 
 /*
@@ -342,8 +299,8 @@ static void test_inconclusive(void **state)
 	assert_null(strstr(buf, "no regression"));
 	free(buf);
 	comparison_release(&c);
-	free_results(base);
-	free_results(cur);
+	fixture_results_free(base);
+	fixture_results_free(cur);
 }
 
 /*
@@ -367,9 +324,9 @@ static void test_aa_false_alarms(void **state)
 		assert_int_equal(compare_results(a, w, &primary_5, &c, &e), 0);
 		caught += comparison_failed(&c);
 		comparison_release(&c);
-		free_results(a);
-		free_results(b);
-		free_results(w);
+		fixture_results_free(a);
+		fixture_results_free(b);
+		fixture_results_free(w);
 	}
 	printf("A/A: %d of %d comparisons flagged a regression (boot sd 10%%, 4 boots x 3 reps); "
 	       "a 50%% slower copy caught in %d\n", flagged, trials, caught);
@@ -379,7 +336,7 @@ static void test_aa_false_alarms(void **state)
 
 static void test_untested_invalid_missing(void **state)
 {
-	struct results *base = load_fixture(), *cur = load_fixture();
+	struct results *base = fixture_results(), *cur = fixture_results();
 	struct comparison c;
 	struct err e = ERR_INIT;
 	struct metric *m;
@@ -416,13 +373,13 @@ static void test_untested_invalid_missing(void **state)
 	snprintf(cur->cells[2].workload, sizeof(cur->cells[2].workload), "other2");
 	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "nothing to compare"));
-	free_results(base);
-	free_results(cur);
+	fixture_results_free(base);
+	fixture_results_free(cur);
 }
 
 static void test_print(void **state)
 {
-	struct results *base = load_fixture(), *cur = load_fixture();
+	struct results *base = fixture_results(), *cur = fixture_results();
 	struct comparison c;
 	struct err e = ERR_INIT;
 	char *buf = NULL;
@@ -444,20 +401,20 @@ static void test_print(void **state)
 	assert_non_null(strstr(buf, "FAIL"));
 	free(buf);
 	comparison_release(&c);
-	free_results(base);
-	free_results(cur);
+	fixture_results_free(base);
+	fixture_results_free(cur);
 }
 
 /* ---- the command: exit codes ------------------------------------------------------------ */
 
 static void test_cmd_exit_codes(void **state)
 {
-	char *dir = tmpdir(), fixture[4096], worse[4200], better[4200], bogus[4200], text[4200];
-	struct results *r = load_fixture();
+	char *dir = fixture_tmpdir("compare"), fixture[4096], worse[4200], better[4200], bogus[4200], text[4200];
+	struct results *r = fixture_results();
 	struct err e = ERR_INIT;
 	FILE *f;
 
-	fixture_path(fixture, sizeof(fixture));
+	fixture_path(fixture, sizeof(fixture), FIXTURE_2X2);
 	snprintf(worse, sizeof(worse), "%s/worse.json", dir);
 	snprintf(better, sizeof(better), "%s/better.json", dir);
 	snprintf(bogus, sizeof(bogus), "%s/package.json", dir);
@@ -489,8 +446,8 @@ static void test_cmd_exit_codes(void **state)
 	assert_int_equal(run_compare(fixture, worse, "--threshold=abc"), 2);	/* bad usage */
 	assert_int_equal(run_compare(fixture, worse, "extra-arg"), 2);
 	assert_int_equal(run_compare(fixture, worse, "--help"), 0);
-	free_results(r);
-	rm_rf(dir);
+	fixture_results_free(r);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 

@@ -20,36 +20,15 @@
 
 #include "orchestrator/virt/domain.h"
 #include "orchestrator/virt/virt.h"
+#include "tests/orchestrator/fixture.h"
 
 /* run from the repository root (make unit does); THPEVAL_SRCDIR overrides */
 static void golden_path(const char *name, char *buf, size_t len)
 {
-	const char *src = getenv("THPEVAL_SRCDIR");
+	char rel[256];
 
-	snprintf(buf, len, "%s%stests/orchestrator/golden/%s.xml", src ? src : "",
-		 src ? "/" : "", name);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[n] = '\0';
-	fclose(f);
-	return buf;
+	snprintf(rel, sizeof(rel), "tests/orchestrator/golden/%s.xml", name);
+	fixture_path(buf, len, rel);
 }
 
 /* ---- enum tables ---------------------------------------------------------- */
@@ -181,7 +160,7 @@ static void test_goldens(void **state)
 			fputs(xml, f);
 			assert_int_equal(fclose(f), 0);
 		}
-		want = slurp(path);
+		want = fixture_slurp(path, NULL);
 		if (!want)
 			fail_msg("golden '%s' is missing: run with THPEVAL_REGENERATE_GOLDEN=1", path);
 		if (strcmp(xml, want) != 0) {

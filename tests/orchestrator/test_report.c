@@ -28,35 +28,9 @@
 #include "orchestrator/model/results.h"
 #include "orchestrator/report/text.h"
 #include "orchestrator/model/results_load.h"
+#include "tests/orchestrator/fixture.h"
 
-#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 #define HOSTILE "w,\"<b>&'x\r\n"
-
-static void fixture_path(char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
-}
-
-static struct results *load_fixture(void)
-{
-	struct results *r = malloc(sizeof(*r));
-	struct err e = ERR_INIT;
-	char path[4096];
-
-	assert_non_null(r);
-	fixture_path(path, sizeof(path));
-	if (results_load(path, r, &e))
-		fail_msg("%s (run from the repository root)", e.msg);
-	return r;
-}
-
-static void free_results(struct results *r)
-{
-	results_release(r);
-	free(r);
-}
 
 /* a model with names and reasons that need escaping in every format, and an invalid cell */
 static struct results *hostile_results(void)
@@ -113,22 +87,6 @@ static char *render(const struct report_input *in, enum report_format f, size_t 
 	if (len)
 		*len = n;
 	return buf;
-}
-
-static char *tmpdir(void)
-{
-	char *d = strdup("/tmp/thpeval-test-report-XXXXXX");
-
-	assert_non_null(mkdtemp(d));
-	return d;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 static void write_text(const char *path, const char *text, size_t len)
@@ -349,10 +307,10 @@ static void check_csv(const struct results *r)
 
 static void test_csv_fixture(void **state)
 {
-	struct results *r = load_fixture();
+	struct results *r = fixture_results();
 
 	check_csv(r);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static void test_csv_quoting(void **state)
@@ -366,7 +324,7 @@ static void test_csv_quoting(void **state)
 	assert_non_null(strstr(csv, ",\"weird,\"\"metric\"\"\","));
 	free(csv);
 	check_csv(r);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* ---- junit ------------------------------------------------------------------------------- */
@@ -393,7 +351,7 @@ static void test_junit(void **state)
 {
 	struct results *r = hostile_results();
 	struct report_input in = { .res = r };
-	char *dir = tmpdir(), path[4200];
+	char *dir = fixture_tmpdir("report"), path[4200];
 	struct err e = ERR_INIT;
 	char *xml;
 
@@ -414,15 +372,15 @@ static void test_junit(void **state)
 		xmllint_ok(path, false);
 	else
 		print_message("xmllint check skipped: xmllint not installed (apt-get install libxml2-utils)\n");
-	free_results(r);
-	rm_rf(dir);
+	fixture_results_free(r);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
 /* later compare gates add failures with figures */
 static void test_junit_regression(void **state)
 {
-	struct results *base = load_fixture(), *cur = load_fixture();
+	struct results *base = fixture_results(), *cur = fixture_results();
 	struct report_input in = { 0 };
 	struct comparison c;
 	struct err e = ERR_INIT;
@@ -463,17 +421,17 @@ static void test_junit_regression(void **state)
 	assert_non_null(strstr(xml, "class=\"base\""));	/* baseline marker in the charts */
 	free(xml);
 	comparison_release(&c);
-	free_results(base);
-	free_results(cur);
+	fixture_results_free(base);
+	fixture_results_free(cur);
 }
 
 /* ---- html ---------------------------------------------------------------------------------- */
 
 static void test_html(void **state)
 {
-	struct results *r = hostile_results(), *f = load_fixture();
+	struct results *r = hostile_results(), *f = fixture_results();
 	struct report_input in = { .res = r };
-	char *dir = tmpdir(), path[4200];
+	char *dir = fixture_tmpdir("report"), path[4200];
 	struct err e = ERR_INIT;
 	char *html;
 	size_t len;
@@ -524,9 +482,9 @@ static void test_html(void **state)
 	}
 	free(html);
 	(void)e;
-	free_results(r);
-	free_results(f);
-	rm_rf(dir);
+	fixture_results_free(r);
+	fixture_results_free(f);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
@@ -534,9 +492,9 @@ static void test_html(void **state)
 
 static void test_text_json(void **state)
 {
-	struct results *r = load_fixture();
+	struct results *r = fixture_results();
 	struct report_input in = { .res = r };
-	char *dir = tmpdir(), path[4200], *txt, *json, *file;
+	char *dir = fixture_tmpdir("report"), path[4200], *txt, *json, *file;
 	struct err e = ERR_INIT;
 	size_t len, flen;
 	FILE *f;
@@ -567,15 +525,15 @@ static void test_text_json(void **state)
 	assert_memory_equal(file, json, len);
 	free(file);
 	free(json);
-	free_results(r);
-	rm_rf(dir);
+	fixture_results_free(r);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
 /* a host that reports free memory to its hypervisor gets the nested-host note, in text and HTML */
 static void test_nested_note(void **state)
 {
-	struct results *r = load_fixture();
+	struct results *r = fixture_results();
 	struct report_input in = { .res = r };
 	struct err e = ERR_INIT;
 	char *txt, *html;
@@ -598,7 +556,7 @@ static void test_nested_note(void **state)
 		free(txt);
 		free(html);
 	}
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* the phase columns are headed in ns: an application's split metric carries its own unit */
@@ -628,15 +586,15 @@ static void test_text_units(void **state)
 	assert_non_null(strstr(txt, "480.0 "));
 	assert_null(strstr(txt, "480.0 ns"));
 	free(txt);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static void test_write_dir(void **state)
 {
 	static const char *const files[] = { "results.txt", "results.json", "results.csv", "report.html", "junit.xml" };
-	struct results *r = load_fixture();
+	struct results *r = fixture_results();
 	struct report_input in = { .res = r };
-	char *dir = tmpdir(), out[4200], path[4300];
+	char *dir = fixture_tmpdir("report"), out[4200], path[4300];
 	struct err e = ERR_INIT;
 	struct dirent *de;
 	struct stat st;
@@ -670,8 +628,8 @@ static void test_write_dir(void **state)
 	err_clear(&e);
 	assert_true(report_write_dir(&in, REPORT_BIT(REPORT_HTML), path, &e) < 0);
 	assert_non_null(strstr(e.msg, "plainfile"));
-	free_results(r);
-	rm_rf(dir);
+	fixture_results_free(r);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
@@ -712,10 +670,10 @@ static int run_report(const char *const *args, size_t n, const char *stdout_path
 
 static void test_cmd_report(void **state)
 {
-	char *dir = tmpdir(), fixture[4096], out[4200], file[4300], bogus[4200];
+	char *dir = fixture_tmpdir("report"), fixture[4096], out[4200], file[4300], bogus[4200];
 	struct stat st;
 
-	fixture_path(fixture, sizeof(fixture));
+	fixture_path(fixture, sizeof(fixture), FIXTURE_2X2);
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(bogus, sizeof(bogus), "%s/bogus.json", dir);
 	write_text(bogus, "{\"schema_version\": 99, \"cells\": []}", 35);
@@ -782,7 +740,7 @@ static void test_cmd_report(void **state)
 		snprintf(file, sizeof(file), "%s/report.html", dir);
 		assert_int_equal(stat(file, &st), -1);
 	}
-	rm_rf(dir);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 

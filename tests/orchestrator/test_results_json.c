@@ -23,39 +23,9 @@
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_json.h"
 #include "orchestrator/model/results_load.h"
+#include "tests/orchestrator/fixture.h"
 
 #define GOLDEN "tests/orchestrator/fixtures/results-full.json"
-
-static void src_path(char *buf, size_t len, const char *rel)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", rel);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	}
-	return buf;
-}
 
 #define SET(dst, s) snprintf((dst), sizeof(dst), "%s", (s))
 
@@ -315,10 +285,10 @@ static void test_write_golden(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/results.json", dir);
-	src_path(golden, sizeof(golden), GOLDEN);
+	fixture_path(golden, sizeof(golden), GOLDEN);
 	if (results_write_json(r, path, &e))
 		fail_msg("%s", e.msg);
-	w = slurp(path, &wl);
+	w = fixture_slurp(path, &wl);
 	assert_non_null(w);
 	if (getenv("THPEVAL_WRITE_GOLDEN")) {
 		FILE *f = fopen(golden, "w");
@@ -327,7 +297,7 @@ static void test_write_golden(void **state)
 		fwrite(w, 1, wl, f);
 		fclose(f);
 	}
-	g = slurp(golden, &gl);
+	g = fixture_slurp(golden, &gl);
 	if (!g)
 		fail_msg("golden %s missing (run from the repository root)", golden);
 	assert_int_equal(wl, gl);
@@ -355,7 +325,7 @@ static void test_load_golden(void **state)
 
 	(void)state;
 	assert_non_null(r);
-	src_path(golden, sizeof(golden), GOLDEN);
+	fixture_path(golden, sizeof(golden), GOLDEN);
 	if (results_load(golden, r, &e))
 		fail_msg("%s", e.msg);
 	assert_null(r->effects);
@@ -363,7 +333,7 @@ static void test_load_golden(void **state)
 	full->effects = NULL;
 	if (results_to_json_text(r, &w, &wl, &e))
 		fail_msg("%s", e.msg);
-	g = slurp(golden, &gl);
+	g = fixture_slurp(golden, &gl);
 	assert_non_null(g);
 	assert_int_equal(wl, gl);
 	assert_memory_equal(w, g, gl);
@@ -634,8 +604,8 @@ static void test_wrong_types(void **state)
 	char *text;
 
 	(void)state;
-	src_path(golden, sizeof(golden), GOLDEN);
-	text = slurp(golden, &len);
+	fixture_path(golden, sizeof(golden), GOLDEN);
+	text = fixture_slurp(golden, &len);
 	assert_non_null(text);
 	w.root = json_tokener_parse(text);
 	assert_non_null(w.root);
@@ -677,8 +647,8 @@ static void test_unknown_keys(void **state)
 	const char *edited;
 
 	(void)state;
-	src_path(golden, sizeof(golden), GOLDEN);
-	text = slurp(golden, &len);
+	fixture_path(golden, sizeof(golden), GOLDEN);
+	text = fixture_slurp(golden, &len);
 	assert_non_null(text);
 	root = json_tokener_parse(text);
 	add_unknown(&results_jt, root);
@@ -764,8 +734,8 @@ static void test_messages(void **state)
 	char *text;
 
 	(void)state;
-	src_path(golden, sizeof(golden), GOLDEN);
-	text = slurp(golden, &len);
+	fixture_path(golden, sizeof(golden), GOLDEN);
+	text = fixture_slurp(golden, &len);
 	assert_non_null(text);
 	for (i = 0; i < sizeof(msg_cases) / sizeof(msg_cases[0]); i++) {
 		const struct msg_case *c = &msg_cases[i];

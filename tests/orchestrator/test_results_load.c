@@ -17,67 +17,18 @@
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
 #include "host/procfs.h"
-
-#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
-
-static void fixture_path(char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		if (len)
-			*len = (size_t)n;
-	}
-	return buf;
-}
+#include "tests/orchestrator/fixture.h"
 
 static char *fixture_text(size_t *len)
 {
 	char path[4096];
 	char *t;
 
-	fixture_path(path, sizeof(path));
-	t = slurp(path, len);
+	fixture_path(path, sizeof(path), FIXTURE_2X2);
+	t = fixture_slurp(path, len);
 	if (!t)
 		fail_msg("fixture %s missing (run from the repository root)", path);
 	return t;
-}
-
-static char *tmpdir(void)
-{
-	char *d = strdup("/tmp/thpeval-test-load-XXXXXX");
-
-	assert_non_null(mkdtemp(d));
-	return d;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 static void test_load_fixture(void **state)
@@ -87,7 +38,7 @@ static void test_load_fixture(void **state)
 	struct err e = ERR_INIT;
 	const struct metric *m;
 
-	fixture_path(path, sizeof(path));
+	fixture_path(path, sizeof(path), FIXTURE_2X2);
 	if (results_load(path, r, &e))
 		fail_msg("load: %s", e.msg);
 	assert_int_equal(r->ncells, 4);
@@ -130,13 +81,13 @@ static void test_load_fixture(void **state)
 /* write -> load -> write gives byte-identical JSON */
 static void test_round_trip(void **state)
 {
-	char *dir = tmpdir(), src[4096], a[4200], b[4200];
+	char *dir = fixture_tmpdir("load"), src[4096], a[4200], b[4200];
 	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
 	struct err e = ERR_INIT;
 	char *ta, *tb, *txt;
 	size_t la, lb, lt;
 
-	fixture_path(src, sizeof(src));
+	fixture_path(src, sizeof(src), FIXTURE_2X2);
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
 	if (results_load(src, r1, &e))
@@ -146,8 +97,8 @@ static void test_round_trip(void **state)
 	if (results_write_json(r1, a, &e) || results_load(a, r2, &e) || results_write_json(r2, b, &e))
 		fail_msg("%s", e.msg);
 	assert_string_equal(r2->host.name, "lab-7");
-	ta = slurp(a, &la);
-	tb = slurp(b, &lb);
+	ta = fixture_slurp(a, &la);
+	tb = fixture_slurp(b, &lb);
 	assert_non_null(ta);
 	assert_non_null(tb);
 	assert_int_equal(la, lb);
@@ -170,22 +121,22 @@ static void test_round_trip(void **state)
 	results_release(r2);
 	free(r1);
 	free(r2);
-	rm_rf(dir);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
 /* a directory is read as DIR/results.json */
 static void test_load_directory(void **state)
 {
-	char *dir = tmpdir(), src[4096], dst[4200];
+	char *dir = fixture_tmpdir("load"), src[4096], dst[4200];
 	struct results *r = malloc(sizeof(*r));
 	struct err e = ERR_INIT;
 	char *t;
 	size_t len;
 	FILE *f;
 
-	fixture_path(src, sizeof(src));
-	t = slurp(src, &len);
+	fixture_path(src, sizeof(src), FIXTURE_2X2);
+	t = fixture_slurp(src, &len);
 	assert_non_null(t);
 	snprintf(dst, sizeof(dst), "%s/results.json", dir);
 	f = fopen(dst, "w");
@@ -198,7 +149,7 @@ static void test_load_directory(void **state)
 	results_release(r);
 	free(r);
 	free(t);
-	rm_rf(dir);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
@@ -275,7 +226,7 @@ static char *apply_edit(const struct bad_case *c, const char *orig, size_t olen,
 
 static void test_bad_files(void **state)
 {
-	char *dir = tmpdir(), path[4200];
+	char *dir = fixture_tmpdir("load"), path[4200];
 	size_t olen, i, k;
 	char *orig = fixture_text(&olen);
 	struct results *r = malloc(sizeof(*r));
@@ -312,7 +263,7 @@ static void test_bad_files(void **state)
 	}
 	free(r);
 	free(orig);
-	rm_rf(dir);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 
@@ -324,7 +275,7 @@ static void test_bad_files(void **state)
  */
 static void test_frag_round_trip(void **state)
 {
-	char *dir = tmpdir(), src[4096], a[4200], b[4200];
+	char *dir = fixture_tmpdir("load"), src[4096], a[4200], b[4200];
 	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
 	struct err e = ERR_INIT;
 	struct frag_log *f;
@@ -333,7 +284,7 @@ static void test_frag_round_trip(void **state)
 	size_t la, lb, len;
 
 	(void)state;
-	fixture_path(src, sizeof(src));
+	fixture_path(src, sizeof(src), FIXTURE_2X2);
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
 	if (results_load(src, r1, &e))
@@ -374,8 +325,8 @@ static void test_frag_round_trip(void **state)
 	assert_int_equal(f->orders, 11);
 	assert_int_equal(f->buddy_after[8], 10000);
 	assert_true(buddy_unusable_pct(f->buddy_after, f->orders, 9) == 100.0);
-	ta = slurp(a, &la);
-	tb = slurp(b, &lb);
+	ta = fixture_slurp(a, &la);
+	tb = fixture_slurp(b, &lb);
 	assert_non_null(ta);
 	assert_non_null(tb);
 	assert_int_equal(la, lb);
@@ -400,7 +351,7 @@ static void test_frag_round_trip(void **state)
 	results_release(r2);
 	free(r1);
 	free(r2);
-	rm_rf(dir);
+	fixture_rm_rf(dir);
 	free(dir);
 }
 

@@ -1,0 +1,95 @@
+/*
+ * fixture: the files the orchestrator tests read and the scratch directories
+ * they write, one copy for every test: paths under THPEVAL_SRCDIR (else the
+ * working directory, the repository root under make unit), a whole file read
+ * into memory, the TCG 2x2 results loaded, /tmp/thpeval-test-* directories
+ * made and removed. Header-only, for tests; include it after <cmocka.h>.
+ */
+#ifndef THPEVAL_TESTS_ORCHESTRATOR_FIXTURE_H
+#define THPEVAL_TESTS_ORCHESTRATOR_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/model/results.h"
+#include "orchestrator/model/results_load.h"
+
+#define FIXTURE_2X2 "tests/orchestrator/fixtures/results-tcg-2x2.json"
+
+/* rel (a path from the repository root) under THPEVAL_SRCDIR when it is set */
+static inline void fixture_path(char *buf, size_t len, const char *rel)
+{
+	const char *src = getenv("THPEVAL_SRCDIR");
+
+	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", rel);
+}
+
+/* the whole file, NUL-terminated, its length in *len (len may be NULL; 0 when unreadable); NULL if unreadable */
+static inline char *fixture_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (len)
+		*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		if (len)
+			*len = (size_t)n;
+	}
+	return buf;
+}
+
+/* FIXTURE_2X2 loaded (the test fails if it cannot be); free with fixture_results_free() */
+static inline struct results *fixture_results(void)
+{
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+	char path[4096];
+
+	assert_non_null(r);
+	fixture_path(path, sizeof(path), FIXTURE_2X2);
+	if (results_load(path, r, &e))
+		fail_msg("%s (run from the repository root)", e.msg);
+	return r;
+}
+
+static inline void fixture_results_free(struct results *r)
+{
+	results_release(r);
+	free(r);
+}
+
+/* a new /tmp/thpeval-test-<who>-XXXXXX, malloc'd; remove with fixture_rm_rf() */
+static inline char *fixture_tmpdir(const char *who)
+{
+	char *d = malloc(64);
+
+	assert_non_null(d);
+	snprintf(d, 64, "/tmp/thpeval-test-%s-XXXXXX", who);
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static inline void fixture_rm_rf(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+#endif
