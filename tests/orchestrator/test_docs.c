@@ -20,15 +20,9 @@
 
 #include "orchestrator/cmd/cli.h"
 #include "orchestrator/cmd/commands.h"
+#include "tests/orchestrator/fixture.h"
 
 #define MAX_OPTS 64
-
-static void src_path(const char *rel, char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", rel);
-}
 
 /* the man page with font escapes removed and \- as - */
 static char *man_text(void)
@@ -38,7 +32,7 @@ static char *man_text(void)
 	FILE *f;
 	long n;
 
-	src_path("doc/thpeval.1", path, sizeof(path));
+	fixture_path(path, sizeof(path), "doc/thpeval.1");
 	f = fopen(path, "r");
 	if (!f)
 		fail_msg("%s missing (run from the repository root)", path);
@@ -217,7 +211,7 @@ static void test_all_commands_via_binary(void **state)
 	size_t ncmds = 0;
 	FILE *p;
 
-	src_path("bin/thpeval", bin, sizeof(bin));
+	fixture_path(bin, sizeof(bin), "bin/thpeval");
 	if (access(bin, X_OK) != 0) {
 		print_message("skipped: %s not built (make)\n", bin);
 		free(man);

@@ -26,6 +26,7 @@
 #include "orchestrator/report/fleet.h"
 #include "orchestrator/report/histdb.h"
 #include "orchestrator/report/history.h"
+#include "tests/orchestrator/fixture.h"
 
 #define FIX_TCG "tests/orchestrator/fixtures/results-tcg-2x2.json"
 #define FIX_FULL "tests/orchestrator/fixtures/results-full.json"
@@ -41,13 +42,6 @@ struct backend {
 
 static struct backend sqlite_be = { .name = "sqlite" };
 static struct backend pg_be = { .name = "postgresql", .pg = true };
-
-static void src_path(const char *rel, char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", rel);
-}
 
 static void pg_wipe(const struct backend *b)
 {
@@ -69,7 +63,7 @@ static void import(const struct backend *b, const char *fixture, const char *hos
 	FILE *devnull = fopen("/dev/null", "w");
 
 	assert_non_null(devnull);
-	src_path(fixture, path, sizeof(path));
+	fixture_path(path, sizeof(path), fixture);
 	if (history_import(b->db, paths, 1, &o, devnull, &e))
 		fail_msg("import %s as %s: %s (run from the repository root)", fixture, host, e.msg);
 	fclose(devnull);
@@ -83,7 +77,7 @@ static void append_later(const struct backend *b, const char *fixture, const cha
 	char path[4096];
 
 	assert_non_null(r);
-	src_path(fixture, path, sizeof(path));
+	fixture_path(path, sizeof(path), fixture);
 	if (results_load(path, r, &e))
 		fail_msg("%s", e.msg);
 	snprintf(r->host.name, sizeof(r->host.name), "%s", host);

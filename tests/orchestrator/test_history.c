@@ -32,8 +32,8 @@
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
 #include "orchestrator/report/history.h"
+#include "tests/orchestrator/fixture.h"
 
-#define FIXTURE "tests/orchestrator/fixtures/results-tcg-2x2.json"
 #define FIXTURE_V1 "tests/orchestrator/fixtures/history-v1.sql"
 
 /* ---- the two backends ------------------------------------------------------------- */
@@ -75,14 +75,6 @@ static long long db_count(const struct backend *b, const char *sql)
 	return n;
 }
 
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 static void pg_wipe(const struct backend *b)
 {
 	db_exec(b, "DROP TABLE IF EXISTS metrics, runs, schema_version, songs CASCADE");
@@ -112,7 +104,7 @@ static int teardown(void **state)
 
 	if (b->kind == HISTDB_POSTGRES && b->db[0])
 		pg_wipe(b);
-	rm_rf(b->dir);
+	fixture_rm_rf(b->dir);
 	return 0;
 }
 
@@ -131,25 +123,13 @@ static struct backend *need(void **state)
 
 /* ---- fixtures --------------------------------------------------------------------- */
 
+/* FIXTURE_2X2 as host lab-a */
 static struct results *load_fixture(void)
 {
-	const char *src = getenv("THPEVAL_SRCDIR");
-	struct results *r = malloc(sizeof(*r));
-	struct err e = ERR_INIT;
-	char path[4096];
+	struct results *r = fixture_results();
 
-	assert_non_null(r);
-	snprintf(path, sizeof(path), "%s%s%s", src ? src : "", src ? "/" : "", FIXTURE);
-	if (results_load(path, r, &e))
-		fail_msg("%s (run from the repository root)", e.msg);
 	snprintf(r->host.name, sizeof(r->host.name), "lab-a");
 	return r;
-}
-
-static void free_results(struct results *r)
-{
-	results_release(r);
-	free(r);
 }
 
 /* the trend table as a string; *rc its return */
@@ -233,7 +213,7 @@ static void test_append(void **state)
 	snprintf(r->host.name, sizeof(r->host.name), "lab-b");
 	append(b, r, true);
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 2);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static void test_trend(void **state)
@@ -289,7 +269,7 @@ static void test_trend(void **state)
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "no cells of workload nosuch"));
 	free(out);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static void test_baseline_last(void **state)
@@ -348,8 +328,8 @@ static void test_baseline_last(void **state)
 	snprintf(cur->host.cpu_model, sizeof(cur->host.cpu_model), "Intel Xeon");
 	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), -ENOENT);
 	free(base);
-	free_results(r);
-	free_results(cur);
+	fixture_results_free(r);
+	fixture_results_free(cur);
 }
 
 /* r written as DIR/REL/results.json */
@@ -476,8 +456,8 @@ static void test_import(void **state)
 		free(out);
 	}
 	free(base);
-	free_results(r);
-	free_results(cur);
+	fixture_results_free(r);
+	fixture_results_free(cur);
 }
 
 /* the table: one step per version, in order, in both dialects */
@@ -594,7 +574,7 @@ static void test_migrate_each_version(void **state)
 		assert_non_null(strstr(out, "    100  1970-01-01 00:08  -            k0 "));
 		free(out);
 	}
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static void test_newer_schema(void **state)
@@ -626,7 +606,7 @@ static void test_newer_schema(void **state)
 		assert_non_null(strstr(e.msg, "schema version 43, newer than this thpeval knows (2)"));
 	}
 	free(base);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* a database that holds other things: thpeval's tables go in only where that is safe */
@@ -653,7 +633,7 @@ static void test_foreign(void **state)
 		assert_non_null(strstr(e.msg, "has a 'runs' table that is not thpeval's"));
 		assert_int_equal(db_count(b, "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = 'metrics'"), 0);
 	}
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* two writers at once, one append each, many times: nothing lost (the CLI test does 2 x 100) */
@@ -689,7 +669,7 @@ static void test_concurrent_append(void **state)
 	}
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 41);
 	assert_int_equal(db_count(b, "SELECT count(*) FROM metrics"), 41 * 56);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static int run_history(const char *const *args)
@@ -751,7 +731,7 @@ static void test_cmd_history(void **state)
 	assert_int_equal(HIST(opt, "--import", "/nonexistent/results.json"), 1);
 	assert_int_equal(HIST("--help"), 0);
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 2);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* ---- SQLite only ---------------------------------------------------------------------- */
@@ -774,7 +754,7 @@ static void test_sqlite_modes(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(stat(sub, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* a second connection holds an exclusive transaction: clear -EBUSY, nothing written or printed */
@@ -807,7 +787,7 @@ static void test_sqlite_locked(void **state)
 	assert_int_equal(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(other);
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 1);	/* nothing half-written */
-	free_results(r);
+	fixture_results_free(r);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -857,7 +837,7 @@ static void test_sqlite_corrupt(void **state)
 	free(before);
 	free(after);
 	free(base);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /* the schema of the tables runs and metrics as SQLite keeps their text */
@@ -959,7 +939,7 @@ static void test_sqlite_upgrade_v1_history(void **state)
 	assert_int_equal(ref.id, 4);
 	results_release(base);
 	free(base);
-	free_results(r);
+	fixture_results_free(r);
 }
 
 /*

@@ -31,17 +31,10 @@
 
 #include "orchestrator/virt/domain.h"
 #include "orchestrator/virt/virt.h"
+#include "tests/orchestrator/fixture.h"
 
 #define TEST_URI "test:///default"
 #define SYSTEM_SOCK "/run/libvirt/libvirt-sock"
-
-/* paths of source files: run from the repository root, or set THPEVAL_SRCDIR */
-static void src_path(const char *rel, char *buf, size_t len)
-{
-	const char *src = getenv("THPEVAL_SRCDIR");
-
-	snprintf(buf, len, "%s%s%s", src ? src : "", src ? "/" : "", rel);
-}
 
 static long long now_ms(void)
 {
@@ -473,7 +466,7 @@ static void read_golden(const char *name, char *path, size_t path_len, char *buf
 	FILE *f;
 
 	snprintf(rel, sizeof(rel), "tests/orchestrator/golden/%s.xml", name);
-	src_path(rel, path, path_len);
+	fixture_path(path, path_len, rel);
 	f = fopen(path, "r");
 	if (!f)
 		fail_msg("cannot open '%s' (run from the repository root)", path);
@@ -528,7 +521,7 @@ static void test_goldens_schema(void **state)
 		int rc;
 
 		snprintf(rel, sizeof(rel), "tests/orchestrator/golden/%s.xml", goldens[i]);
-		src_path(rel, path, sizeof(path));
+		fixture_path(path, sizeof(path), rel);
 		/* its output (the errors) only when it fails */
 		snprintf(cmd, sizeof(cmd),
 			 "out=$(virt-xml-validate '%s' domain 2>&1) || { echo \"$out\"; exit 1; }",
@@ -622,7 +615,7 @@ static struct smoke *smoke_setup(void)
 	s->dir = make_tmpdir();
 	snprintf(s->initrd, sizeof(s->initrd), "%s/initrd.gz", s->dir);
 	snprintf(s->log, sizeof(s->log), "%s/console.log", s->dir);
-	src_path("", src, sizeof(src));
+	fixture_path(src, sizeof(src), "");
 	/* the script builds relative to the repository root */
 	snprintf(cmd, sizeof(cmd), "cd '%s.' && sh tests/orchestrator/mkinitramfs.sh '%s'", src,
 		 s->initrd);
