@@ -53,18 +53,24 @@ static inline char *fixture_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* FIXTURE_2X2 loaded (the test fails if it cannot be); free with fixture_results_free() */
-static inline struct results *fixture_results(void)
+/* the results file rel loaded (the test fails if it cannot be); free with fixture_results_free() */
+static inline struct results *fixture_results_at(const char *rel)
 {
 	struct results *r = malloc(sizeof(*r));
 	struct err e = ERR_INIT;
 	char path[4096];
 
 	assert_non_null(r);
-	fixture_path(path, sizeof(path), FIXTURE_2X2);
+	fixture_path(path, sizeof(path), rel);
 	if (results_load(path, r, &e))
 		fail_msg("%s (run from the repository root)", e.msg);
 	return r;
+}
+
+/* FIXTURE_2X2 loaded */
+static inline struct results *fixture_results(void)
+{
+	return fixture_results_at(FIXTURE_2X2);
 }
 
 static inline void fixture_results_free(struct results *r)

@@ -72,21 +72,15 @@ static void import(const struct backend *b, const char *fixture, const char *hos
 /* a fixture recorded again days later under host, its status set */
 static void append_later(const struct backend *b, const char *fixture, const char *host, int days, const char *status)
 {
-	struct results *r = malloc(sizeof(*r));
+	struct results *r = fixture_results_at(fixture);
 	struct err e = ERR_INIT;
-	char path[4096];
 
-	assert_non_null(r);
-	fixture_path(path, sizeof(path), fixture);
-	if (results_load(path, r, &e))
-		fail_msg("%s", e.msg);
 	snprintf(r->host.name, sizeof(r->host.name), "%s", host);
 	snprintf(r->status, sizeof(r->status), "%s", status);
 	r->started += (time_t)days * 86400;
 	if (history_append(b->db, r, true, &e))
 		fail_msg("append: %s", e.msg);
-	results_release(r);
-	free(r);
+	fixture_results_free(r);
 }
 
 /*
