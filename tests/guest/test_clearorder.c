@@ -67,11 +67,8 @@ static struct bad_case bad_cases[] = {
 static void test_bad(void **state)
 {
 	const struct bad_case *c = *state;
-	struct wlt_out o;
 
-	wlt_run(small_root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
-	wlt_expect_one(&o, HARNESS_USAGE, REC_FAIL, c->reason);
-	wlt_free(&o);
+	wlt_expect_bad(small_root, c->argv, N(c->argv), HARNESS_USAGE, REC_FAIL, c->reason, NULL);
 }
 
 static void run_tasks(const char *tasks)

@@ -60,16 +60,7 @@ static void test_parse(void **state)
 		assert_int_equal(v, 12345);	/* untouched */
 }
 
-struct bad_case {
-	const char *name;
-	const char *root;
-	const char *argv[4];
-	int rc;
-	enum rec_type type;
-	const char *reason;
-};
-
-static struct bad_case bad_cases[] = {
+static struct wlt_bad bad_cases[] = {
 	{ "zero volume", small_root, { "dd", "--volume=0" }, HARNESS_USAGE, REC_FAIL,
 	  "--volume=0 is out of range" },
 	{ "volume not a 2M multiple", small_root, { "dd", "--volume=3M" }, HARNESS_USAGE, REC_FAIL,
@@ -82,13 +73,9 @@ static struct bad_case bad_cases[] = {
 
 static void test_bad(void **state)
 {
-	const struct bad_case *c = *state;
-	struct wlt_out o;
+	const struct wlt_bad *c = *state;
 
-	wlt_run(c->root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
-	wlt_expect_one(&o, c->rc, c->type, c->reason);
-	assert_string_equal(rec_get(&o.rec[0], "workload"), "dd");
-	wlt_free(&o);
+	wlt_expect_bad(c->root, c->argv, N(c->argv), c->rc, c->type, c->reason, "dd");
 }
 
 struct want_case {

@@ -40,16 +40,7 @@ static char prep_root[] = "/tmp/thpeval-kc-prep-XXXXXX";	/* with a prepared tree
 
 #define LONG_TARGET "mm/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
 
-struct bad_case {
-	const char *name;
-	const char *root;
-	const char *argv[4];
-	int rc;
-	enum rec_type type;
-	const char *reason;
-};
-
-static struct bad_case bad_cases[] = {
+static struct wlt_bad bad_cases[] = {
 	{ "config not in the list", ok_root, { "kcompile", "--config=randconfig" }, HARNESS_USAGE,
 	  REC_FAIL, "unknown --config 'randconfig': use tinyconfig, allnoconfig, defconfig" },
 	{ "config with a shell metacharacter", ok_root, { "kcompile", "--config=tiny;reboot" },
@@ -98,13 +89,9 @@ static struct bad_case bad_cases[] = {
 
 static void test_bad(void **state)
 {
-	const struct bad_case *c = *state;
-	struct wlt_out o;
+	const struct wlt_bad *c = *state;
 
-	wlt_run(c->root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
-	wlt_expect_one(&o, c->rc, c->type, c->reason);
-	assert_string_equal(rec_get(&o.rec[0], "workload"), "kcompile");
-	wlt_free(&o);
+	wlt_expect_bad(c->root, c->argv, N(c->argv), c->rc, c->type, c->reason, "kcompile");
 }
 
 /* the build step's fail record carries make's last line, cut and made printable */

@@ -240,16 +240,7 @@ static void test_find_version(void **state)
 	assert_int_equal(pg_find_version(lib, &v), -ENOENT);
 }
 
-struct bad_case {
-	const char *name;
-	const char *root;
-	const char *argv[4];
-	int rc;
-	enum rec_type type;
-	const char *reason;
-};
-
-static struct bad_case bad_cases[] = {
+static struct wlt_bad bad_cases[] = {
 	{ "bad: scale within shared buffers", root_guest, { "pgbench", "--scale=2", "--shared-buffers=64M" },
 	  HARNESS_USAGE, REC_FAIL, "not more than --shared-buffers=64M" },
 	{ "bad: shmem value", root_guest, { "pgbench", "--shmem-thp=madvise" }, HARNESS_USAGE, REC_FAIL,
@@ -276,12 +267,9 @@ static struct bad_case bad_cases[] = {
 
 static void test_bad(void **state)
 {
-	const struct bad_case *c = *state;
-	struct wlt_out o;
+	const struct wlt_bad *c = *state;
 
-	wlt_run(c->root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
-	wlt_expect_one(&o, c->rc, c->type, c->reason);
-	wlt_free(&o);
+	wlt_expect_bad(c->root, c->argv, N(c->argv), c->rc, c->type, c->reason, NULL);
 }
 
 /* check() never writes the guest's passwd: only a run does */

@@ -266,16 +266,7 @@ static void test_resp_long_line(void **state)
 static char root_none[] = "/tmp/thpeval-redis-none-XXXXXX";	/* no redis programs */
 static char root_small[] = "/tmp/thpeval-redis-small-XXXXXX";	/* the programs, MemAvailable 200M */
 
-struct bad_case {
-	const char *name;
-	const char *root;
-	const char *argv[4];
-	int rc;
-	enum rec_type type;
-	const char *reason;
-};
-
-static struct bad_case bad_cases[] = {
+static struct wlt_bad bad_cases[] = {
 	{ "bad: value over 1M", root_small, { "redis", "--value-size=2M" }, HARNESS_USAGE, REC_FAIL,
 	  "--value-size=2M is out of range (16 to 1M)" },
 	{ "bad: too many keys", root_small, { "redis", "--dataset=32G", "--value-size=16" }, HARNESS_USAGE, REC_FAIL,
@@ -292,12 +283,9 @@ static struct bad_case bad_cases[] = {
 
 static void test_bad(void **state)
 {
-	const struct bad_case *c = *state;
-	struct wlt_out o;
+	const struct wlt_bad *c = *state;
 
-	wlt_run(c->root, c->argv, wlt_argc(c->argv, N(c->argv)), &o);
-	wlt_expect_one(&o, c->rc, c->type, c->reason);
-	wlt_free(&o);
+	wlt_expect_bad(c->root, c->argv, N(c->argv), c->rc, c->type, c->reason, NULL);
 }
 
 /* ---- a real run ---------------------------------------------------------------------- */

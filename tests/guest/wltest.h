@@ -90,6 +90,30 @@ WLT_FN void wlt_expect_one(const struct wlt_out *o, int rc, enum rec_type t, con
 		fail_msg("reason '%s' lacks '%s'", why, sub);
 }
 
+/* `argv` (up to a NULL or max entries) in root gives exactly one record, of type t, whose
+ * reason holds sub, and exit rc; the record names workload unless that is NULL */
+WLT_FN void wlt_expect_bad(const char *root, const char *const *argv, size_t max, int rc,
+			   enum rec_type t, const char *sub, const char *workload)
+{
+	struct wlt_out o;
+
+	wlt_run(root, argv, wlt_argc(argv, max), &o);
+	wlt_expect_one(&o, rc, t, sub);
+	if (workload)
+		assert_string_equal(rec_get(&o.rec[0], "workload"), workload);
+	wlt_free(&o);
+}
+
+/* a table row for wlt_expect_bad(), named for its cmocka case */
+struct wlt_bad {
+	const char *name;
+	const char *root;
+	const char *argv[4];
+	int rc;
+	enum rec_type type;
+	const char *reason;
+};
+
 WLT_FN const struct record *wlt_variant(const struct wlt_out *o, const char *variant)
 {
 	size_t i;
