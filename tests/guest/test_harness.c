@@ -28,6 +28,7 @@
 #include "guest/sysinfo.h"
 #include "lib/record.h"
 #include "thppolicy.h"
+#include "wltest.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define MAXREC 8
@@ -123,28 +124,9 @@ struct run_out {
 /* Run `workload <argv>` in this process; parse what it wrote (every line must parse). */
 static void run_main(const char *root, const char *const *argv, int argc, struct run_out *o)
 {
-	struct wl_env env = { .root = root };
 	struct err e = ERR_INIT;
-	char *text, *line, *save = NULL, why[128];
-	int fd = memfd_create("records", 0);
-	off_t len;
 
-	assert_true(fd >= 0);
-	o->rc = harness_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, &e);
-	len = lseek(fd, 0, SEEK_CUR);
-	text = calloc(1, (size_t)len + 1);
-	assert_non_null(text);
-	assert_int_equal(pread(fd, text, (size_t)len, 0), len);
-	close(fd);
-	o->n = 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		assert_true(o->n < MAXREC);
-		if (rec_parse(line, strlen(line), &o->rec[o->n], why, sizeof(why)))
-			fail_msg("invalid record '%s': %s", line, why);
-		assert_int_equal(o->rec[o->n].seq, o->n);
-		o->n++;
-	}
-	free(text);
+	o->rc = wlt_run_records(root, argv, argc, o->rec, MAXREC, &o->n, &e);
 }
 
 struct bad_run_case {

@@ -46,33 +46,45 @@ WLT_FN int wlt_argc(const char *const *argv, size_t max)
 	return n;
 }
 
-WLT_FN void wlt_run(const char *root, const char *const *argv, int argc, struct wlt_out *o)
+/*
+ * Run `argv` in this process; parse what it wrote into rec[max] (every line must parse,
+ * numbered 0, 1, ...), their count in *n; returns the exit code, the error in e.
+ */
+WLT_FN int wlt_run_records(const char *root, const char *const *argv, int argc,
+			   struct record *rec, size_t max, size_t *n, struct err *e)
 {
 	struct wl_env env = { .root = root };
-	struct err e = ERR_INIT;
 	char *text, *line, *save = NULL, why[128];
-	int fd = memfd_create("records", 0);
+	int fd = memfd_create("records", 0), rc;
 	off_t len;
 
 	assert_true(fd >= 0);
-	o->rec = calloc(WLT_MAXREC, sizeof(*o->rec));
-	assert_non_null(o->rec);
-	o->rc = harness_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, &e);
-	snprintf(o->msg, sizeof(o->msg), "%s", e.msg);
+	rc = harness_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, e);
 	len = lseek(fd, 0, SEEK_CUR);
 	text = calloc(1, (size_t)len + 1);
 	assert_non_null(text);
 	assert_int_equal(pread(fd, text, (size_t)len, 0), len);
 	close(fd);
-	o->n = 0;
+	*n = 0;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		assert_true(o->n < WLT_MAXREC);
-		if (rec_parse(line, strlen(line), &o->rec[o->n], why, sizeof(why)))
+		assert_true(*n < max);
+		if (rec_parse(line, strlen(line), &rec[*n], why, sizeof(why)))
 			fail_msg("invalid record '%s': %s", line, why);
-		assert_int_equal(o->rec[o->n].seq, o->n);
-		o->n++;
+		assert_int_equal(rec[*n].seq, *n);
+		(*n)++;
 	}
 	free(text);
+	return rc;
+}
+
+WLT_FN void wlt_run(const char *root, const char *const *argv, int argc, struct wlt_out *o)
+{
+	struct err e = ERR_INIT;
+
+	o->rec = calloc(WLT_MAXREC, sizeof(*o->rec));
+	assert_non_null(o->rec);
+	o->rc = wlt_run_records(root, argv, argc, o->rec, WLT_MAXREC, &o->n, &e);
+	snprintf(o->msg, sizeof(o->msg), "%s", e.msg);
 }
 
 /* exactly one record, of type t, whose reason holds sub; rc as given */
