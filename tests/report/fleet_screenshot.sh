@@ -13,27 +13,17 @@
 # skipped whole. Needs bin/thpeval (THPEVAL=path overrides), jq, chromium and
 # python3 (the pixel check).
 set -u
-cd "$(dirname "$0")/../.." || exit 1
-THPEVAL=${THPEVAL:-${THPEVAL_BIN:-$PWD/bin/thpeval}}
-FIXTURE=tests/orchestrator/fixtures/results-tcg-2x2.json
+. "$(dirname "$0")/screenshot.inc"
+shot_init "$0" fleet-screenshot
 W=1200
 H=3200
 
-skip() { echo "SKIP: fleet-screenshot: $1"; echo "fleet-screenshot: 0 passed, 0 failed, 1 skipped"; exit 77; }
-fail() { echo "FAIL: fleet-screenshot: $1"; echo "fleet-screenshot: 0 passed, 1 failed, 0 skipped"; exit 1; }
-
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-[ -n "$CHROMIUM" ] || skip "chromium is not installed (apt-get install chromium)"
-command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
+shot_need_tools
 command -v python3 >/dev/null || skip "python3 is not installed (the pixel check needs it)"
 [ -x "$THPEVAL" ] || skip "$THPEVAL is not built (make)"
 "$THPEVAL" report --help 2>/dev/null | grep -q -- --fleet || skip "$THPEVAL has no 'report --fleet'"
 
-OUT=${1:-}
-TMP=$(mktemp -d /tmp/thpeval-fleetshot.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-[ -n "$OUT" ] || OUT=$TMP/out
-mkdir -p "$OUT"
+shot_dirs "${1:-}" thpeval-fleetshot
 
 for i in 0 1 2; do
 	jq --argjson i $i '.started_unix += $i * 86400
@@ -54,54 +44,22 @@ grep -q '<h2>host web&lt;1&gt;&amp;co</h2>' "$OUT/fleet.html" || fail "fleet.htm
 grep -q '<h2>host db-2</h2>' "$OUT/fleet.html" || fail "fleet.html lacks host db-2"
 
 PNG=$OUT/fleet.png
-rm -f "$PNG"
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --force-color-profile=srgb \
-	--disable-background-networking --disable-component-update --disable-sync \
-	--user-data-dir="$TMP/profile" --screenshot="$PNG" --window-size=$W,$H \
-	"file://$(readlink -f "$OUT/fleet.html")" >"$TMP/chromium.log" 2>&1
-[ -s "$PNG" ] || { tail -5 "$TMP/chromium.log"; fail "chromium wrote no screenshot"; }
-[ "$(head -c 8 "$PNG" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "screenshot is not a PNG"
-dims=$(od -An -j16 -N8 -tu1 "$PNG" | awk '{ print $1*16777216 + $2*65536 + $3*256 + $4 "x" $5*16777216 + $6*65536 + $7*256 + $8 }')
-[ "$dims" = "${W}x${H}" ] || fail "screenshot is $dims, not ${W}x${H}"
+shot_take "$OUT/fleet.html" "$PNG" $W $H
 
-# decode the PNG (zlib + scanline filters); count colours and the rows where the series colours show
-python3 - "$PNG" <<'EOF' || fail "the screenshot does not show both hosts' trends"
-import struct, sys, zlib
+# count colours and the rows where the series colours show (tests/report/shotpng.py decodes the PNG)
+python3 -B - "$PNG" <<'EOF' || fail "the screenshot does not show both hosts' trends"
+import sys
 
-data = open(sys.argv[1], "rb").read()
-pos, idat, w = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        if depth != 8 or ctype not in (2, 6):
-            sys.exit("unexpected PNG format depth %d colour type %d" % (depth, ctype))
-        bpp = 3 if ctype == 2 else 4
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw = zlib.decompress(idat)
-stride = w * bpp
-prev = bytearray(stride)
+sys.path.insert(0, "tests/report")
+from shotpng import png_rows, not_one_colour
+
+w, h, bpp, lines = png_rows(sys.argv[1])
 counts = {}
 series = {bytes.fromhex("1f77b4"): "series 1", bytes.fromhex("d62728"): "series 2"}
 rows = {name: [] for name in series.values()}
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b = prev[i]
-        c = prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+for y, line in enumerate(lines):
     inrow = {}
-    for x in range(0, stride, bpp):
+    for x in range(0, w * bpp, bpp):
         px = bytes(line[x:x + 3])
         counts[px] = counts.get(px, 0) + 1
         if px in series:
@@ -109,10 +67,7 @@ for y in range(h):
     for name, k in inrow.items():
         if k >= 3:
             rows[name].append(y)
-    prev = line
-top = max(counts.values()) / float(w * h)
-if len(counts) < 16 or top > 0.97:
-    sys.exit("screenshot is (nearly) one colour")
+not_one_colour(counts, w, h)
 # bands: runs of rows with a series colour, split where 300 or more rows show none (between two hosts' charts)
 for name, ys in rows.items():
     bands = []
