@@ -647,6 +647,27 @@ static void smoke_free(struct smoke *s)
 	free(s);
 }
 
+/*
+ * What every system guest test starts with: skipped unless integration_ok() and the smoke
+ * initramfs builds; *v opened on the default URI.
+ */
+static struct smoke *smoke_begin(struct virt **v)
+{
+	struct err e = ERR_INIT;
+	struct smoke *s;
+
+	if (!integration_ok())
+		skip();
+	s = smoke_setup();
+	if (!s) {
+		print_message("skipped: this machine lacks a part of the smoke initramfs (mkinitramfs.sh said which)\n");
+		skip();
+	}
+	if (virt_open(VIRT_DEFAULT_URI, v, &e))
+		fail_msg("%s", e.msg);
+	return s;
+}
+
 struct collect {
 	unsigned records, rejected;
 	uint32_t seq[8];
@@ -715,15 +736,7 @@ static void test_system_guest_records(void **state)
 	int pid;
 	FILE *f;
 
-	if (!integration_ok())
-		skip();
-	s = smoke_setup();
-	if (!s) {
-		print_message("skipped: this machine lacks a part of the smoke initramfs (mkinitramfs.sh said which)\n");
-		skip();
-	}
-	if (virt_open(VIRT_DEFAULT_URI, &v, &e))
-		fail_msg("%s", e.msg);
+	s = smoke_begin(&v);
 	snprintf(name, sizeof(name), "thpeval-%d-1", (int)getpid());
 	xml = spec_xml(name, ACCEL_TCG, s->kernel, s->initrd, "console=ttyS0 panic=-1 quiet");
 
@@ -838,15 +851,7 @@ static void test_system_guest_flood(void **state)
 	long rss0, rss1;
 	char name[64], *xml;
 
-	if (!integration_ok())
-		skip();
-	s = smoke_setup();
-	if (!s) {
-		print_message("skipped: this machine lacks a part of the smoke initramfs\n");
-		skip();
-	}
-	if (virt_open(VIRT_DEFAULT_URI, &v, &e))
-		fail_msg("%s", e.msg);
+	s = smoke_begin(&v);
 	snprintf(name, sizeof(name), "thpeval-%d-3", (int)getpid());
 	xml = spec_xml(name, ACCEL_TCG, s->kernel, s->initrd,
 		       "console=ttyS0 panic=-1 quiet thpeval.flood=16");
@@ -899,15 +904,7 @@ static void test_system_guest_teardown(void **state)
 	char name[64], *xml;
 	int pid;
 
-	if (!integration_ok())
-		skip();
-	s = smoke_setup();
-	if (!s) {
-		print_message("skipped: this machine lacks a part of the smoke initramfs\n");
-		skip();
-	}
-	if (virt_open(VIRT_DEFAULT_URI, &v, &e))
-		fail_msg("%s", e.msg);
+	s = smoke_begin(&v);
 	snprintf(name, sizeof(name), "thpeval-%d-2", (int)getpid());
 	xml = spec_xml(name, ACCEL_TCG, s->kernel, s->initrd, "console=ttyS0 panic=-1");
 	t = now_ms();
