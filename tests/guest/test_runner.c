@@ -385,6 +385,27 @@ static void test_exec_hold(void **state)
 
 /* ---- the runner in test mode -------------------------------------------------- */
 
+/* the guest program the runner tests start (THPEVAL_GUEST_BIN, else bin/thpeval-guest); skipped unless built */
+static const char *guest_bin(void)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN") : "bin/thpeval-guest";
+
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	return bin;
+}
+
+/* the host's THP 'enabled' value into now; skipped without THP */
+static void thp_now(char *now, size_t len)
+{
+	if (!thp_supported("") || thp_knob_get("", "enabled", now, len, NULL) || !thp_value_valid(now)) {
+		print_message("skipped: no THP here\n");
+		skip();
+	}
+}
+
 static int run_runner(const char *cmdline, const char *exe, struct stream *s)
 {
 	char cl[] = "/tmp/thpeval-cmdline-XXXXXX", out[] = "/tmp/thpeval-records-XXXXXX";
@@ -437,8 +458,7 @@ static void test_runner_bad_plan(void **state)
 
 static void test_runner_plan(void **state)
 {
-	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
-						       : "bin/thpeval-guest";
+	const char *bin;
 	char cmdline[256], now[THP_VALUE_MAX];
 	const char *other;
 	struct stream s;
@@ -446,10 +466,7 @@ static void test_runner_plan(void **state)
 	int rc;
 
 	(void)state;
-	if (access(bin, X_OK)) {
-		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
-		skip();
-	}
+	bin = guest_bin();
 	thp_knob_get("", "enabled", now, sizeof(now), NULL);
 	if (!thp_value_valid(now))
 		snprintf(now, sizeof(now), "never");
@@ -479,22 +496,14 @@ static void test_runner_plan(void **state)
  */
 static void test_runner_multi(void **state)
 {
-	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
-						       : "bin/thpeval-guest";
+	const char *bin;
 	char cmdline[256], now[THP_VALUE_MAX];
 	struct stream s;
 	size_t i, hzp = 0, clear = 0;
 
 	(void)state;
-	if (access(bin, X_OK)) {
-		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
-		skip();
-	}
-	if (!thp_supported("") || thp_knob_get("", "enabled", now, sizeof(now), NULL) ||
-	    !thp_value_valid(now)) {
-		print_message("skipped: no THP here\n");
-		skip();
-	}
+	bin = guest_bin();
+	thp_now(now, sizeof(now));
 	snprintf(cmdline, sizeof(cmdline),
 		 "thpeval.guest_thp=%s thpeval.workloads=hzp,clearorder thpeval.reps=1 "
 		 "thpeval.warmup=0 thpeval.timeout=60\n", now);
@@ -532,22 +541,14 @@ static const struct cold_case {
 static void test_runner_cold(void **state)
 {
 	const struct cold_case *c = *state;
-	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN")
-						       : "bin/thpeval-guest";
+	const char *bin;
 	char cmdline[256], now[THP_VALUE_MAX];
 	const struct record *info = NULL;
 	struct stream s;
 	size_t i, cold = 0;
 
-	if (access(bin, X_OK)) {
-		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
-		skip();
-	}
-	if (!thp_supported("") || thp_knob_get("", "enabled", now, sizeof(now), NULL) ||
-	    !thp_value_valid(now)) {
-		print_message("skipped: no THP here\n");
-		skip();
-	}
+	bin = guest_bin();
+	thp_now(now, sizeof(now));
 	snprintf(cmdline, sizeof(cmdline),
 		 "thpeval.guest_thp=%s thpeval.workloads=%s thpeval.cold=1 thpeval.reps=1 "
 		 "thpeval.warmup=0 thpeval.size=16M thpeval.accesses=1000 thpeval.timeout=60\n", now,
@@ -586,7 +587,7 @@ static void test_runner_cold(void **state)
  */
 static void test_runner_exec(void **state)
 {
-	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN") : "bin/thpeval-guest";
+	const char *bin;
 	static char cmdline[12000], exec[3200], enc[10000], pat[64];
 	char now[THP_VALUE_MAX];
 	struct argv_list a;
@@ -597,10 +598,7 @@ static void test_runner_exec(void **state)
 	double v;
 
 	(void)state;
-	if (access(bin, X_OK)) {
-		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
-		skip();
-	}
+	bin = guest_bin();
 	if (!thp_supported("")) {
 		print_message("skipped: no THP here: the runner skips every cell\n");
 		skip();
