@@ -78,31 +78,47 @@ static void test_load_fixture(void **state)
 	free(r);
 }
 
+/*
+ * r written to DIR/a.json, that loaded into back and written to DIR/b.json: the
+ * two files are the same bytes; returns a's text, its length in *len
+ */
+static char *write_load_write(const struct results *r, struct results *back, const char *dir,
+			      size_t *len)
+{
+	char a[4200], b[4200], *ta, *tb;
+	struct err e = ERR_INIT;
+	size_t lb;
+
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	if (results_write_json(r, a, &e) || results_load(a, back, &e) || results_write_json(back, b, &e))
+		fail_msg("%s", e.msg);
+	ta = fixture_slurp(a, len);
+	tb = fixture_slurp(b, &lb);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_int_equal(*len, lb);
+	assert_memory_equal(ta, tb, lb);
+	free(tb);
+	return ta;
+}
+
 /* write -> load -> write gives byte-identical JSON */
 static void test_round_trip(void **state)
 {
-	char *dir = fixture_tmpdir("load"), src[4096], a[4200], b[4200];
+	char *dir = fixture_tmpdir("load"), src[4096];
 	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
 	struct err e = ERR_INIT;
-	char *ta, *tb, *txt;
-	size_t la, lb, lt;
+	char *ta, *txt;
+	size_t la, lt;
 
 	fixture_path(src, sizeof(src), FIXTURE_2X2);
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
 	if (results_load(src, r1, &e))
 		fail_msg("%s", e.msg);
 	assert_string_equal(r1->host.name, "");	/* the fixture predates host.name */
 	snprintf(r1->host.name, sizeof(r1->host.name), "lab-7");
-	if (results_write_json(r1, a, &e) || results_load(a, r2, &e) || results_write_json(r2, b, &e))
-		fail_msg("%s", e.msg);
+	ta = write_load_write(r1, r2, dir, &la);
 	assert_string_equal(r2->host.name, "lab-7");
-	ta = fixture_slurp(a, &la);
-	tb = fixture_slurp(b, &lb);
-	assert_non_null(ta);
-	assert_non_null(tb);
-	assert_int_equal(la, lb);
-	assert_memory_equal(ta, tb, la);
 	/* the text form is the same bytes */
 	if (results_to_json_text(r2, &txt, &lt, &e))
 		fail_msg("%s", e.msg);
@@ -116,7 +132,6 @@ static void test_round_trip(void **state)
 	assert_true(r2->cells[2].metrics[1].samples[1] == r1->cells[2].metrics[1].samples[1]);
 	free(txt);
 	free(ta);
-	free(tb);
 	results_release(r1);
 	results_release(r2);
 	free(r1);
@@ -275,18 +290,16 @@ static void test_bad_files(void **state)
  */
 static void test_frag_round_trip(void **state)
 {
-	char *dir = fixture_tmpdir("load"), src[4096], a[4200], b[4200];
+	char *dir = fixture_tmpdir("load"), src[4096];
 	struct results *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
 	struct err e = ERR_INIT;
 	struct frag_log *f;
 	struct bad_case c = { "proactiveness", E_REPLACE, "\"compaction_proactiveness_before\":20", NULL, { NULL } };
-	char *ta, *tb, *edited;
-	size_t la, lb, len;
+	char *ta, *edited;
+	size_t la, len;
 
 	(void)state;
 	fixture_path(src, sizeof(src), FIXTURE_2X2);
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
 	if (results_load(src, r1, &e))
 		fail_msg("%s", e.msg);
 	f = results_frag_add(r1, &e);
@@ -310,8 +323,7 @@ static void test_frag_round_trip(void **state)
 	f->compact_scanned_guests = 680;
 	f->pgmigrate_success = 3;
 	f->pgsteal_direct = 824;
-	if (results_write_json(r1, a, &e) || results_load(a, r2, &e) || results_write_json(r2, b, &e))
-		fail_msg("%s", e.msg);
+	ta = write_load_write(r1, r2, dir, &la);
 	assert_int_equal(r2->nfrags, 1);
 	f = &r2->frags[0];
 	assert_string_equal(f->proactiveness, "20");
@@ -325,12 +337,6 @@ static void test_frag_round_trip(void **state)
 	assert_int_equal(f->orders, 11);
 	assert_int_equal(f->buddy_after[8], 10000);
 	assert_true(buddy_unusable_pct(f->buddy_after, f->orders, 9) == 100.0);
-	ta = fixture_slurp(a, &la);
-	tb = fixture_slurp(b, &lb);
-	assert_non_null(ta);
-	assert_non_null(tb);
-	assert_int_equal(la, lb);
-	assert_memory_equal(ta, tb, la);
 
 	results_release(r2);
 	c.to = "\"compaction_proactiveness_before\":101";
@@ -346,7 +352,6 @@ static void test_frag_round_trip(void **state)
 	assert_string_equal(r2->frags[0].proactiveness, "");
 	free(edited);
 	free(ta);
-	free(tb);
 	results_release(r1);
 	results_release(r2);
 	free(r1);
