@@ -400,8 +400,6 @@ static void test_frag_stop_drains_pcp(void **state)
 	assert_int_equal(buddy_free_kb(&fr.undone, 9), buddy_free_kb(&fr.before, 9));
 }
 
-#define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
-
 int main(void)
 {
 	struct CMUnitTest tests[16];

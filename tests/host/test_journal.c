@@ -541,11 +541,6 @@ static void test_sysctl_keys(void **state)
 	free(before);
 }
 
-#define ADD_TABLE(table, fn)                                                              \
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
-		tests[n++] = (struct CMUnitTest){ table[i].name, fn, fx_setup, fx_teardown, \
-						  &table[i] }
-#define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
 /* the hugetlbfs arm's pool: journaled like a THP knob, restored byte for byte */
 static void test_hugetlb_pool(void **state)

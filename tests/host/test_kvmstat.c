@@ -401,12 +401,6 @@ static void test_pmu_guest_only(void **state)
 	assert_int_equal(open_fds(), before);
 }
 
-#define ADD_TABLE(table, fn)                                                              \
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
-		tests[n++] = (struct CMUnitTest){ table[i].name, fn, fx_setup, fx_teardown, \
-						  &table[i] }
-#define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
-
 int main(void)
 {
 	struct CMUnitTest tests[64];

@@ -564,14 +564,9 @@ static void test_setting_equal(void **state)
 
 /* ---- main ------------------------------------------------------------------- */
 
-#define ADD_TABLE(table, fn)                                                              \
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
-		tests[n++] = (struct CMUnitTest){ table[i].name, fn, fx_setup, fx_teardown, \
-						  &table[i] }
 #define ADD_PURE(table, fn)                                                            \
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)                             \
 		tests[n++] = (struct CMUnitTest){ table[i].name, fn, NULL, NULL, &table[i] }
-#define ADD_ONE(name, fn) tests[n++] = (struct CMUnitTest){ name, fn, fx_setup, fx_teardown, NULL }
 
 int main(void)
 {
