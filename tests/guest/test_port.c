@@ -20,24 +20,11 @@
 
 #include "guest/harness.h"
 #include "guest/port.h"
+#include "wltest.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static char root[] = "/tmp/thpeval-port-XXXXXX";
-
-static void put(const char *rel, const char *text)
-{
-	char path[512], cmd[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	assert_int_equal(system(cmd), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static int setup(void **state)
 {
@@ -68,10 +55,10 @@ static void test_find(void **state)
 	assert_non_null(strstr(e.msg, "virtio_console not loaded"));
 	err_clear(&e);
 
-	put("/sys/class/virtio-ports/vport0p1/name", "org.qemu.guest_agent.0\n");
-	put("/sys/class/virtio-ports/vport0p2/name", "org.thpeval.records\n");
-	put("/sys/class/virtio-ports/vport1p1/name", "org.thpeval.records.old\n");
-	put("/sys/class/virtio-ports/junk/name", "org.thpeval.records\n");	/* not a vport name */
+	wlt_put(root, "/sys/class/virtio-ports/vport0p1/name", "org.qemu.guest_agent.0\n");
+	wlt_put(root, "/sys/class/virtio-ports/vport0p2/name", "org.thpeval.records\n");
+	wlt_put(root, "/sys/class/virtio-ports/vport1p1/name", "org.thpeval.records.old\n");
+	wlt_put(root, "/sys/class/virtio-ports/junk/name", "org.thpeval.records\n");	/* not a vport name */
 	assert_int_equal(port_find(root, "org.thpeval.records", dev, sizeof(dev), &e), 0);
 	snprintf(want, sizeof(want), "%s/dev/vport0p2", root);
 	assert_string_equal(dev, want);
@@ -87,7 +74,7 @@ static void test_find(void **state)
 	err_clear(&e);
 	assert_true(port_open(root, "org.thpeval.records", false, 200, &e) < 0);
 	assert_non_null(strstr(e.msg, "cannot open"));
-	put("/dev/vport0p2", "");
+	wlt_put(root, "/dev/vport0p2", "");
 	err_clear(&e);
 	fd = port_open(root, "org.thpeval.records", false, 200, &e);
 	assert_true(fd >= 0);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "guest/sysinfo.h"
+#include "wltest.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -165,20 +166,6 @@ static void test_fmt_size(void **state)
 
 /* ---- fake /proc and /sys trees ----------------------------------------- */
 
-static void put(const char *root, const char *rel, const char *text)
-{
-	char path[512], cmd[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	assert_int_equal(system(cmd), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static int tree_setup(void **state)
 {
 	static char root[] = "/tmp/thpeval-sysinfo-XXXXXX";
@@ -203,7 +190,7 @@ static void test_meminfo(void **state)
 	struct err e = ERR_INIT;
 	uint64_t v = 0;
 
-	put(root, "/proc/meminfo",
+	wlt_put(root, "/proc/meminfo",
 	    "MemTotal:        1014500 kB\nMemFree:          500000 kB\nMemAvailable:     921600 kB\n"
 	    "Bogus:           abc kB\n");
 	assert_int_equal(meminfo_get(root, "MemAvailable", &v, &e), 0);
@@ -228,7 +215,7 @@ static void test_knob_files(void **state)
 	assert_string_equal(v, THP_UNSUPPORTED);
 	assert_false(err_isset(&e));
 
-	put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+	wlt_put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
 	assert_true(thp_supported(root));
 	assert_int_equal(thp_knob_get(root, "enabled", v, sizeof(v), &e), 0);
 	assert_string_equal(v, "madvise");
@@ -249,13 +236,13 @@ static void test_knob_u64(void **state)
 
 	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), -ENOENT);
 	assert_false(err_isset(&e));
-	put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "1\n");
+	wlt_put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "1\n");
 	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), 0);
 	assert_int_equal(v, 1);
 	assert_int_equal(thp_knob_set_u64(root, "use_zero_page", 0, &e), 0);
 	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), 0);
 	assert_int_equal(v, 0);
-	put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "[1]\n");
+	wlt_put(root, "/sys/kernel/mm/transparent_hugepage/use_zero_page", "[1]\n");
 	assert_int_equal(thp_knob_get_u64(root, "use_zero_page", &v, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "not a number"));
 	err_clear(&e);
@@ -269,7 +256,7 @@ static void test_cpuinfo_flag(void **state)
 	const char *root = *state;
 
 	assert_false(cpuinfo_has_flag(root, "rdtscp"));	/* no cpuinfo */
-	put(root, "/proc/cpuinfo",
+	wlt_put(root, "/proc/cpuinfo",
 	    "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu vme rdtscp lm\n\n"
 	    "processor\t: 1\nflags\t\t: fpu vme lm avx512f\n");
 	assert_true(cpuinfo_has_flag(root, "rdtscp"));
@@ -290,7 +277,7 @@ static void test_cache_geom(void **state)
 
 	assert_int_equal(cache_geom_get(root, 1, "Data", &g, &e), -ENOENT);
 	err_clear(&e);
-#define PUT(i, f, t) (snprintf(rel, sizeof(rel), "%s%d/%s", d, i, f), put(root, rel, t))
+#define PUT(i, f, t) (snprintf(rel, sizeof(rel), "%s%d/%s", d, i, f), wlt_put(root, rel, t))
 	PUT(0, "level", "1\n");
 	PUT(0, "type", "Instruction\n");
 	PUT(0, "ways_of_associativity", "8\n");
