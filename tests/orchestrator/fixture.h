@@ -3,14 +3,17 @@
  * they write, one copy for every test: paths under THPEVAL_SRCDIR (else the
  * working directory, the repository root under make unit), a whole file read
  * into memory, the TCG 2x2 results loaded, /tmp/thpeval-test-* directories
- * made and removed. Header-only, for tests; include it after <cmocka.h>.
+ * made and removed, a command run in this process with its output redirected.
+ * Header-only, for tests; include it after <cmocka.h>.
  */
 #ifndef THPEVAL_TESTS_ORCHESTRATOR_FIXTURE_H
 #define THPEVAL_TESTS_ORCHESTRATOR_FIXTURE_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
@@ -96,6 +99,45 @@ static inline void fixture_rm_rf(const char *dir)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * cmd (a cmd_NAME of orchestrator/cmd/commands.h) run with argv name, args[0..n-1]:
+ * its stdout into the file stdout_path (NULL: discarded), its stderr discarded;
+ * returns its exit code
+ */
+static inline int fixture_run_cmd(int (*cmd)(int, char **), const char *name,
+				  const char *const *args, size_t n, const char *stdout_path)
+{
+	char *argv[16];
+	int out, err, fd, rc;
+	size_t i;
+
+	assert_true(n < 15);
+	argv[0] = strdup(name);
+	for (i = 0; i < n; i++)
+		argv[i + 1] = strdup(args[i]);
+	argv[n + 1] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	out = dup(1);
+	err = dup(2);
+	fd = open(stdout_path ? stdout_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 1);
+	close(fd);
+	fd = open("/dev/null", O_WRONLY);
+	dup2(fd, 2);
+	close(fd);
+	rc = cmd((int)n + 1, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	for (i = 0; i <= n; i++)
+		free(argv[i]);
+	return rc;
 }
 
 #endif

@@ -42,33 +42,9 @@ static void scale_metric(struct results *r, const char *workload, const char *me
 /* run cmd_compare with stdout and stderr sent to /dev/null; returns its exit code */
 static int run_compare(const char *a, const char *b, const char *extra)
 {
-	char *argv[5];
-	int argc = 0, out, err, null, rc, i;
+	const char *args[] = { a, b, extra };
 
-	argv[argc++] = strdup("compare");
-	argv[argc++] = strdup(a);
-	argv[argc++] = strdup(b);
-	if (extra)
-		argv[argc++] = strdup(extra);
-	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	out = dup(1);
-	err = dup(2);
-	null = open("/dev/null", O_WRONLY);
-	dup2(null, 1);
-	dup2(null, 2);
-	rc = cmd_compare(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(out, 1);
-	dup2(err, 2);
-	close(out);
-	close(err);
-	close(null);
-	for (i = 0; i < argc; i++)
-		free(argv[i]);
-	return rc;
+	return fixture_run_cmd(cmd_compare, "compare", args, extra ? 3 : 2, NULL);
 }
 
 /* ---- statistics ------------------------------------------------------------------ */

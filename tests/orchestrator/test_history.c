@@ -674,31 +674,11 @@ static void test_concurrent_append(void **state)
 
 static int run_history(const char *const *args)
 {
-	char *argv[12];
-	int argc = 0, out, err, fd, rc, i;
+	size_t n = 0;
 
-	argv[argc++] = strdup("history");
-	for (i = 0; args[i]; i++)
-		argv[argc++] = strdup(args[i]);
-	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	out = dup(1);
-	err = dup(2);
-	fd = open("/dev/null", O_WRONLY);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	close(fd);
-	rc = cmd_history(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(out, 1);
-	dup2(err, 2);
-	close(out);
-	close(err);
-	for (i = 0; i < argc; i++)
-		free(argv[i]);
-	return rc;
+	while (args[n])
+		n++;
+	return fixture_run_cmd(cmd_history, "history", args, n, NULL);
 }
 
 #define HIST(...) run_history((const char *const[]){ __VA_ARGS__, NULL })

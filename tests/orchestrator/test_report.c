@@ -637,35 +637,7 @@ static void test_write_dir(void **state)
 
 static int run_report(const char *const *args, size_t n, const char *stdout_path)
 {
-	char *argv[16];
-	int out, err, fd, rc;
-	size_t i;
-
-	assert_true(n < 15);
-	argv[0] = strdup("report");
-	for (i = 0; i < n; i++)
-		argv[i + 1] = strdup(args[i]);
-	argv[n + 1] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	out = dup(1);
-	err = dup(2);
-	fd = open(stdout_path ? stdout_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	dup2(fd, 1);
-	close(fd);
-	fd = open("/dev/null", O_WRONLY);
-	dup2(fd, 2);
-	close(fd);
-	rc = cmd_report((int)n + 1, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(out, 1);
-	dup2(err, 2);
-	close(out);
-	close(err);
-	for (i = 0; i <= n; i++)
-		free(argv[i]);
-	return rc;
+	return fixture_run_cmd(cmd_report, "report", args, n, stdout_path);
 }
 
 static void test_cmd_report(void **state)
