@@ -409,6 +409,7 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	const char *pkgs[64];
 	bool built = false;
 	size_t i;
+	struct err reap_err = ERR_INIT;
 	int r, reaped = 0;
 
 	if (!cfg->target_guest) {
@@ -427,7 +428,9 @@ static int prepare_guests(struct run_state *st, struct err *e)
 		return r;
 	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(st->accel));
 	run_note(st->io, "accelerator: %s (%s)", res->accel, res->accel_reason);
-	if (virt_reap_stale(st->v, &reaped, NULL) == 0 && reaped)
+	if (virt_reap_stale(st->v, &reaped, &reap_err))
+		run_note(st->io, "a guest left by a killed thpeval run is still there: %s", reap_err.msg);
+	if (reaped)
 		run_note(st->io, "removed %d guest(s) left by a killed thpeval run", reaped);
 
 	/* the image build can take a minute with no libvirt event loop running:

@@ -17,6 +17,7 @@
 
 #include <libvirt/virterror.h>
 
+#include "lib/clock.h"
 #include "lib/parse.h"
 
 /* ---- guests ---------------------------------------------------------------- */
@@ -292,10 +293,59 @@ static long stale_name_pid(const char *name)
 	return (long)pid;
 }
 
+/*
+ * A dead run's domain is gone only when libvirt no longer lists it. One that
+ * libvirtd is still starting for a run killed inside virDomainCreateXML can
+ * be neither running nor defined yet, or refuse a destroy while its start
+ * holds the domain's job; passed over, it runs on (seen after a SIGKILL in
+ * integration/run.sh). So: destroy, undefine, look again, until it is gone or
+ * this long has passed.
+ */
+#define REAP_SETTLE_MS 60000
+#define REAP_POLL_MS 200
+
+/* remove one dead run's domain: 1 removed, 0 it vanished by itself, or <0 */
+static int reap_one(virDomainPtr dom, const char *name, struct err *e)
+{
+	int64_t deadline = mono_ms() + REAP_SETTLE_MS;
+	bool acted = false;
+	int active, persistent;
+
+	for (;;) {
+		active = virDomainIsActive(dom);
+		persistent = active < 0 ? -1 : virDomainIsPersistent(dom);
+		if (active < 0 || persistent < 0) {
+			if (virt_lv_code() == VIR_ERR_NO_DOMAIN)
+				return acted ? 1 : 0;
+			return lv_err(e, -EIO, "cannot query stale guest '%s': %s", name, virt_lv_msg());
+		}
+		if (active == 1) {
+			acted = true;
+			if (virDomainDestroy(dom) == 0)
+				continue;	/* a transient one is gone now, a defined one next */
+		} else if (persistent == 1) {
+			acted = true;
+			if (virDomainUndefineFlags(dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE |
+						   VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
+						   VIR_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA |
+						   VIR_DOMAIN_UNDEFINE_NVRAM) == 0 ||
+			    virDomainUndefine(dom) == 0)
+				continue;
+		}
+		/* starting (neither running nor defined), or a call refused: look again */
+		if (mono_ms() >= deadline)
+			return lv_err(e, -ETIMEDOUT,
+				      "stale guest '%s' is still there after %d s (%s): remove it with "
+				      "'virsh destroy %s'", name, REAP_SETTLE_MS / 1000,
+				      active == 1 || persistent == 1 ? virt_lv_msg() : "still starting", name);
+		usleep(REAP_POLL_MS * 1000);
+	}
+}
+
 int virt_reap_stale(struct virt *v, int *removed, struct err *e)
 {
 	virDomainPtr *doms = NULL;
-	int n, i, ret = 0;
+	int n, i, r, ret = 0;
 
 	*removed = 0;
 	n = virConnectListAllDomains(v->conn, &doms, 0);
@@ -304,27 +354,13 @@ int virt_reap_stale(struct virt *v, int *removed, struct err *e)
 	for (i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
 		long pid = stale_name_pid(name);
-		bool failed = false;
 
 		if (pid > 0 && !pid_alive(pid)) {
-			if (virDomainIsActive(doms[i]) == 1 && virDomainDestroy(doms[i]) < 0 &&
-			    virt_lv_code() != VIR_ERR_NO_DOMAIN && virt_lv_code() != VIR_ERR_OPERATION_INVALID) {
-				ret = lv_err(e, -EIO, "cannot destroy stale guest '%s': %s", name,
-					      virt_lv_msg());
-				failed = true;
-			}
-			if (!failed && virDomainIsPersistent(doms[i]) == 1 &&
-			    virDomainUndefineFlags(doms[i], VIR_DOMAIN_UNDEFINE_MANAGED_SAVE |
-						   VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
-						   VIR_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA |
-						   VIR_DOMAIN_UNDEFINE_NVRAM) < 0 &&
-			    virDomainUndefine(doms[i]) < 0) {
-				ret = lv_err(e, -EIO, "cannot undefine stale guest '%s': %s", name,
-					      virt_lv_msg());
-				failed = true;
-			}
-			if (!failed)
+			r = reap_one(doms[i], name, ret ? NULL : e);
+			if (r > 0)
 				(*removed)++;
+			else if (r < 0 && !ret)
+				ret = r;
 		}
 		virDomainFree(doms[i]);
 	}

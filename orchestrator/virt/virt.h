@@ -142,8 +142,10 @@ int virt_event_wait(int ms);
 
 /*
  * Destroy (and undefine) every domain named "thpeval-<pid>-*" whose <pid> is
- * not a live process. *removed = how many. Returns 0 or the first error
- * (other domains are still tried).
+ * not a live process, until libvirt no longer lists it: one still being
+ * started for a run killed meanwhile is waited for (up to a minute).
+ * *removed = how many. Returns 0 or the first error (other domains are still
+ * tried).
  */
 int virt_reap_stale(struct virt *v, int *removed, struct err *e);
 

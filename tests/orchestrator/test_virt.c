@@ -958,7 +958,7 @@ static void test_system_reap(void **state)
 	struct virt *v = NULL;
 	virDomainPtr d;
 	glob_t gl;
-	char *xml;
+	char *xml, kernel[512];
 	int removed = -1;
 
 	if (!integration_ok())
@@ -976,15 +976,24 @@ static void test_system_reap(void **state)
 		virt_close(v);
 		skip();
 	}
-	xml = spec_xml("thpeval-999999-7", ACCEL_TCG, gl.gl_pathv[0], NULL, NULL);
+	snprintf(kernel, sizeof(kernel), "%s", gl.gl_pathv[0]);
 	globfree(&gl);
+	xml = spec_xml("thpeval-999999-7", ACCEL_TCG, kernel, NULL, NULL);
 	d = virDomainCreateXML(virt_conn(v), xml, VIR_DOMAIN_START_PAUSED);
 	if (!d)
 		fail_msg("cannot create a paused domain: %s", virGetLastErrorMessage());
 	virDomainFree(d);
+	free(xml);
+	/* and one defined, never started: undefined */
+	xml = spec_xml("thpeval-999999-8", ACCEL_TCG, kernel, NULL, NULL);
+	d = virDomainDefineXML(virt_conn(v), xml);
+	if (!d)
+		fail_msg("cannot define a domain: %s", virGetLastErrorMessage());
+	virDomainFree(d);
 	assert_int_equal(virt_reap_stale(v, &removed, &e), 0);
-	assert_true(removed >= 1);
+	assert_true(removed >= 2);
 	assert_false(domain_exists(virt_conn(v), "thpeval-999999-7"));
+	assert_false(domain_exists(virt_conn(v), "thpeval-999999-8"));
 	free(xml);
 	virt_close(v);
 }
