@@ -2,7 +2,7 @@
 #
 #   make                 build bin/thpeval and the static guest programs
 #   make check           the whole test suite: unit, fuzz, integration, deb-check, and unit + the
-#                        core integration scripts under ASan/UBSan (root for the guests; ~45 min)
+#                        core integration scripts under ASan/UBSan (root for the guests; ~50 min here)
 #   make run             install what is missing, then `thpeval run --host-thp=always`
 #   make bench           orchestration / fidelity benchmarks, figures to bench/results/
 #   make install         bin/thpeval, its guest program, man page and schema under PREFIX (/usr/local)
