@@ -400,6 +400,24 @@ static void image_packages(const struct run_state *st, const char **out, size_t 
 }
 
 /* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
+/*
+ * Remove the guests of killed thpeval runs: at the start, and again at the end,
+ * for one libvirtd was still creating when its run died, listed only after the
+ * first look (the integration test's run after a SIGKILL, under ASan).
+ */
+static void reap_dead_runs(struct run_state *st)
+{
+	struct err e = ERR_INIT;
+	int reaped = 0;
+
+	if (!st->v)
+		return;
+	if (virt_reap_stale(st->v, &reaped, &e))
+		run_note(st->io, "warning: guests left by killed thpeval runs: %s", e.msg);
+	if (reaped)
+		run_note(st->io, "removed %d guest(s) left by a killed thpeval run", reaped);
+}
+
 static int prepare_guests(struct run_state *st, struct err *e)
 {
 	const struct run_config *cfg = st->cfg;
@@ -409,8 +427,7 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	const char *pkgs[64];
 	bool built = false;
 	size_t i;
-	struct err reap_err = ERR_INIT;
-	int r, reaped = 0;
+	int r;
 
 	if (!cfg->target_guest) {
 		snprintf(res->accel, sizeof(res->accel), "none");
@@ -428,10 +445,7 @@ static int prepare_guests(struct run_state *st, struct err *e)
 		return r;
 	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(st->accel));
 	run_note(st->io, "accelerator: %s (%s)", res->accel, res->accel_reason);
-	if (virt_reap_stale(st->v, &reaped, &reap_err))
-		run_note(st->io, "a guest left by a killed thpeval run is still there: %s", reap_err.msg);
-	if (reaped)
-		run_note(st->io, "removed %d guest(s) left by a killed thpeval run", reaped);
+	reap_dead_runs(st);
 
 	/* the image build can take a minute with no libvirt event loop running:
 	 * the daemon's keepalive would drop the connection, so reconnect after it */
@@ -677,6 +691,7 @@ static int end_run(struct run_state *st, int r, struct err *e)
 	}
 	if (thp_settings_read(st->cfg->sysfs_root, &st->res->thp_after, NULL) == 0)
 		st->res->have_thp_after = true;
+	reap_dead_runs(st);
 	virt_close(st->v);
 	return r;
 }
