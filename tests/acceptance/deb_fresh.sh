@@ -29,12 +29,13 @@
 # Everything runs in a private mount namespace (unshare -m --propagation
 # private): the root's /proc, /sys, /dev (with /sys/fs/cgroup, /dev/pts and
 # /dev/hugepages, recursive binds) and /run exist only there and go with it,
-# also after a crash. The root's daemons run in a network namespace of their
-# own, with the libvirt 'default' network's autostart link removed: the root
-# shares the host's network, and that network would put a bridge, dnsmasq and
-# NAT rules on the host that outlive the daemon. They are stopped by their pids
-# at the end, on failure too (EXIT trap), and the root is deleted (KEEP=1 keeps
-# it).
+# also after a crash. The root shares the host's network: should the install
+# mark libvirt's 'default' network for autostart (bookworm's does not), the
+# link is removed before the root's libvirtd starts, as that network would put
+# a bridge, dnsmasq and NAT rules on the host that outlive the daemon; the
+# host's network links are compared before and after. The root's daemons are
+# stopped by their pids at the end, on failure too (EXIT trap), then any process
+# left in the root; the root is deleted (KEEP=1 keeps it).
 #
 # Needs root, debootstrap, unshare, jq and network access to the Debian archive:
 # a few hundred MB are downloaded each run (the package's dependencies; the bare
@@ -159,9 +160,9 @@ stop_pid() {
 	kill -KILL "$pid" 2>/dev/null
 }
 
-# the root's NAME daemon (virtlogd, libvirtd) with -d: in a network namespace of its
-# own, without this script's descriptors above stderr (a caller's flock or pipes);
-# its pid from its pid file; 1 when it does not come up with SOCKET in 30 s
+# the root's NAME daemon (virtlogd, libvirtd) with -d, without this script's
+# descriptors above stderr (a caller's flock or pipes); its pid from its pid file
+# in the root's /run; 1 when it does not come up with SOCKET in 30 s
 start_daemon() {
 	local name=$1 sock=$2 pid=""
 	(
@@ -169,7 +170,7 @@ start_daemon() {
 			n=${fd##*/}
 			[ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
 		done
-		exec unshare -n env -i PATH="$ENV_PATH" LANG=C.UTF-8 chroot "$R" "$name" -d \
+		exec env -i PATH="$ENV_PATH" LANG=C.UTF-8 chroot "$R" "$name" -d \
 			</dev/null >>"$WORK/$name.out" 2>&1
 	)
 	for _ in $(seq 1 150); do
@@ -399,6 +400,7 @@ else
 		echo "network autostart link removed for the root's libvirtd: ${f#"$R"}"
 		rm -f "$f"
 	done
+	links_before=$(ls /sys/class/net)
 	host_libvirtd=""
 	[ -S /run/libvirt/libvirt-sock ] && host_libvirtd=$(cat /run/libvirtd.pid 2>/dev/null)
 	VIRTLOGD_PID=$(start_daemon virtlogd /run/libvirt/virtlogd-sock)
@@ -429,7 +431,9 @@ else
 		J=$R/root/run/results.json
 		check "results.json written (--out in the root)" [ -s "$J" ]
 		if [ -s "$J" ]; then
-			echo "accel: $(jq -r .accel "$J"); guest kernel: $(jq -r '.guest.kernel // .settings.kernel // "?"' "$J")"
+			echo "accel: $(jq -r '.accel + " (" + (.accel_reason // "") + "), image " + (.image_id // "?") +
+				", libvirt " + .host.libvirt_version + ", QEMU " + .host.hypervisor_version' "$J")"
+			grep -h -m1 -o 'Linux version [^ ]*' "$R"/root/run/guests/*.console.log 2>/dev/null | sort -u | sed 's/^/guest kernel: /'
 			# shellcheck disable=SC2016	# jq's $v
 			check "results.json: thpeval $VERSION, the 4 cells of host x guest THP never/always" \
 				jqe --arg v "$VERSION" '.thpeval_version == $v and
@@ -490,6 +494,8 @@ EOF
 	left=$(root_pids | tr '\n' ' ')
 	[ -n "$left" ] && ps -o pid,args -p "${left// /,}"
 	check "the root's daemons stopped ($pids), no process left in the root" [ -z "$left" ]
+	links_after=$(ls /sys/class/net)
+	check "the host's network links as before ($(echo "$links_after" | tr '\n' ' '))" [ "$links_before" = "$links_after" ]
 	if [ -n "$host_libvirtd" ]; then
 		check "the host's libvirtd (pid $host_libvirtd) still runs and answers" \
 			sh -c "kill -0 $host_libvirtd && virsh -c qemu:///system version >/dev/null 2>&1"
