@@ -200,12 +200,10 @@ fresh_cleanup() {
 	LIBVIRTD_PID="" VIRTLOGD_PID=""
 	if [ -n "$R" ] && [ -d "$R" ]; then
 		for p in $(root_pids); do stop_pid "$p"; done
-		for d in run dev sys proc; do
-			mountpoint -q "$R/$d" && { umount -R "$R/$d" 2>/dev/null || umount -R -l "$R/$d"; }
-		done
+		mountpoint -q "$R" && { umount -R "$R" 2>/dev/null || umount -R -l "$R"; }
 		if [ "${KEEP:-0}" = 1 ]; then
 			echo "KEEP=1: the root stays in $R" >&2
-		elif grep -q " $R/" /proc/self/mountinfo; then
+		elif grep -Eq " ${R}[/ ]" /proc/self/mountinfo; then
 			echo "deb_fresh: something is still mounted under $R: not deleting it" >&2
 		else
 			rm -rf --one-file-system "$R"
@@ -290,17 +288,22 @@ if ! tar -C "$R" --numeric-owner -xpf "$TARBALL"; then
 	ko "unpacking $TARBALL into $R"
 	finish
 fi
-mount -t proc proc "$R/proc" &&
+# the root a mount point of its own: libvirt starts each QEMU in a mount namespace
+# whose / it makes a slave (mount(MS_SLAVE|MS_REC) on /), which fails with EINVAL
+# where / is a plain directory, as a chroot's is ("Failed disable mount
+# propagation out of the root filesystem: Invalid argument": no guest starts)
+mount --bind "$R" "$R" &&
+	mount -t proc proc "$R/proc" &&
 	mount --rbind /sys "$R/sys" &&
 	mount --rbind /dev "$R/dev" &&
 	mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$R/run"
 rc=$?
-check "a new root from the bare one, with /proc, /sys, /dev and its own /run mounted ($R)" [ "$rc" -eq 0 ]
+check "a new root from the bare one, a mount point, with /proc, /sys, /dev and its own /run ($R)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || finish
 # the mounts are this namespace's: the caller's namespace sees none of them
 if [ "$(readlink "/proc/$PPID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]; then
 	check "the root's mounts are private: none under $R in the caller's namespace" \
-		sh -c "! grep -q ' $R/' /proc/$PPID/mountinfo"
+		sh -c "! grep -Eq ' ${R}[/ ]' /proc/$PPID/mountinfo"
 fi
 cp /etc/resolv.conf "$R/etc/resolv.conf"
 cat >"$R/etc/apt/sources.list" <<EOF
