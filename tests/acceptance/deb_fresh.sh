@@ -19,31 +19,37 @@
 #      page, the guest program found in /usr/libexec/thpeval, the schema, the
 #      nightly units installed but not enabled, a guest kernel in /boot;
 #   5. the root's own virtlogd and libvirtd (its /run is a tmpfs of its own, so
-#      they do not meet the host's at /run/libvirt), then the installed thpeval
-#      runs the 2x2 grid with short memset cells under TCG: exit 0, results.json
-#      of this version, valid against the installed schema, cells valid by their
-#      own evidence, the guest image built in the root (supermin from the root's
-#      packages and kernel), the host's THP and hugepage pool settings as before.
-#      RUN=0 stops after 4 (no guest booted, no host knob written).
+#      they do not meet the host's at /run/libvirt; they run with the root as
+#      their / by pivot_root, as libvirt needs: start_daemons says why); then
+#      the installed thpeval, chrooted, runs the 2x2 grid with short memset
+#      cells under TCG: exit 0, results.json of this version, valid against the
+#      installed schema, cells valid by their own evidence, the guest image built
+#      in the root (supermin from the root's packages and kernel), the host's
+#      THP and hugepage pool settings as before. RUN=0 stops after 4 (no guest
+#      booted, no host knob written).
 #
 # Everything runs in a private mount namespace (unshare -m --propagation
-# private): the root's /proc, /sys, /dev (with /sys/fs/cgroup, /dev/pts and
-# /dev/hugepages, recursive binds) and /run exist only there and go with it,
+# private): the root (bound onto itself: a mount point, as libvirt needs its /
+# to be), its /proc, /sys, /dev (with /sys/fs/cgroup, /dev/pts and
+# /dev/hugepages: recursive binds) and /run exist only there and go with it,
 # also after a crash. The root shares the host's network: should the install
 # mark libvirt's 'default' network for autostart (bookworm's does not), the
 # link is removed before the root's libvirtd starts, as that network would put
 # a bridge, dnsmasq and NAT rules on the host that outlive the daemon; the
 # host's network links are compared before and after. The root's daemons are
-# stopped by their pids at the end, on failure too (EXIT trap), then any process
-# left in the root; the root is deleted (KEEP=1 keeps it).
+# stopped by their pids at the end, on failure too (EXIT trap), then any
+# process left in the root; the root is deleted (KEEP=1 keeps it), the logs of
+# the run (apt's, libvirt's, thpeval's output, results and guest console logs)
+# kept in DEB_FRESH_DIR/last-run.
 #
-# Needs root, debootstrap, unshare, jq and network access to the Debian archive:
-# a few hundred MB are downloaded each run (the package's dependencies; the bare
-# bootstrap once more when not cached). Takes ~10-20 min here (mostly apt and the
-# TCG guests). Not part of `make check`: `make deb-fresh`. Section 5 boots guests
-# and writes the host's THP knobs: on a shared machine run it under the host lock,
-# with -o so the root's daemons do not hold it: flock -o /tmp/thpeval-host.lock
-# tests/acceptance/deb_fresh.sh. Exits 77 without root or debootstrap.
+# Needs root, debootstrap, unshare, pivot_root, jq and network access to the
+# Debian archive: a few hundred MB are downloaded each run (the package's
+# dependencies; the bare bootstrap once more when not cached). Takes 5-10 min
+# here (mostly apt and the TCG guests). Not part of `make check`: `make
+# deb-fresh`. Section 5 boots guests and writes the host's THP knobs: on a
+# shared machine run it under the host lock, with -o so the root's daemons do
+# not hold it: flock -o /tmp/thpeval-host.lock tests/acceptance/deb_fresh.sh.
+# Exits 77 without root or debootstrap.
 # Last line: "deb_fresh: N passed, N failed, N skipped".
 # shellcheck disable=SC2016	# the $ of dpkg-query's and jq's formats are theirs
 set -u
@@ -61,7 +67,7 @@ if [ -z "${DEB_FRESH_NS:-}" ]; then
 	[ "$(id -u)" -eq 0 ] || early_skip "a fresh Debian root needs root (debootstrap, chroot, mounts)"
 	command -v debootstrap >/dev/null 2>&1 ||
 		early_skip "debootstrap is missing (apt-get install --no-install-recommends debootstrap)"
-	for c in unshare chroot jq dpkg-deb; do
+	for c in unshare chroot pivot_root jq dpkg-deb; do
 		command -v "$c" >/dev/null 2>&1 || early_skip "$c is missing"
 	done
 	[ "$(dpkg --print-architecture)" = amd64 ] ||
@@ -79,7 +85,7 @@ CACHE=${DEB_FRESH_DIR:-/var/tmp/thpeval-deb-fresh}
 TARBALL=$CACHE/bookworm-minbase.tar
 MARKER=$CACHE/.complete
 ENV_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-R=""	# the root of this run
+R="" R_ID=""	# the root of this run, its device:inode
 LIBVIRTD_PID="" VIRTLOGD_PID="" RUN_STARTED=""
 
 check() {
@@ -140,18 +146,25 @@ host_snapshot() {
 	return 0
 }
 
-# the pids of processes whose root is this run's root
+# whether process $1's root directory is this run's root: the same directory
+# (device:inode), whether it got there by chroot or by pivot_root (readlink of
+# /proc/PID/root says '/' for a process of another mount namespace)
+in_root() {
+	[ -n "$1" ] && [ -n "$R_ID" ] && [ "$(stat -L -c %d:%i "/proc/$1/root" 2>/dev/null)" = "$R_ID" ]
+}
+
+# the pids of processes in this run's root
 root_pids() {
 	local p
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] && echo "${p#/proc/}"
+		in_root "${p#/proc/}" && echo "${p#/proc/}"
 	done
 }
 
 # stop PID when it is a process of the root: TERM, then KILL after 15 s
 stop_pid() {
 	local pid=$1
-	[ -n "$pid" ] && [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$R" ] || return 0
+	in_root "$pid" || return 0
 	kill -TERM "$pid" 2>/dev/null
 	for _ in $(seq 1 75); do
 		kill -0 "$pid" 2>/dev/null || return 0
@@ -160,26 +173,36 @@ stop_pid() {
 	kill -KILL "$pid" 2>/dev/null
 }
 
-# the root's NAME daemon (virtlogd, libvirtd) with -d, without this script's
-# descriptors above stderr (a caller's flock or pipes); its pid from its pid file
-# in the root's /run; 1 when it does not come up with SOCKET in 30 s
-start_daemon() {
-	local name=$1 sock=$2 pid=""
+# the root's virtlogd -d and libvirtd -d, without this script's descriptors above
+# stderr (a caller's flock or pipes), in a mount namespace of their own whose root
+# mount is the root (pivot_root, as a container's; its other mounts detached):
+# libvirt makes each QEMU's /dev from a helper that enters QEMU's mount namespace
+# (setns), which puts the helper at that namespace's root mount. Chrooted, that
+# is the host's /, the root's /dev in QEMU's namespace stays empty and QEMU
+# cannot open /dev/ptmx ("-chardev pty: Failed to create PTY: No such file or
+# directory"). Their pids from their pid files in the root's /run (a tmpfs both
+# namespaces share, as they share the sockets in it); 1 when either is not up
+# with its socket in 30 s.
+start_daemons() {
+	local _
 	(
 		for fd in "/proc/$BASHPID/fd/"*; do
 			n=${fd##*/}
 			[ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
 		done
-		exec env -i PATH="$ENV_PATH" LANG=C.UTF-8 chroot "$R" "$name" -d \
-			</dev/null >>"$WORK/$name.out" 2>&1
+		# shellcheck disable=SC2016	# the inner shell's $1 and $2
+		exec unshare -m --propagation private sh -c 'cd "$1" && pivot_root . . && umount -l . && cd / &&
+			exec env -i PATH="$2" LANG=C.UTF-8 sh -c "virtlogd -d && libvirtd -d"' sh "$R" "$ENV_PATH" \
+			</dev/null >>"$WORK/daemons.out" 2>&1
 	)
 	for _ in $(seq 1 150); do
-		[ -z "$pid" ] && [ -s "$R/run/$name.pid" ] && pid=$(cat "$R/run/$name.pid")
-		[ -n "$pid" ] && [ -S "$R$sock" ] && break
+		[ -z "$VIRTLOGD_PID" ] && [ -s "$R/run/virtlogd.pid" ] && VIRTLOGD_PID=$(cat "$R/run/virtlogd.pid")
+		[ -z "$LIBVIRTD_PID" ] && [ -s "$R/run/libvirtd.pid" ] && LIBVIRTD_PID=$(cat "$R/run/libvirtd.pid")
+		[ -n "$VIRTLOGD_PID" ] && [ -n "$LIBVIRTD_PID" ] &&
+			[ -S "$R/run/libvirt/virtlogd-sock" ] && [ -S "$R/run/libvirt/libvirt-sock" ] && return 0
 		sleep 0.2
 	done
-	echo "$pid"
-	[ -n "$pid" ] && [ -S "$R$sock" ]
+	return 1
 }
 
 # undo whatever of the run is still there: the root's domains and host settings
@@ -200,6 +223,10 @@ fresh_cleanup() {
 	LIBVIRTD_PID="" VIRTLOGD_PID=""
 	if [ -n "$R" ] && [ -d "$R" ]; then
 		for p in $(root_pids); do stop_pid "$p"; done
+		rm -rf "$CACHE/last-run" && mkdir -p "$CACHE/last-run/libvirt" &&
+			cp -p "$WORK"/*.log "$WORK"/*.out "$WORK"/*.err "$CACHE/last-run/" 2>/dev/null
+		cp -pr "$R/var/log/libvirt/." "$CACHE/last-run/libvirt/" 2>/dev/null
+		[ -d "$R/root/run" ] && cp -pr "$R/root/run" "$CACHE/last-run/run" 2>/dev/null
 		mountpoint -q "$R" && { umount -R "$R" 2>/dev/null || umount -R -l "$R"; }
 		if [ "${KEEP:-0}" = 1 ]; then
 			echo "KEEP=1: the root stays in $R" >&2
@@ -209,7 +236,7 @@ fresh_cleanup() {
 			rm -rf --one-file-system "$R"
 		fi
 	fi
-	R=""
+	R="" R_ID=""
 	rm -rf "$WORK"
 }
 trap fresh_cleanup EXIT
@@ -283,7 +310,7 @@ else
 fi
 
 t=$SECONDS
-R=$(mktemp -d "$CACHE/root.XXXXXX") && R=$(readlink -f "$R")
+R=$(mktemp -d "$CACHE/root.XXXXXX") && R=$(readlink -f "$R") && R_ID=$(stat -c %d:%i "$R")
 if ! tar -C "$R" --numeric-owner -xpf "$TARBALL"; then
 	ko "unpacking $TARBALL into $R"
 	finish
@@ -406,10 +433,14 @@ else
 	links_before=$(ls /sys/class/net)
 	host_libvirtd=""
 	[ -S /run/libvirt/libvirt-sock ] && host_libvirtd=$(cat /run/libvirtd.pid 2>/dev/null)
-	VIRTLOGD_PID=$(start_daemon virtlogd /run/libvirt/virtlogd-sock)
-	check "the root's virtlogd -d runs (pid ${VIRTLOGD_PID:-none}), its socket in the root's /run" [ $? -eq 0 ]
-	LIBVIRTD_PID=$(start_daemon libvirtd /run/libvirt/libvirt-sock)
-	check "the root's libvirtd -d runs (pid ${LIBVIRTD_PID:-none}), its socket in the root's /run" [ $? -eq 0 ]
+	start_daemons
+	rc=$?
+	[ "$rc" -eq 0 ] || cat "$WORK/daemons.out"
+	check "the root's virtlogd -d and libvirtd -d run (pids ${VIRTLOGD_PID:-none} and ${LIBVIRTD_PID:-none}), their sockets in the root's /run" \
+		[ "$rc" -eq 0 ]
+	check "they run with the root as their / (pivot_root), in a mount namespace of their own" \
+		sh -c "[ \"\$(stat -L -c %d:%i /proc/$LIBVIRTD_PID/root)\" = '$R_ID' ] &&
+			[ \"\$(readlink /proc/$LIBVIRTD_PID/ns/mnt)\" != \"\$(readlink /proc/self/ns/mnt)\" ]"
 	inroot virsh -c qemu:///system version >"$WORK/virsh-version" 2>&1
 	if grep -q 'Running hypervisor: QEMU' "$WORK/virsh-version"; then
 		ok "the root's libvirtd answers virsh in the root ($(grep 'Running hypervisor' "$WORK/virsh-version"))"
