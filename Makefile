@@ -8,6 +8,9 @@
 #   make install         bin/thpeval, its guest program, man page and schema under PREFIX (/usr/local)
 #   make deb             the Debian package: build/deb/thpeval_<version>_<arch>.deb (dpkg-buildpackage)
 #   make deb-check       build the package and check it (tests/integration/deb.sh; in make check)
+#   make deb-fresh       install the package with apt on a fresh Debian 12 root (debootstrap) and run
+#                        it there (tests/acceptance/deb_fresh.sh; not in make check: downloads a few
+#                        hundred MB from the Debian archive, takes many minutes; root)
 #   WERROR=1             warnings are errors (CI)      SANITIZE=address,undefined
 #   V=1                  show full commands
 
@@ -70,7 +73,7 @@ GTEST_BIN := $(patsubst %.c,$(O)/%,$(GTEST_SRC))
 # test-only programs that print figures for a script to check (no cmocka)
 STATS_BIN := $(O)/tests/stats/t_table
 
-.PHONY: all clean check unit integration run bench help deps fuzz sanitize install deb deb-check
+.PHONY: all clean check unit integration run bench help deps fuzz sanitize install deb deb-check deb-fresh
 all: $(BIN) $(GUEST_BIN)
 
 $(O)/%.o: %.c
@@ -238,6 +241,14 @@ deb:
 # ~55 s here (more when the guest image is built first), part of `make check`
 deb-check:
 	@tests/run-stage.sh deb tests/integration/deb.sh
+
+# the package installed by apt-get into a fresh debootstrap'd Debian 12 root (every
+# dependency from the archive, Recommends too), then its thpeval run --host-thp=always
+# there with the root's own libvirtd; downloads a few hundred MB and takes many minutes,
+# so not part of `make check`. DEB=path takes a built package, FRESH=1 bootstraps anew,
+# RUN=0 stops before booting guests, KEEP=1 keeps the root (the script's header says more)
+deb-fresh:
+	@tests/run-stage.sh deb-fresh tests/acceptance/deb_fresh.sh
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
