@@ -399,11 +399,11 @@ static void image_packages(const struct run_state *st, const char **out, size_t 
 	out[n] = NULL;
 }
 
-/* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
 /*
- * Remove the guests of killed thpeval runs: at the start, and again at the end,
- * for one libvirtd was still creating when its run died, listed only after the
- * first look (the integration test's run after a SIGKILL, under ASan).
+ * Remove the guests of killed thpeval runs: at the start, and again at the end.
+ * The run after a SIGKILL (integration/run.sh, under ASan) found the killed
+ * run's guest still running after its own end when it looked only at its
+ * start; why libvirtd lists that guest so late is not known.
  */
 static void reap_dead_runs(struct run_state *st)
 {
@@ -418,6 +418,7 @@ static void reap_dead_runs(struct run_state *st)
 		run_note(st->io, "removed %d guest(s) left by a killed thpeval run", reaped);
 }
 
+/* libvirt, the accelerator and the guest image (or "none" for a bare-host run) */
 static int prepare_guests(struct run_state *st, struct err *e)
 {
 	const struct run_config *cfg = st->cfg;
