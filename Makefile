@@ -128,10 +128,19 @@ SCRIPT_TESTS := $(wildcard tests/cli/*.sh tests/lib/*.sh tests/report/*.sh tests
 # each stage ends with "STAGE: N passed, N failed, N skipped" (tests/run-stage.sh);
 # STAGE_PREFIX names the sanitizer pass's stages apart
 STAGE_PREFIX ?=
+# the unit programs that boot guests or build images with real libvirtd and libguestfs
+# (3 minutes of each unit pass); UNIT_SYSTEM_ONCE=1 (make check) leaves them to the
+# sanitizer pass, as IT_CORE_ONCE does the core integration scripts
+UNIT_SYSTEM := $(O)/tests/orchestrator/test_virt $(O)/tests/images/test_image
+UNIT_RUN := $(TEST_BIN)
+ifeq ($(UNIT_SYSTEM_ONCE),1)
+UNIT_RUN := $(filter-out $(UNIT_SYSTEM),$(TEST_BIN))
+endif
 unit: all $(TEST_BIN) $(GTEST_BIN) $(STATS_BIN)
 	@tools/services.sh
+	@$(if $(filter-out $(UNIT_RUN),$(TEST_BIN)),echo "$(STAGE_PREFIX)unit: left to the sanitizer pass: $(notdir $(filter-out $(UNIT_RUN),$(TEST_BIN)))")
 	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" THPEVAL_T_TABLE=$(abspath $(STATS_BIN)) \
-		tests/run-stage.sh $(STAGE_PREFIX)unit $(TEST_BIN) $(GTEST_BIN) $(SCRIPT_TESTS)
+		tests/run-stage.sh $(STAGE_PREFIX)unit $(UNIT_RUN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
 KCOMPILE_IT ?= 1
@@ -168,7 +177,7 @@ sanitize:
 		KCOMPILE_IT=0 STAGE_PREFIX=asan- unit integration
 
 check: deps
-	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory unit UNIT_SYSTEM_ONCE=1
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory integration IT_CORE_ONCE=1
 	@$(MAKE) --no-print-directory deb-check
