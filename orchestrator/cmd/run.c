@@ -165,6 +165,7 @@ int cmd_run(int argc, char **argv)
 	struct run_io io;
 	struct progress bar;
 	char json_path[PATH_MAX];
+	char why[ERR_MSG_MAX];
 	bool help, json_failed = false;
 	int first, r, rc = CMD_OK;
 
@@ -246,6 +247,8 @@ int cmd_run(int argc, char **argv)
 	io.bar = cfg->quiet ? NULL : &bar;
 	r = run_experiment(cfg, &io, res, json_path, sizeof(json_path), &e);
 	res->finished = time(NULL);
+	if (!r && !stop_flag && !results_any_rep_ok(res, why, sizeof(why)))
+		r = err_set(&e, -EIO, "no repetition succeeded in any cell (%s): nothing was measured", why);
 	if (r == -EINTR || stop_flag)
 		snprintf(res->status, sizeof(res->status), "interrupted");
 	else if (r)

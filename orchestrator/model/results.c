@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -317,4 +318,25 @@ void results_finish(struct results *r, double min_cov_pct)
 		cell_summarize(&r->cells[i]);
 		cell_validate(&r->cells[i], min_cov_pct);
 	}
+}
+
+bool results_any_rep_ok(const struct results *r, char *why, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncells; i++)
+		if (r->cells[i].reps_ok)
+			return true;
+	for (i = 0; i < r->nguests; i++)
+		if (strcmp(r->guests[i].status, "ok") && r->guests[i].error[0]) {
+			snprintf(why, len, "guest %s: %s", r->guests[i].name, r->guests[i].error);
+			return false;
+		}
+	for (i = 0; i < r->ncells; i++)
+		if (r->cells[i].nfailures) {
+			snprintf(why, len, "%s", r->cells[i].failures[0]);
+			return false;
+		}
+	snprintf(why, len, "no cell ran");
+	return false;
 }

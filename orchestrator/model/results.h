@@ -216,6 +216,11 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 void cell_summarize(struct cell *c);
 /* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
 void results_finish(struct results *r, double min_cov_pct);
+/*
+ * Whether any cell has a measured repetition; where none has, why into why (the
+ * first guest's error, else the first cell's failure, else "no cell ran")
+ */
+bool results_any_rep_ok(const struct results *r, char *why, size_t len);
 
 
 /*

@@ -120,6 +120,37 @@ static void test_validation(void **state)
 	}
 }
 
+/* a run in which no cell measured anything is told apart, with the first reason there is */
+static void test_any_rep_ok(void **state)
+{
+	struct results r;
+	struct guest_log *g;
+	struct cell *c, *d;
+	char why[ERR_MSG_MAX];
+
+	(void)state;
+	results_init(&r);
+	assert_false(results_any_rep_ok(&r, why, sizeof(why)));
+	assert_string_equal(why, "no cell ran");
+	c = results_cell(&r, "guest", "never", "never", "memset", NULL);
+	d = results_cell(&r, "guest", "always", "never", "memset", NULL);
+	assert_non_null(c);
+	assert_non_null(d);
+	cell_add_failure(d, "guest thpeval-1-1 stopped before it finished");
+	assert_false(results_any_rep_ok(&r, why, sizeof(why)));
+	assert_string_equal(why, "guest thpeval-1-1 stopped before it finished");
+	g = results_guest_add(&r, NULL);
+	assert_non_null(g);
+	snprintf(g->name, sizeof(g->name), "thpeval-1-0");
+	snprintf(g->status, sizeof(g->status), "failed");
+	snprintf(g->error, sizeof(g->error), "cannot start the guest: out of memory");
+	assert_false(results_any_rep_ok(&r, why, sizeof(why)));
+	assert_string_equal(why, "guest thpeval-1-0: cannot start the guest: out of memory");
+	d->reps_ok = 1;
+	assert_true(results_any_rep_ok(&r, why, sizeof(why)));
+	results_release(&r);
+}
+
 static void test_json(void **state)
 {
 	char dir[] = "/tmp/thpeval-test-results-XXXXXX", path[256];
@@ -391,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_ci_coverage),
 		cmocka_unit_test(test_validation),
+		cmocka_unit_test(test_any_rep_ok),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_atomic_write),
 	};
