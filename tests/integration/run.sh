@@ -365,8 +365,8 @@ elif [ $changed = yes ]; then
 else
 	ko "SIGKILL: the run never changed host THP"
 fi
-# the next run reaps the killed run's guest
-it_run 1800 720 /dev/null "$WORK/r4.err" "$BIN" run --host-thp=never --guest-thp=never --reps=1 --warmup=0 --memory=512M \
+# the next run (one boot: the reaping is under test) reaps the killed run's guest
+it_run 1800 720 /dev/null "$WORK/r4.err" "$BIN" run --host-thp=never --guest-thp=never --boots=1 --reps=1 --warmup=0 --memory=512M \
 	--size=16M --accesses=10000 --timeout=10m --state-dir="$STATE" --db="$WORK/history.db" --out="$WORK/r4"
 rc=$it_rc
 if it_over "next run after SIGKILL"; then :; else
