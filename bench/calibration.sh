@@ -6,6 +6,11 @@
 #    beside the mean CI half-width (target half-widths: host-side <= 15 points,
 #    guest-side <= 5, in every run: the default run adds boots until they are met
 #    or its 9-minute budget is spent);
+#  - per memset effect, the spread between the runs beyond what each run's own
+#    interval allows (a random-effects view of the runs on the log scale,
+#    DerSimonian-Laird): Cochran's Q on RUNS - 1 df, I2 (the share of the spread
+#    that is between runs, not chance) and tau (the between-run SD, log x 100,
+#    about percentage points); what no interval from one run can cover;
 #  - A/A: `thpeval compare` of every pair of runs (10 for 5 runs; target: at most
 #    1 fails the gate), and one run against a copy of another with access_ns 20%
 #    worse (target: the gate fails);
@@ -33,13 +38,26 @@ CALIB_JQ='
 	| group_by(.key)
 	| map([.[] | select(.available)] as $a
 		| ($a | map(.estimate_pct)) as $est
+		| ($a | map(.log_estimate)) as $y
+		| ($a | map(.log_se)) as $se
+		| (if ($y | length) > 1 and ([$se[] | select(. != null and . > 0)] | length) == ($y | length) then
+			($se | map(1 / (. * .))) as $w | ($w | add) as $sw
+			| ([range(0; $y | length) | $w[.] * $y[.]] | add / $sw) as $ybar
+			| ([range(0; $y | length) | $w[.] * ($y[.] - $ybar) * ($y[.] - $ybar)] | add) as $q
+			| (($y | length) - 1) as $df
+			| ([0, ($q - $df) / ($sw - (($w | map(. * .) | add) / $sw))] | max) as $tau2
+			| { cochran_q: $q, df: $df,
+			    i2_pct: (if $q > 0 then ([0, ($q - $df) / $q] | max) * 100 else 0 end),
+			    tau_log: ($tau2 | sqrt), tau_x100: (($tau2 | sqrt) * 100) }
+		  else null end) as $between
 		| (if ($est | length) > 0 then ($est | median) else null end) as $med
 		| { effect: .[0].key, side: .[0].side, runs: $runs, runs_available: ($a | length),
 		    estimates_pct: $est, median_pct: $med,
 		    half_widths_pct: ($a | map((.ci95_high_pct - .ci95_low_pct) / 2)),
 		    runs_holding_median: (if $med == null then 0 else
 			[$a[] | select(.ci95_low_pct <= $med and $med <= .ci95_high_pct)] | length end),
-		    notes: ([.[] | select(.available | not) | .note] | unique) }
+		    notes: ([.[] | select(.available | not) | .note] | unique),
+		    between_runs: $between }
 		| .mean_half_width_pct = (if (.half_widths_pct | length) > 0 then (.half_widths_pct | add / length) else null end)
 		| .max_half_width_pct = (if (.half_widths_pct | length) > 0 then (.half_widths_pct | max) else null end)
 		| .spread_sd_pct = (if (.estimates_pct | length) > 1 then (.estimates_pct | sd) else null end)
@@ -57,8 +75,10 @@ CALIB_JQ='
 	| .all_calibrated = ([.effects[].calibrated] | all)
 	| .all_narrow = ([.effects[].narrow_enough] | all)'
 # CALIBRATION_JQ_ONLY=1 FILE...: print the summary of existing results.json files (a check of this script)
+# (AA_N, AA_FLAGGED, WORSE_RC and SECS, a JSON array, fill in what the runs' files do not hold)
 if [ "${CALIBRATION_JQ_ONLY:-0}" = 1 ]; then
-	exec jq -s --argjson aa_n 0 --argjson aa_flagged 0 --argjson worse_rc 0 --argjson secs '[0]' "$CALIB_JQ" "$@"
+	exec jq -s --argjson aa_n "${AA_N:-0}" --argjson aa_flagged "${AA_FLAGGED:-0}" --argjson worse_rc "${WORSE_RC:-0}" \
+		--argjson secs "${SECS:-[0]}" "$CALIB_JQ" "$@"
 fi
 
 for i in $(seq 1 "$RUNS"); do
@@ -97,6 +117,6 @@ rm -rf "$OUT/calibration-runs" && mkdir -p "$OUT/calibration-runs" &&
 	for i in $(seq 1 "$RUNS"); do cp "$WORK/r$i/results.json" "$OUT/calibration-runs/r$i.json"; done
 cp "$WORK/aa-1-2.txt" "$OUT/calibration-aa-compare.txt"
 jq -r '"calibration: \(.runs) default runs of --host-thp=always, \(.run_seconds | map(tostring + " s") | join(", ")) (target <= \(.run_target_s) s each); boots per host setting \(.rounds | map(tostring) | join(", ")) (\(.rounds_stopped | map(. // "fixed") | unique | join("; ")))",
-	(.effects[] | "  \(.effect): estimates \(.estimates_pct | map(.*10|round/10) | join(", ")) (sd \(.spread_sd_pct // 0 | .*10|round/10), range \(.spread_range_pct // 0 | .*10|round/10)); CI half-width mean \(.mean_half_width_pct // 0 | .*10|round/10), max \(.max_half_width_pct // 0 | .*10|round/10) (target <= \(.half_width_target_pct), met in \(.runs_within_target) of \(.runs)); \(.runs_holding_median) of \(.runs) CIs hold the median\(if .runs_available < .runs then "; not available in \(.runs - .runs_available): \(.notes | join("; "))" else "" end)"),
+	(.effects[] | "  \(.effect): estimates \(.estimates_pct | map(.*10|round/10) | join(", ")) (sd \(.spread_sd_pct // 0 | .*10|round/10), range \(.spread_range_pct // 0 | .*10|round/10)); CI half-width mean \(.mean_half_width_pct // 0 | .*10|round/10), max \(.max_half_width_pct // 0 | .*10|round/10) (target <= \(.half_width_target_pct), met in \(.runs_within_target) of \(.runs)); \(.runs_holding_median) of \(.runs) CIs hold the median\(if .between_runs then "; between runs: I2 \(.between_runs.i2_pct | round)%, tau \(.between_runs.tau_x100 | .*10|round/10) (log x 100)" else "" end)\(if .runs_available < .runs then "; not available in \(.runs - .runs_available): \(.notes | join("; "))" else "" end)"),
 	"  A/A: \(.aa.flagged) of \(.aa.comparisons) comparisons failed the gate (target <= \(.aa.target_max_flagged)); access_ns 20% worse: gate \(if .worse_access_20pct.gate_failed then "failed (caught)" else "passed (NOT caught)" end)",
 	"  every effect calibrated: \(.all_calibrated); every half-width within target: \(.all_narrow)"' "$OUT/calibration.json"
