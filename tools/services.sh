@@ -23,6 +23,20 @@ if [ -d /sys/kernel/mm/hugepages/hugepages-1048576kB ] &&
 	mount -t hugetlbfs -o pagesize=1G hugetlbfs /dev/hugepages1G 2>/dev/null ||
 		echo "thpeval: cannot mount hugetlbfs of 1G pages on /dev/hugepages1G (the hugetlbfs-1g arm will not run)" >&2
 fi
+# /dev/kvm as udev leaves it (Debian's 50-udev-default.rules: group kvm, mode 0660). With no
+# udev, a node made outside this root can keep a group id that names another group here
+# (ssl-cert on one machine of this kind), so the QEMU user (libvirt-qemu, in group kvm)
+# cannot open it. libvirt's capability probe may override file permissions and finds
+# KVM, its check as the QEMU user does not, and it takes its cache of QEMU's
+# capabilities for stale: it probes QEMU again before every guest it starts (11 s of
+# every 16 s boot under TCG here). thpeval's choice of KVM or TCG does not change.
+if [ -c /dev/kvm ] && getent group kvm >/dev/null 2>&1 && [ "$(stat -c %G /dev/kvm)" != kvm ] &&
+	[ "$(stat -c %a /dev/kvm)" != 666 ]; then
+	was=$(stat -c '%U:%G %a' /dev/kvm)
+	if chgrp kvm /dev/kvm && chmod 0660 /dev/kvm; then
+		echo "thpeval: /dev/kvm was $was, now root:kvm 0660 as udev's rule has it (libvirt re-probed QEMU before every guest)" >&2
+	fi
+fi
 if ! pgrep -x virtlogd >/dev/null 2>&1; then
 	virtlogd -d
 fi
