@@ -329,7 +329,12 @@ bool results_any_rep_ok(const struct results *r, char *why, size_t len)
 			return true;
 	for (i = 0; i < r->nguests; i++)
 		if (strcmp(r->guests[i].status, "ok") && r->guests[i].error[0]) {
-			snprintf(why, len, "guest %s: %s", r->guests[i].name, r->guests[i].error);
+			const struct guest_log *g = &r->guests[i];
+
+			if (strstr(g->error, g->name))	/* it names the guest already */
+				snprintf(why, len, "%s", g->error);
+			else
+				snprintf(why, len, "guest %s: %s", g->name, g->error);
 			return false;
 		}
 	for (i = 0; i < r->ncells; i++)

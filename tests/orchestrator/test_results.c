@@ -146,6 +146,9 @@ static void test_any_rep_ok(void **state)
 	snprintf(g->error, sizeof(g->error), "cannot start the guest: out of memory");
 	assert_false(results_any_rep_ok(&r, why, sizeof(why)));
 	assert_string_equal(why, "guest thpeval-1-0: cannot start the guest: out of memory");
+	snprintf(g->error, sizeof(g->error), "guest thpeval-1-0 did not finish within 25 s");
+	assert_false(results_any_rep_ok(&r, why, sizeof(why)));
+	assert_string_equal(why, "guest thpeval-1-0 did not finish within 25 s");
 	d->reps_ok = 1;
 	assert_true(results_any_rep_ok(&r, why, sizeof(why)));
 	results_release(&r);
