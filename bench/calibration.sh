@@ -23,8 +23,6 @@ BIN=$PWD/bin/thpeval
 OUT=bench/results
 RUNS=${CALIBRATION_RUNS:-5}
 mkdir -p "$OUT"
-. bench/lib.sh
-bench_guest_setup calibration 77 calib
 
 # the summary of the runs' results.json files (jq -s); CALIBRATION_JQ_ONLY=1 below runs it alone
 CALIB_JQ='
@@ -80,6 +78,10 @@ if [ "${CALIBRATION_JQ_ONLY:-0}" = 1 ]; then
 	exec jq -s --argjson aa_n "${AA_N:-0}" --argjson aa_flagged "${AA_FLAGGED:-0}" --argjson worse_rc "${WORSE_RC:-0}" \
 		--argjson secs "${SECS:-[0]}" "$CALIB_JQ" "$@"
 fi
+
+# root, libvirtd, $WORK and the guest image (after the summary-only mode, which needs none)
+. bench/lib.sh
+bench_guest_setup calibration 77 calib
 
 for i in $(seq 1 "$RUNS"); do
 	t0=$(date +%s)
