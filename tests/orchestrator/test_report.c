@@ -327,6 +327,57 @@ static void test_csv_quoting(void **state)
 	fixture_results_free(r);
 }
 
+/* text fields that a spreadsheet would take for a formula get a leading '; numbers stay numbers */
+static void test_csv_formula(void **state)
+{
+	static const struct {
+		const char *name, *field;	/* the text */
+		size_t col;			/* its column */
+		const char *want;		/* the cell as it reads back */
+	} cases[] = {
+		{ "equals in the workload", "=cmd|' /C calc'!A0", 2, "'=cmd|' /C calc'!A0" },
+		{ "plus in host_thp", "+1+1", 0, "'+1+1" },
+		{ "minus in guest_thp", "-2+3", 1, "'-2+3" },
+		{ "at in the metric", "@SUM(A1)", 4, "'@SUM(A1)" },
+		{ "tab in the variant", "\t=1", 8, "'\t=1" },
+		{ "carriage return in the prefault", "\r=1", 7, "'\r=1" },
+		{ "comma after equals, quoted too", "=a,b", 2, "'=a,b" },
+		{ "equals inside is harmless", "a=b", 2, "a=b" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct results *r = malloc(sizeof(*r));
+		const char *f[9] = { "always", "never", "memset", "guest", "m", "", "", "ondemand", "v" };
+		struct report_input in = { .res = r };
+		struct csv_row rows[4] = { 0 };
+		struct cell *c;
+		size_t len, n;
+		char *csv;
+
+		assert_non_null(r);
+		results_init(r);
+		f[cases[i].col] = cases[i].field;
+		c = results_cell_key(r, &(struct cell_key){ .target = f[3], .host_thp = f[0], .prefault = f[7],
+							    .guest_thp = f[1], .workload = f[2], .variant = f[8] },
+				     NULL);
+		assert_non_null(c);
+		assert_int_equal(metric_add(cell_metric(c, f[4], NULL), -3.25), 0);
+		csv = render(&in, REPORT_CSV, &len);
+		n = csv_parse(csv, len, rows, 4);
+		if (n != 2 || rows[1].n != 9)
+			fail_msg("%s: %zu rows, %zu fields:\n%s", cases[i].name, n, n > 1 ? rows[1].n : 0, csv);
+		if (strcmp(rows[1].f[cases[i].col], cases[i].want))
+			fail_msg("%s: '%s', want '%s'", cases[i].name, rows[1].f[cases[i].col], cases[i].want);
+		assert_string_equal(rows[1].f[5], "1");
+		assert_string_equal(rows[1].f[6], "-3.25");	/* a negative number is a number */
+		csv_free(rows, n);
+		free(csv);
+		results_release(r);
+		free(r);
+	}
+}
+
 /* ---- junit ------------------------------------------------------------------------------- */
 
 static void xmllint_ok(const char *path, bool html)
@@ -756,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_formats_registry),
 		cmocka_unit_test(test_csv_fixture),
 		cmocka_unit_test(test_csv_quoting),
+		cmocka_unit_test(test_csv_formula),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_regression),
 		cmocka_unit_test(test_html),
