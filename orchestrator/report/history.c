@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
@@ -620,10 +621,16 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		if (rc) {
 			err_wrap(e, "cannot import '%s'", l.v[i]);
 		} else {
+			char line[PATH_MAX + 256];
+			int n;
+
 			added += !ctx.existed;
-			fprintf(out, "%s run %lld: %s (host %s, started_unix %lld)\n",
-				ctx.existed ? "already recorded as" : "imported as", ctx.id, l.v[i],
-				r->host.name[0] ? r->host.name : "unnamed", (long long)r->started);
+			/* the host name comes from the file: the line escaped */
+			n = snprintf(line, sizeof(line), "%s run %lld: %s (host %s, started_unix %lld)",
+				     ctx.existed ? "already recorded as" : "imported as", ctx.id, l.v[i],
+				     r->host.name[0] ? r->host.name : "unnamed", (long long)r->started);
+			textesc_write(out, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, 0);
+			fputc('\n', out);
 		}
 		results_release(r);
 	}

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
@@ -1054,6 +1055,48 @@ static void test_sqlite_old_read_only(void **state)
 	assert_int_equal(db_count(b, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'"), 0);
 }
 
+/*
+ * Control characters in what a run recorded (its host, CPU, kernel,
+ * version, cell names) and in the path of an imported file reach neither the
+ * trend nor the import's lines raw.
+ */
+static void test_control_chars(void **state)
+{
+	struct backend *b = need(state);
+	struct results *r = load_fixture();
+	static const char *const fetched[] = { "fetched" };
+	struct err e = ERR_INIT;
+	char *out = NULL;
+	int rc;
+
+	snprintf(r->host.name, sizeof(r->host.name), "lab\x1b[31m");
+	snprintf(r->host.cpu_model, sizeof(r->host.cpu_model), "EPYC\x07\xc2\x9b");
+	snprintf(r->host.kernel, sizeof(r->host.kernel), "k\x1b]0;x\x07");
+	/* valid UTF-8 only: PostgreSQL refuses anything else at the insert */
+	snprintf(r->thpeval_version, sizeof(r->thpeval_version), "0.1\x7f");
+	snprintf(r->cells[0].workload, sizeof(r->cells[0].workload), "memset\x1b[2J");
+	snprintf(r->cells[0].variant, sizeof(r->cells[0].variant), "v\r\x01");
+	append(b, r, true);
+	out = trend(b, NULL, NULL, 0, &rc, &e);
+	if (rc)
+		fail_msg("%s", e.msg);
+	if (!textesc_clean(out, strlen(out), TEXTESC_KEEP_LINES))
+		fail_msg("a control character in the trend:\n%s", out);
+	assert_non_null(strstr(out, "lab\\x1b[31m"));
+	free(out);
+	/* a clean run under a directory whose name is not */
+	fixture_results_free(r);
+	r = load_fixture();
+	r->started = 5000;
+	write_run(b, r, "fetched/\x1b[31mred\x1b[0m");
+	assert_int_equal(import(b, fetched, 1, NULL, true, &out, &e), 0);
+	if (!textesc_clean(out, strlen(out), TEXTESC_KEEP_LINES))
+		fail_msg("a control character in the import's lines:\n%s", out);
+	assert_non_null(strstr(out, "fetched/\\x1b[31mred\\x1b[0m/results.json"));
+	free(out);
+	fixture_results_free(r);
+}
+
 #define BOTH(f) \
 	{ "sqlite/" #f, f, setup, teardown, &sqlite_be }, { "postgresql/" #f, f, setup, teardown, &pg_be }
 #define SQLITE(f) { "sqlite/" #f, f, setup, teardown, &sqlite_be }
@@ -1070,6 +1113,7 @@ int main(void)
 		BOTH(test_trend),
 		BOTH(test_baseline_last),
 		BOTH(test_import),
+		BOTH(test_control_chars),
 		BOTH(test_migrate_each_version),
 		BOTH(test_newer_schema),
 		BOTH(test_foreign),
