@@ -1,4 +1,5 @@
 #include "orchestrator/analysis/compare.h"
+#include "lib/textesc.h"
 #include "lib/wltraits.h"
 #include "orchestrator/analysis/boots.h"
 
@@ -608,8 +609,8 @@ void fput_padded(FILE *out, const char *s, int width, bool right)
 		fprintf(out, "%s%*s", s, width > cols ? width - cols : 0, "");
 }
 
-void compare_print(const struct comparison *c, const struct results *base,
-		   const struct results *cur, FILE *out)
+static void print_rows(const struct comparison *c, const struct results *base, const struct results *cur,
+		       FILE *out)
 {
 	const char *last = NULL;
 	size_t i;
@@ -671,4 +672,16 @@ void compare_print(const struct comparison *c, const struct results *base,
 		     " cell(s): %s\n", c->ngated, c->nregressions, c->ninconclusive, c->nfailed, c->ncells_matched,
 		comparison_failed(c) ? "FAIL" : c->ninconclusive ? "pass (inconclusive metrics: more boots"
 		" would decide them)" : "pass");
+}
+
+/* names, reasons and versions come from results.json files: escaped as a whole */
+void compare_print(const struct comparison *c, const struct results *base,
+		   const struct results *cur, FILE *out)
+{
+	struct textesc_sink s;
+	FILE *m = textesc_open(&s, out, TEXTESC_KEEP_LINES);
+
+	if (m)
+		print_rows(c, base, cur, m);
+	textesc_close(&s);
 }

@@ -34,6 +34,7 @@ static int conn_fail(struct histdb *h, const char *what, struct err *e)
 
 	snprintf(msg, sizeof(msg), "%s", h->conn ? PQerrorMessage(h->conn) : "out of memory");
 	histdb_oneline(msg);
+	histdb_scrub(h->t.spec, msg);
 	if (!msg[0])
 		snprintf(msg, sizeof(msg), "unknown libpq error");
 	return err_set(e, -ECONNREFUSED, "cannot %s history database '%s': %s", what, h->t.shown, msg);
@@ -53,6 +54,7 @@ static int result_fail(struct histdb *h, PGresult *res, const char *what, struct
 	}
 	snprintf(msg, sizeof(msg), "%s", primary ? primary : PQerrorMessage(h->conn));
 	histdb_oneline(msg);
+	histdb_scrub(h->t.spec, msg);
 	if (state && (!strcmp(state, "40001") || !strcmp(state, "40P01"))) {
 		h->retry = true;
 		code = -EAGAIN;

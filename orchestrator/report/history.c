@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
@@ -297,7 +298,8 @@ void history_settings_key(const struct run_settings *s, char *buf, size_t len)
 		buf[len - 1] = '\0';
 }
 
-void history_run_key(const struct results *r, char *buf, size_t len)
+/* the key of thpeval before keys were escaped: ambiguous when a part holds ';' or '=' */
+static void run_key_legacy(const struct results *r, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "host=%s;cpu=%s;kernel=%s;started_unix=%lld", r->host.name, r->host.cpu_model,
 			 r->host.kernel, (long long)r->started);
@@ -306,11 +308,51 @@ void history_run_key(const struct results *r, char *buf, size_t len)
 		buf[len - 1] = '\0';
 }
 
+/* ";name=" and s with ';', '=' and '\\' escaped, cut at end (a buffer of HISTORY_RUN_KEY_MAX never is) */
+static void key_part(char **p, char *end, const char *name, const char *s)
+{
+	int n = snprintf(*p, (size_t)(end - *p), ";%s=", name);
+
+	*p = n < 0 || n >= end - *p ? end - 1 : *p + n;
+	for (; *s && *p < end - 2; s++) {
+		if (*s == ';' || *s == '=' || *s == '\\')
+			*(*p)++ = '\\';
+		*(*p)++ = *s;
+	}
+	**p = '\0';
+}
+
+/*
+ * Injective: a run whose parts hold none of ';', '=' and '\\' keeps the
+ * legacy key (so that a history of an older thpeval still knows it); any
+ * other gets "v2;" and each of those characters escaped with '\\', which no
+ * legacy key starts with. HISTORY_RUN_KEY_MAX holds every key whole.
+ */
+void history_run_key(const struct results *r, char *buf, size_t len)
+{
+	const char *parts[] = { r->host.name, r->host.cpu_model, r->host.kernel };
+	char *p = buf, *end = buf + len;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(parts); i++)
+		if (strpbrk(parts[i], ";=\\"))
+			break;
+	if (i == ARRAY_SIZE(parts) || len < 3) {
+		run_key_legacy(r, buf, len);
+		return;
+	}
+	p += snprintf(p, len, "v2");
+	key_part(&p, end, "host", r->host.name);
+	key_part(&p, end, "cpu", r->host.cpu_model);
+	key_part(&p, end, "kernel", r->host.kernel);
+	snprintf(p, (size_t)(end - p), ";started_unix=%lld", (long long)r->started);
+}
+
 struct append_ctx {
 	const struct results *r;
 	bool gate_passed;
 	const char *json;
-	char settings[1024], key[512];
+	char settings[1024], key[HISTORY_RUN_KEY_MAX], legacy_key[HISTORY_RUN_KEY_MAX];
 	long long id;			/* the run's row */
 	bool existed;			/* recorded before: nothing written */
 };
@@ -364,6 +406,27 @@ static int append_tx(struct histdb *h, void *vctx, struct err *e)
 
 	ctx->id = 0;
 	ctx->existed = false;
+	if (strcmp(ctx->key, ctx->legacy_key)) {
+		/* recorded by an older thpeval under its ambiguous key: the same run if its parts match */
+		static const char old_sql[] =
+			"SELECT count(*), max(id) FROM runs WHERE run_key = ?1 AND host_name = ?2 AND cpu_model = ?3"
+			" AND host_kernel = ?4 AND started_unix = ?5";
+		struct histdb_val k[] = {
+			HV_TEXT(ctx->legacy_key), HV_TEXT(r->host.name), HV_TEXT(r->host.cpu_model),
+			HV_TEXT(r->host.kernel), HV_INT(r->started),
+		};
+
+		if (histdb_query(h, old_sql, k, ARRAY_SIZE(k), &rows, "read", e))
+			return e->code;
+		rc = histdb_next(rows, e);
+		if (rc == 1 && histdb_int(rows, 0) > 0) {
+			ctx->existed = true;
+			ctx->id = histdb_int(rows, 1);
+		}
+		histdb_rows_free(rows);
+		if (rc < 0 || ctx->existed)
+			return rc < 0 ? rc : 0;
+	}
 	if (histdb_query(h, ins_run, p, ARRAY_SIZE(p), &rows, "write to", e))
 		return e->code;
 	rc = histdb_next(rows, e);
@@ -410,6 +473,7 @@ static int append_open(struct histdb *h, const struct results *r, bool gate_pass
 	ctx->json = json;
 	history_settings_key(&r->settings, ctx->settings, sizeof(ctx->settings));
 	history_run_key(r, ctx->key, sizeof(ctx->key));
+	run_key_legacy(r, ctx->legacy_key, sizeof(ctx->legacy_key));
 	rc = histdb_transaction(h, append_tx, ctx, e);
 	ctx->json = NULL;
 	free(json);
@@ -557,10 +621,16 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		if (rc) {
 			err_wrap(e, "cannot import '%s'", l.v[i]);
 		} else {
+			char line[PATH_MAX + 256];
+			int n;
+
 			added += !ctx.existed;
-			fprintf(out, "%s run %lld: %s (host %s, started_unix %lld)\n",
-				ctx.existed ? "already recorded as" : "imported as", ctx.id, l.v[i],
-				r->host.name[0] ? r->host.name : "unnamed", (long long)r->started);
+			/* the host name comes from the file: the line escaped */
+			n = snprintf(line, sizeof(line), "%s run %lld: %s (host %s, started_unix %lld)",
+				     ctx.existed ? "already recorded as" : "imported as", ctx.id, l.v[i],
+				     r->host.name[0] ? r->host.name : "unnamed", (long long)r->started);
+			textesc_write(out, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, 0);
+			fputc('\n', out);
 		}
 		results_release(r);
 	}

@@ -71,7 +71,14 @@ struct history_query {
  */
 int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e);
 
-/* a run's identity across databases and imports: host name, CPU model, kernel, start time */
+/*
+ * A run's identity across databases and imports: host name, CPU model,
+ * kernel, start time, each part escaped so that two runs never share a key
+ * (the key of an older thpeval where no part holds ';', '=' or '\\'; a run
+ * an older thpeval recorded under its unescaped key is still found by its
+ * parts). HISTORY_RUN_KEY_MAX holds any key whole.
+ */
+#define HISTORY_RUN_KEY_MAX 1024
 void history_run_key(const struct results *r, char *buf, size_t len);
 
 struct history_import_opts {

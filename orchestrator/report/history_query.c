@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
@@ -225,7 +226,8 @@ int history_print_trend(const char *db, const struct history_query *q, FILE *out
 	histdb_close(h);
 	if (fclose(mem) && !r)
 		r = err_set(e, -ENOMEM, "out of memory");
-	if (!r && len && fwrite(buf, 1, len, out) != len)
+	/* names, versions and reasons come from recorded results.json files */
+	if (!r && textesc_write(out, buf, len, TEXTESC_KEEP_LINES))
 		r = err_set(e, -EIO, "cannot write the history table");
 	free(buf);
 	return r;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 
 /* ---- junit (libxml2 xmlTextWriter) ------------------------------------------------ */
@@ -60,27 +61,70 @@ static void junit_metric_case(const struct report_input *in, size_t ci, const st
 	}
 }
 
+/*
+ * Every string reaches the writer through these: XML 1.0 cannot carry most
+ * control characters, escaped or not, nor bytes that are not UTF-8, and the
+ * names and reasons come from results.json files and guests. They become
+ * \xNN; \n and \t pass (the writer escapes them in attributes).
+ */
+static char *jw_esc(const char *s)
+{
+	size_t len = 4 * strlen(s) + 1;
+	char *out = malloc(len);
+
+	if (out)
+		textesc(out, len, s, TEXTESC_KEEP_LINES);
+	return out;
+}
+
+static int jw_attr(xmlTextWriterPtr w, const char *name, const char *value)
+{
+	char *v = jw_esc(value);
+	int r = v ? xmlTextWriterWriteAttribute(w, X(name), X(v)) : -1;
+
+	free(v);
+	return r;
+}
+
+static int jw_string(xmlTextWriterPtr w, const char *text)
+{
+	char *v = jw_esc(text);
+	int r = v ? xmlTextWriterWriteString(w, X(v)) : -1;
+
+	free(v);
+	return r;
+}
+
+static int jw_element(xmlTextWriterPtr w, const char *name, const char *text)
+{
+	char *v = jw_esc(text);
+	int r = v ? xmlTextWriterWriteElement(w, X(name), X(v)) : -1;
+
+	free(v);
+	return r;
+}
+
 static int jw_case(xmlTextWriterPtr w, const struct junit_case *jc)
 {
 	int r = 0;
 
 	r |= xmlTextWriterStartElement(w, X("testcase")) < 0;
-	r |= xmlTextWriterWriteAttribute(w, X("classname"), X(jc->classname)) < 0;
-	r |= xmlTextWriterWriteAttribute(w, X("name"), X(jc->name)) < 0;
+	r |= jw_attr(w, "classname", jc->classname) < 0;
+	r |= jw_attr(w, "name", jc->name) < 0;
 	r |= xmlTextWriterWriteAttribute(w, X("time"), X("0")) < 0;
 	if (jc->fail_type) {
 		r |= xmlTextWriterStartElement(w, X("failure")) < 0;
 		r |= xmlTextWriterWriteAttribute(w, X("type"), X(jc->fail_type)) < 0;
-		r |= xmlTextWriterWriteAttribute(w, X("message"), X(jc->message)) < 0;
-		r |= xmlTextWriterWriteString(w, X(jc->message)) < 0;
+		r |= jw_attr(w, "message", jc->message) < 0;
+		r |= jw_string(w, jc->message) < 0;
 		r |= xmlTextWriterEndElement(w) < 0;
 	} else if (jc->skipped) {
 		r |= xmlTextWriterStartElement(w, X("skipped")) < 0;
-		r |= xmlTextWriterWriteAttribute(w, X("message"), X(jc->skipped)) < 0;
+		r |= jw_attr(w, "message", jc->skipped) < 0;
 		r |= xmlTextWriterEndElement(w) < 0;
 	}
 	if (jc->detail[0])
-		r |= xmlTextWriterWriteElement(w, X("system-out"), X(jc->detail)) < 0;
+		r |= jw_element(w, "system-out", jc->detail) < 0;
 	r |= xmlTextWriterEndElement(w) < 0;
 	return r ? -EIO : 0;
 }
@@ -90,8 +134,8 @@ static int jw_property(xmlTextWriterPtr w, const char *name, const char *value)
 	int r = 0;
 
 	r |= xmlTextWriterStartElement(w, X("property")) < 0;
-	r |= xmlTextWriterWriteAttribute(w, X("name"), X(name)) < 0;
-	r |= xmlTextWriterWriteAttribute(w, X("value"), X(value)) < 0;
+	r |= jw_attr(w, "name", name) < 0;
+	r |= jw_attr(w, "value", value) < 0;
 	r |= xmlTextWriterEndElement(w) < 0;
 	return r ? -EIO : 0;
 }

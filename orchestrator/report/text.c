@@ -1,10 +1,12 @@
 #include "orchestrator/report/text.h"
 #include "orchestrator/report/render.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/textesc.h"
 #include "lib/wltraits.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/sizing.h"
@@ -72,7 +74,7 @@ static void print_cold_evidence(const struct results *r, FILE *out)
 	}
 }
 
-void results_print_table(const struct results *r, FILE *out)
+static void print_table(const struct results *r, FILE *out)
 {
 	size_t i;
 	bool any_invalid = false;
@@ -129,6 +131,17 @@ void results_print_table(const struct results *r, FILE *out)
 		     " guest%% = share of the workload buffer on guest huge pages;\n"
 		     "memset:host-cold = first touch of guest memory the host never backed;"
 		     " tlb access = ns per load at the largest working set (2M-asking region)\n");
+}
+
+/* the names and reasons in it come from a results.json or a guest: escaped as a whole */
+void results_print_table(const struct results *r, FILE *out)
+{
+	struct textesc_sink s;
+	FILE *m = textesc_open(&s, out, TEXTESC_KEEP_LINES);
+
+	if (m)
+		print_table(r, m);
+	textesc_close(&s);
 }
 
 static void print_var(const struct effects *fx, const char *w, FILE *out)
@@ -205,11 +218,17 @@ void effects_print(const struct effects *fx, FILE *out)
 
 int report_text(const struct report_input *in, FILE *out, struct err *e)
 {
-	results_print_table(in->res, out);
+	struct textesc_sink s;
+	FILE *m = textesc_open(&s, out, TEXTESC_KEEP_LINES);
+
+	if (!m)
+		return err_set(e, -ENOMEM, "out of memory rendering text");
+	print_table(in->res, m);
 	if (in->cmp) {
-		fprintf(out, "\nagainst the baseline %s:\n", in->base_name ? in->base_name : "");
-		compare_print(in->cmp, in->base, in->res, out);
+		fprintf(m, "\nagainst the baseline %s:\n", in->base_name ? in->base_name : "");
+		compare_print(in->cmp, in->base, in->res, m);
 	}
+	if (textesc_close(&s))
+		return err_set(e, -EIO, "cannot write the text report");
 	return 0;
 }
-

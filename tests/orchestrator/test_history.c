@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/textesc.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
@@ -178,6 +179,99 @@ static void append_runs(const struct backend *b, struct results *r)
 	r->started = 4500;
 	append(b, r, true);
 	snprintf(r->host.name, sizeof(r->host.name), "lab-a");
+}
+
+/* ---- the run key ------------------------------------------------------------------------- */
+
+static void set_host(struct results *r, const char *name, const char *cpu, const char *kernel, long long started)
+{
+	snprintf(r->host.name, sizeof(r->host.name), "%s", name);
+	snprintf(r->host.cpu_model, sizeof(r->host.cpu_model), "%s", cpu);
+	snprintf(r->host.kernel, sizeof(r->host.kernel), "%s", kernel);
+	r->started = (time_t)started;
+}
+
+/* two runs never share a key; a plain run keeps the key an older thpeval gave it */
+static void test_run_key(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *host[2], *cpu[2], *kernel[2];	/* two runs, started at the same time */
+		const char *key0;				/* the first one's key */
+	} cases[] = {
+		{ "plain: the legacy key", { "hv1", "hv2" }, { "EPYC", "EPYC" }, { "6.1", "6.1" },
+		  "host=hv1;cpu=EPYC;kernel=6.1;started_unix=7" },
+		{ "host takes the cpu part", { "hv1;cpu=X", "hv1" }, { "EPYC", "X;cpu=EPYC" }, { "6.1", "6.1" },
+		  "v2;host=hv1\\;cpu\\=X;cpu=EPYC;kernel=6.1;started_unix=7" },
+		{ "cpu takes the kernel part", { "hv1", "hv1" }, { "X;kernel=6.1", "X" }, { "5", "6.1;kernel=5" },
+		  "v2;host=hv1;cpu=X\\;kernel\\=6.1;kernel=5;started_unix=7" },
+		{ "backslash before a separator", { "a\\", "a" }, { ";cpu=b", "\\;cpu=b" }, { "k", "k" },
+		  "v2;host=a\\\\;cpu=\\;cpu\\=b;kernel=k;started_unix=7" },
+		{ "escaped text against a legacy key", { "a\\;cpu=b", "a" }, { "c", "b;cpu=c" }, { "k", "k" },
+		  "v2;host=a\\\\\\;cpu\\=b;cpu=c;kernel=k;started_unix=7" },
+		{ "longest parts, all escaped", { NULL, NULL }, { NULL, NULL }, { NULL, NULL }, NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static struct results a, b;
+		char ka[HISTORY_RUN_KEY_MAX], kb[HISTORY_RUN_KEY_MAX];
+
+		if (cases[i].host[0]) {
+			set_host(&a, cases[i].host[0], cases[i].cpu[0], cases[i].kernel[0], 7);
+			set_host(&b, cases[i].host[1], cases[i].cpu[1], cases[i].kernel[1], 7);
+		} else {
+			/* every part full of separators: the key still whole, and unlike one a character shorter */
+			memset(&a.host, '=', sizeof(a.host));
+			a.host.name[sizeof(a.host.name) - 1] = a.host.cpu_model[sizeof(a.host.cpu_model) - 1] = '\0';
+			a.host.kernel[sizeof(a.host.kernel) - 1] = '\0';
+			a.started = -9223372036854775807LL;
+			b = a;
+			b.host.kernel[sizeof(b.host.kernel) - 2] = '\0';
+		}
+		history_run_key(&a, ka, sizeof(ka));
+		history_run_key(&b, kb, sizeof(kb));
+		if (!strcmp(ka, kb))
+			fail_msg("%s: both keyed '%s'", cases[i].name, ka);
+		if (cases[i].key0 && strcmp(ka, cases[i].key0))
+			fail_msg("%s: key '%s', want '%s'", cases[i].name, ka, cases[i].key0);
+		if (!cases[i].key0 && !strstr(ka, ";started_unix=-9223372036854775807"))
+			fail_msg("%s: key cut: '%s'", cases[i].name, ka);
+	}
+}
+
+/*
+ * The collision of the unescaped key: two runs whose host and CPU split the
+ * same text differently are both recorded; and a run an older thpeval
+ * recorded under that key is still known when imported again, without
+ * taking the other run for it.
+ */
+static void test_run_key_collision(void **state)
+{
+	struct backend *b = need(state);
+	struct results *r = load_fixture();
+
+	set_host(r, "hv1;cpu=X", "EPYC", "6.1", 1000);
+	append(b, r, true);
+	set_host(r, "hv1", "X;cpu=EPYC", "6.1", 1000);
+	append(b, r, true);
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 2);
+	assert_int_equal(db_count(b, "SELECT count(DISTINCT run_key) FROM runs"), 2);
+	/* as an older thpeval keyed the first: host=hv1;cpu=X;cpu=EPYC;... */
+	db_exec(b, "DELETE FROM metrics");
+	db_exec(b, "DELETE FROM runs WHERE host_name = 'hv1'");
+	db_exec(b, "UPDATE runs SET run_key = 'host=hv1;cpu=X;cpu=EPYC;kernel=6.1;started_unix=1000'");
+	set_host(r, "hv1;cpu=X", "EPYC", "6.1", 1000);
+	append(b, r, true);
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 1);	/* known by its old key */
+	set_host(r, "hv1", "X;cpu=EPYC", "6.1", 1000);
+	append(b, r, true);
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 2);	/* not taken for it */
+	append(b, r, true);
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs"), 2);
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs WHERE host_name = 'hv1' AND cpu_model = 'X;cpu=EPYC'"
+				     " AND run_key LIKE 'v2;%'"), 1);
+	fixture_results_free(r);
 }
 
 /* ---- both backends -------------------------------------------------------------------- */
@@ -961,6 +1055,48 @@ static void test_sqlite_old_read_only(void **state)
 	assert_int_equal(db_count(b, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'"), 0);
 }
 
+/*
+ * Control characters in what a run recorded (its host, CPU, kernel,
+ * version, cell names) and in the path of an imported file reach neither the
+ * trend nor the import's lines raw.
+ */
+static void test_control_chars(void **state)
+{
+	struct backend *b = need(state);
+	struct results *r = load_fixture();
+	static const char *const fetched[] = { "fetched" };
+	struct err e = ERR_INIT;
+	char *out = NULL;
+	int rc;
+
+	snprintf(r->host.name, sizeof(r->host.name), "lab\x1b[31m");
+	snprintf(r->host.cpu_model, sizeof(r->host.cpu_model), "EPYC\x07\xc2\x9b");
+	snprintf(r->host.kernel, sizeof(r->host.kernel), "k\x1b]0;x\x07");
+	/* valid UTF-8 only: PostgreSQL refuses anything else at the insert */
+	snprintf(r->thpeval_version, sizeof(r->thpeval_version), "0.1\x7f");
+	snprintf(r->cells[0].workload, sizeof(r->cells[0].workload), "memset\x1b[2J");
+	snprintf(r->cells[0].variant, sizeof(r->cells[0].variant), "v\r\x01");
+	append(b, r, true);
+	out = trend(b, NULL, NULL, 0, &rc, &e);
+	if (rc)
+		fail_msg("%s", e.msg);
+	if (!textesc_clean(out, strlen(out), TEXTESC_KEEP_LINES))
+		fail_msg("a control character in the trend:\n%s", out);
+	assert_non_null(strstr(out, "lab\\x1b[31m"));
+	free(out);
+	/* a clean run under a directory whose name is not */
+	fixture_results_free(r);
+	r = load_fixture();
+	r->started = 5000;
+	write_run(b, r, "fetched/\x1b[31mred\x1b[0m");
+	assert_int_equal(import(b, fetched, 1, NULL, true, &out, &e), 0);
+	if (!textesc_clean(out, strlen(out), TEXTESC_KEEP_LINES))
+		fail_msg("a control character in the import's lines:\n%s", out);
+	assert_non_null(strstr(out, "fetched/\\x1b[31mred\\x1b[0m/results.json"));
+	free(out);
+	fixture_results_free(r);
+}
+
 #define BOTH(f) \
 	{ "sqlite/" #f, f, setup, teardown, &sqlite_be }, { "postgresql/" #f, f, setup, teardown, &pg_be }
 #define SQLITE(f) { "sqlite/" #f, f, setup, teardown, &sqlite_be }
@@ -971,10 +1107,13 @@ int main(void)
 	const char *filter = getenv("THPEVAL_TEST_FILTER");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migration_table),
+		cmocka_unit_test(test_run_key),
+		BOTH(test_run_key_collision),
 		BOTH(test_append),
 		BOTH(test_trend),
 		BOTH(test_baseline_last),
 		BOTH(test_import),
+		BOTH(test_control_chars),
 		BOTH(test_migrate_each_version),
 		BOTH(test_newer_schema),
 		BOTH(test_foreign),

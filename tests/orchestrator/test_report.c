@@ -21,6 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libxml/parser.h>
+
+#include "lib/textesc.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
@@ -325,6 +328,187 @@ static void test_csv_quoting(void **state)
 	free(csv);
 	check_csv(r);
 	fixture_results_free(r);
+}
+
+/* text fields that a spreadsheet would take for a formula get a leading '; numbers stay numbers */
+static void test_csv_formula(void **state)
+{
+	static const struct {
+		const char *name, *field;	/* the text */
+		size_t col;			/* its column */
+		const char *want;		/* the cell as it reads back */
+	} cases[] = {
+		{ "equals in the workload", "=cmd|' /C calc'!A0", 2, "'=cmd|' /C calc'!A0" },
+		{ "plus in host_thp", "+1+1", 0, "'+1+1" },
+		{ "minus in guest_thp", "-2+3", 1, "'-2+3" },
+		{ "at in the metric", "@SUM(A1)", 4, "'@SUM(A1)" },
+		{ "tab in the variant", "\t=1", 8, "'\t=1" },
+		{ "carriage return in the prefault", "\r=1", 7, "'\r=1" },
+		{ "comma after equals, quoted too", "=a,b", 2, "'=a,b" },
+		{ "equals inside is harmless", "a=b", 2, "a=b" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct results *r = malloc(sizeof(*r));
+		const char *f[9] = { "always", "never", "memset", "guest", "m", "", "", "ondemand", "v" };
+		struct report_input in = { .res = r };
+		struct csv_row rows[4] = { 0 };
+		struct cell *c;
+		size_t len, n;
+		char *csv;
+
+		assert_non_null(r);
+		results_init(r);
+		f[cases[i].col] = cases[i].field;
+		c = results_cell_key(r, &(struct cell_key){ .target = f[3], .host_thp = f[0], .prefault = f[7],
+							    .guest_thp = f[1], .workload = f[2], .variant = f[8] },
+				     NULL);
+		assert_non_null(c);
+		assert_int_equal(metric_add(cell_metric(c, f[4], NULL), -3.25), 0);
+		csv = render(&in, REPORT_CSV, &len);
+		n = csv_parse(csv, len, rows, 4);
+		if (n != 2 || rows[1].n != 9)
+			fail_msg("%s: %zu rows, %zu fields:\n%s", cases[i].name, n, n > 1 ? rows[1].n : 0, csv);
+		if (strcmp(rows[1].f[cases[i].col], cases[i].want))
+			fail_msg("%s: '%s', want '%s'", cases[i].name, rows[1].f[cases[i].col], cases[i].want);
+		assert_string_equal(rows[1].f[5], "1");
+		assert_string_equal(rows[1].f[6], "-3.25");	/* a negative number is a number */
+		csv_free(rows, n);
+		free(csv);
+		results_release(r);
+		free(r);
+	}
+}
+
+/* ---- control characters ---------------------------------------------------------------------- */
+
+/* ESC sequences, a BEL, DEL, a C1 CSI, a byte that is not UTF-8, NUL-free */
+#define CTL "\x1b[31m\x07x\x7f\xc2\x9b\xff\x01\r"
+
+/* CTL appended to the field (its text cut to make room) */
+static void poison(char *field, size_t size)
+{
+	size_t n = strlen(field), c = strlen(CTL);
+
+	if (c >= size)
+		c = size - 1;
+	if (n + c >= size)
+		n = size - 1 - c;
+	memcpy(field + n, CTL, c);
+	field[n + c] = '\0';
+}
+
+#define POISON(f) poison((f), sizeof(f))
+
+/* control characters in every string of the model (as a results.json or a guest could give them) */
+static void poison_results(struct results *r)
+{
+	size_t i, j, k;
+
+	POISON(r->thpeval_version);
+	POISON(r->accel_reason);
+	POISON(r->libvirt_version);
+	POISON(r->hypervisor_version);
+	POISON(r->image_id);
+	POISON(r->kvm_stats_note);
+	POISON(r->pmu_note);
+	POISON(r->host.name);
+	POISON(r->host.kernel);
+	POISON(r->host.cpu_model);
+	POISON(r->error);
+	POISON(r->settings.workloads);
+	POISON(r->settings.uri);
+	for (i = 0; i < r->ncells; i++) {
+		struct cell *c = &r->cells[i];
+
+		POISON(c->host_thp);
+		POISON(c->prefault);
+		POISON(c->guest_thp);
+		POISON(c->workload);
+		POISON(c->variant);
+		POISON(c->guest);
+		POISON(c->treatment_note);
+		c->valid = false;
+		POISON(c->invalid_reason);
+		for (k = 0; k < RES_MAX_FAILURES; k++)
+			POISON(c->failures[k]);
+		c->nfailures = RES_MAX_FAILURES;
+		for (j = 0; j < c->nmetrics; j++)
+			POISON(c->metrics[j].name);
+	}
+	for (i = 0; i < r->nguests; i++) {
+		POISON(r->guests[i].name);
+		POISON(r->guests[i].error);
+		POISON(r->guests[i].guest_kernel);
+	}
+}
+
+/* junit.xml stays well-formed XML 1.0; text has no control character but \n and \t; both with a baseline */
+static void test_control_chars(void **state)
+{
+	static const struct {
+		const char *name;
+		bool baseline;
+		bool failed;		/* the run failed: its error in the run case */
+	} cases[] = {
+		{ "alone", false, false },
+		{ "with a baseline", true, false },
+		{ "a failed run", false, true },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct results *base = fixture_results(), *cur = fixture_results();
+		struct report_input in = { .res = cur };
+		const struct compare_opts o = { 5, GATE_PRIMARY };
+		struct comparison c;
+		struct err e = ERR_INIT;
+		char *out;
+		size_t len;
+		xmlDocPtr doc;
+
+		poison_results(cur);
+		poison_results(base);
+		if (cases[i].failed)
+			snprintf(cur->status, sizeof(cur->status), "failed" CTL);
+		if (cases[i].baseline) {
+			assert_int_equal(compare_results(base, cur, &o, &c, &e), 0);
+			in.base = base;
+			in.cmp = &c;
+			in.base_name = "run " CTL;
+		}
+		out = render(&in, REPORT_JUNIT, &len);
+		doc = xmlReadMemory(out, (int)len, "junit.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+				    XML_PARSE_NOWARNING);
+		if (!doc)
+			fail_msg("%s: junit.xml is not well-formed XML:\n%s", cases[i].name, out);
+		xmlFreeDoc(doc);
+		assert_non_null(strstr(out, "\\x1b[31m\\x07x\\x7f\\xc2\\x9b\\xff\\x01\\x0d"));
+		free(out);
+		out = render(&in, REPORT_TEXT, &len);
+		if (!textesc_clean(out, len, TEXTESC_KEEP_LINES))
+			fail_msg("%s: a control character in the text:\n%s", cases[i].name, out);
+		assert_non_null(strstr(out, "\\x1b[31m"));
+		free(out);
+		/* the text printers on their own, as 'thpeval run' and 'compare' use them */
+		{
+			FILE *m = open_memstream(&out, &len);
+
+			assert_non_null(m);
+			results_print_table(cur, m);
+			if (cases[i].baseline)
+				compare_print(&c, base, cur, m);
+			fclose(m);
+			if (!textesc_clean(out, len, TEXTESC_KEEP_LINES))
+				fail_msg("%s: a control character printed:\n%s", cases[i].name, out);
+			free(out);
+		}
+		if (cases[i].baseline)
+			comparison_release(&c);
+		fixture_results_free(base);
+		fixture_results_free(cur);
+	}
 }
 
 /* ---- junit ------------------------------------------------------------------------------- */
@@ -756,6 +940,8 @@ int main(void)
 		cmocka_unit_test(test_formats_registry),
 		cmocka_unit_test(test_csv_fixture),
 		cmocka_unit_test(test_csv_quoting),
+		cmocka_unit_test(test_csv_formula),
+		cmocka_unit_test(test_control_chars),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_regression),
 		cmocka_unit_test(test_html),
