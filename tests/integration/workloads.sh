@@ -102,7 +102,7 @@ pa=$(pmd_anon_policy always)
 pn=$(pmd_anon_policy never)
 short=$([ "$f2m" -lt 2048 ] && echo true || echo false)
 # shellcheck disable=SC2016
-unexplained=$(jq -c "$rules" --arg pa "$pa" --arg pn "$pn" --argjson short "$short" '[.cells[]
+unexplained=$(jq -c --arg pa "$pa" --arg pn "$pn" --argjson short "$short" "$rules"'[.cells[]
 	| select((inv | not) and (.valid | not) and (zp_refused | not))
 	| select(((.host_thp == "always" and (.invalid_reason | startswith("host THP is always but only"))
 			and ($pa != "always" or $short))
