@@ -187,6 +187,18 @@ JQ_EXPECT_VALID='def expect_valid($need):
 	  elif .guest_thp != "never" and ($g | min) < $need then false
 	  else true end;'
 
+# thpeval's tlb sweep (guest/tlb.c): walk(l2_bytes; pages_min; pages_max) is
+# tlb_walk_pages, the largest power of two of pages whose one 64-byte line each
+# fits in the L2, clamped to the sweep; points(pages_min; pages_max) is
+# tlb_points (x4 per point, at most 15 and then pages_max); m(key) a cell's
+# first sample of a metric
+# shellcheck disable=SC2016,SC2034	# jq's variables; used by the scripts that source this
+JQ_TLB_POINTS='def walk($l2; $lo; $hi): ([1 | recurse(. * 2; . <= ($l2 / 64 | floor))] | last) as $p
+		| [([$p, $lo] | max), $hi] | min;
+	def points($lo; $hi): [$lo | recurse(if . > ($hi / 4 | floor) then empty else . * 4 end)
+		| select(. < $hi)] | .[:15] + [$hi];
+	def m($k): .metrics[$k].samples[0];'
+
 # the cells of results.json $1 whose .valid is not what their evidence says, as
 # compact JSON ("[]" when every cell agrees)
 validity_mismatches() {

@@ -3,7 +3,9 @@
 # failure (a jq that cannot run its filter or read its file, in $(...) too, turns
 # the next PASS or SKIP into a FAIL, and one left after the last check fails the
 # tally), while jq -e's false and a jq whose reader stopped early are not
-# failures. Each case runs lib.sh in a child bash and reads its output.
+# failures; and JQ_TLB_POINTS gives guest/tlb.c's sweep (the cases of
+# tests/guest/test_tlb.c). Each case runs lib.sh in a child bash and reads its
+# output.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 pass=0 fail=0
@@ -77,6 +79,29 @@ case_ "it_cmd: a command that succeeds" \
 	'it_cmd true && ok "after true"' \
 	"1 passed, 0 failed, 0 skipped" "PASS: after true"
 }
+
+# JQ_TLB_POINTS on guest/tlb.c's cases: "pages_min pages_max l2_bytes | walk | points"
+tlb() {
+	IT_NAME=lib IT_TMP=thpeval-itlib-case THPEVAL_BIN=/bin/true bash -c '. tests/integration/lib.sh
+		jq -rn --argjson lo "$1" --argjson hi "$2" --argjson l2 "$3" "$JQ_TLB_POINTS"'"'"'
+			"\(walk($l2; $lo; $hi)) | \(points($lo; $hi) | map(tostring) | join(" "))"'"'"'' _ "$@" 2>&1
+}
+while IFS='|' read -r name args want; do
+	# shellcheck disable=SC2086	# three numbers
+	got=$(tlb $args)
+	if [ "$got" = "$want" ]; then ok "tlb sweep: $name ($got)"; else ko "tlb sweep: $name: want [$want], got [$got]"; fi
+done <<'EOF'
+512K L2, defaults|16 16384 524288|8192 | 16 64 256 1024 4096 16384
+1M L2|16 16384 1048576|16384 | 16 64 256 1024 4096 16384
+2M L2: clamped to the largest set|16 16384 2097152|16384 | 16 64 256 1024 4096 16384
+1.25M L2: the power of two below|16 65536 1310720|16384 | 16 64 256 1024 4096 16384 65536
+256K L2, max 64|16 64 262144|64 | 16 64
+512-byte L2: clamped to the smallest set|16 16384 512|16 | 16 64 256 1024 4096 16384
+max not a 4x step|16 100 524288|100 | 16 64 100
+min = max|64 64 524288|64 | 64
+1 to 8|1 8 524288|8 | 1 4 8
+capped at 16 points|1 1099511627776 524288|8192 | 1 4 16 64 256 1024 4096 16384 65536 262144 1048576 4194304 16777216 67108864 268435456 1099511627776
+EOF
 
 echo "integration-lib: $pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
