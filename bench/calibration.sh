@@ -115,7 +115,8 @@ worse_rc=$?
 [ "$worse_rc" -eq 2 ] && { echo "calibration: compare with the worse copy: $(tail -n 1 "$WORK/worse.txt")" >&2; exit 1; }
 
 jq -s --argjson aa_n "$aa_n" --argjson aa_flagged "$aa_flagged" --argjson worse_rc "$worse_rc" \
-	--argjson secs "$(cat "$WORK"/r*.secs | jq -s .)" "$CALIB_JQ" "$WORK"/r*/results.json >"$OUT/calibration.json"
+	--argjson secs "$(cat "$WORK"/r*.secs | jq -s .)" "$CALIB_JQ" "$WORK"/r*/results.json >"$OUT/calibration.json" ||
+	{ echo "calibration: jq could not write $OUT/calibration.json" >&2; exit 1; }
 cp "$WORK/worse.txt" "$OUT/calibration-worse-compare.txt"
 rm -rf "$OUT/calibration-runs" && mkdir -p "$OUT/calibration-runs" &&
 	for i in $(seq 1 "$RUNS"); do cp "$WORK/r$i/results.json" "$OUT/calibration-runs/r$i.json"; done

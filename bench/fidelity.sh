@@ -105,7 +105,9 @@ for thp in never always; do
 		for f in tool mirror fault cycle; do
 			series+=(--argjson "${f}_m" "$(median <"$WORK/$f")")
 		done
-		rows+=("$(jq -n --arg thp "$thp" --arg size "$size" "${series[@]}" \
+		# a row jq could not build must stop the bench: an empty one would drop out of the
+		# summary, whose pass is all() of the rows left
+		row=$(jq -n --arg thp "$thp" --arg size "$size" "${series[@]}" \
 			--argjson load "$(cut -d' ' -f1 /proc/loadavg)" \
 			'{ host_thp: $thp, size: $size,
 			   tool_mib_s: $tool_m, tool_runs_mib_s: $tool,
@@ -117,7 +119,8 @@ for thp in never always; do
 			   default_ratio: ($cycle_m / $tool_m),
 			   mirror_populate_ns: $pop, mirror_guest_huge_pct: $huge,
 			   first_touch_huge_pct: $ft,
-			   load_avg_1m: $load }')")
+			   load_avg_1m: $load }') || { echo "bench: jq could not build the $thp/$size row" >&2; exit 1; }
+		rows+=("$row")
 	done
 done
 printf '%s\n' "${rows[@]}" | jq -s --arg version "$VERSION" --argjson tol "$TOL" \
@@ -129,5 +132,6 @@ printf '%s\n' "${rows[@]}" | jq -s --arg version "$VERSION" --argjson tol "$TOL"
 	  compared: "memset_mirror_mib_s / tool_mib_s (medians); default_ratio: the default first-touch memset cycle_mib_s / tool_mib_s, for information",
 	  reps: $reps, cpu: $cpu, tolerance_pct: $tol,
 	  settings: [ .[] | .pass = ((.ratio - 1) | fabs * 100 <= $tol) ] }
-	| .pass = all(.settings[]; .pass)' >"$OUT/fidelity.json"
+	| .pass = all(.settings[]; .pass)' >"$OUT/fidelity.json" ||
+	{ echo "bench: jq could not write $OUT/fidelity.json" >&2; exit 1; }
 jq -r '"fidelity (host, \(.tool) \(.tool_version)): " + ([.settings[] | "\(.host_thp)/\(.size): memset \(.memset_mirror_mib_s|round) vs \(.tool_mib_s|round) MiB/s ratio \(.ratio*1000|round/1000) \(if .pass then "ok" else "FAIL" end) (first-touch memset \(.memset_fault_mib_s|round), with munmap \(.memset_cycle_mib_s|round))"] | join(", ")) + "; \(if .pass then "pass" else "FAIL" end) (within \(.tolerance_pct)%)"' "$OUT/fidelity.json"

@@ -44,7 +44,8 @@ jq -s '[.[] | .guests[]] as $g |
 	  median_create_to_first_record_s: (if ($c | length) % 2 == 1 then $c[($c | length - 1) / 2]
 					    else ($c[($c | length) / 2 - 1] + $c[($c | length) / 2]) / 2 end),
 	  mean_teardown_s: ([$g[].teardown_s] | add / length),
-	  target_s: 5 }' "$WORK"/o*/results.json >"$OUT/orchestration.json"
+	  target_s: 5 }' "$WORK"/o*/results.json >"$OUT/orchestration.json" ||
+	{ echo "bench: jq could not write $OUT/orchestration.json" >&2; exit 1; }
 jq -r '"orchestration (\(.accel), \(.guests) guests, image \(.image_id)): create->first record mean \(.mean_create_to_first_record_s*100|round/100) s, median \(.median_create_to_first_record_s*100|round/100) s \(.create_to_first_record_s|map(.*100|round/100)), teardown mean \(.mean_teardown_s*100|round/100) s; per-guest overhead \((.mean_create_to_first_record_s+.mean_teardown_s)*100|round/100) s (target: create->first record <= \(.target_s) s)"' "$OUT/orchestration.json"
 
 # ---- minimum detectable effect of memset access time at the default repetitions --------
@@ -69,7 +70,8 @@ jq --arg load "$load" '
 				      else null end) } ] }
 	| .worst_mde_pct = ([.cells[].mde_pct | select(. != null)] | max)
 	| .reps_for_target = ([.cells[].reps_for_target | select(. != null)] | max)
-' "$WORK/mde/results.json" >"$OUT/mde.json"
+' "$WORK/mde/results.json" >"$OUT/mde.json" ||
+	{ echo "bench: jq could not write $OUT/mde.json" >&2; exit 1; }
 jq -r '"mde (\(.accel)): memset access_ns, default reps: " + ([.cells[] | "\(.host_thp)/\(.guest_thp) n=\(.n) cv=\(.cv_pct*10|round/10)% mde=\(.mde_pct*10|round/10)%"] | join(", ")) + "; worst \(.worst_mde_pct*10|round/10)% (target <= \(.target_pct)%); at this noise \(.reps_for_target) repetitions per cell would reach it; load \(.loadavg)"' "$OUT/mde.json"
 
 # ---- every workload but kcompile at its defaults in one guest ----------------------
@@ -84,7 +86,8 @@ jq --arg wl "$wl" '{ benchmark: "workloads", accel, target_s: 180, workloads: ($
 	  cells: [.cells[] | select(.target == "guest") | { workload, variant, reps_ok, reps_failed, warmups, valid }] }
 	| .total_s = ([.guests[].total_s] | max)
 	| .all_ok = ([.cells[] | .reps_ok > 0 and .reps_failed == 0] | all)
-	| .met = (.total_s != null and .total_s <= .target_s and .all_ok)' "$WORK/wl/results.json" >"$OUT/workloads.json"
+	| .met = (.total_s != null and .total_s <= .target_s and .all_ok)' "$WORK/wl/results.json" >"$OUT/workloads.json" ||
+	{ echo "bench: jq could not write $OUT/workloads.json" >&2; exit 1; }
 jq -r '"workloads (\(.accel), one guest, guest THP never and always, defaults): \(.workloads | join(",")) in \(.total_s*10|round/10) s boot to power-off, \(.cells | length) cells\(if .all_ok then "" else " (some repetitions failed)" end) (target <= \(.target_s) s: \(if .met then "met" else "NOT met" end))"' "$OUT/workloads.json"
 
 # ---- measurement fidelity on the bare host ------------------------------------------
@@ -108,6 +111,7 @@ if [ "${BENCH_KCOMPILE:-0}" = 1 ]; then
 	      wall_s: ([.cells[] | select(.workload == "kcompile" and .target == "guest") | .metrics.wall_s.mean] | first),
 	      user_s: ([.cells[] | select(.workload == "kcompile" and .target == "guest") | .metrics.user_s.mean] | first),
 	      sys_s: ([.cells[] | select(.workload == "kcompile" and .target == "guest") | .metrics.sys_s.mean] | first) }
-	    | .met = (.wall_s != null and .wall_s <= .target_s)' "$WORK/kc/results.json" >"$OUT/kcompile.json"
+	    | .met = (.wall_s != null and .wall_s <= .target_s)' "$WORK/kc/results.json" >"$OUT/kcompile.json" ||
+	{ echo "bench: jq could not write $OUT/kcompile.json" >&2; exit 1; }
 	jq -r '"kcompile (\(.accel)): tinyconfig mm/ wall \(.wall_s) s, user \(.user_s) s, sys \(.sys_s) s (target <= \(.target_s) s: \(if .met then "met" else "NOT met" end))"' "$OUT/kcompile.json"
 fi

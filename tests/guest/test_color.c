@@ -1,7 +1,8 @@
 /*
  * tests for guest/color.c: the set-conflicting stride, the CPUID fallback
- * (used when a fake /sys has no cache directory), parameter checks, and
- * short real runs whose record is parsed and checked.
+ * (used when a fake /sys has no cache directory), parameter checks, short
+ * real runs whose record is parsed and checked, and runs on the fixture
+ * machines' CPUs (tests/guest/fixtures).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -203,6 +204,52 @@ static void test_real_run(void **state)
 	wlt_free(&o);
 }
 
+/* ---- the CPUs of the fixture machines (tests/guest/fixtures) ------------------ */
+
+struct cpu_case {
+	const char *name, *fixture;
+	/* what the record must say: "field=value" (NULL-terminated) */
+	const char *want[12];
+};
+
+static const struct cpu_case cpu_cases[] = {
+	/* L2 stride 1024 sets x 64B = 64K, 9 frames: one 2M region */
+	{ "AMD EPYC: L1d 32K 8-way, L2 512K 8-way", "cpu-amd-epyc-512k",
+	  { "geometry=sysfs", "l1d_ways=8", "l1d_sets=64", "l1d_size_bytes=32768",
+	    "l1d_stride_bytes=4096", "l2_ways=8", "l2_sets=1024", "l2_size_bytes=524288",
+	    "l2_stride_bytes=65536", "region_bytes=2097152", NULL } },
+	/* L2 stride 2048 sets x 64B = 128K, 17 frames: 2.1M, two 2M pages */
+	{ "Intel Xeon: L1d 48K 12-way, L2 2M 16-way", "cpu-intel-xeon-2m",
+	  { "geometry=sysfs", "l1d_ways=12", "l1d_sets=64", "l1d_size_bytes=49152",
+	    "l1d_stride_bytes=4096", "l2_ways=16", "l2_sets=2048", "l2_size_bytes=2097152",
+	    "l2_stride_bytes=131072", "region_bytes=4194304", NULL } },
+};
+
+/* the fixture CPU's L1d and L2, from its sysfs, measured one stride apart */
+static void test_cpu(void **state)
+{
+	const struct cpu_case *c = *state;
+	const char *argv[] = { "color", "--loads=2000", "--trials=1", "--label=guest_thp=test" };
+	char root[] = "/tmp/thpeval-color-cpu-XXXXXX", key[32];
+	const char *const *w, *got;
+	struct wlt_out o;
+
+	assert_non_null(wlt_cpu_tree(root, c->fixture));
+	wlt_run(root, argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	assert_int_equal(o.n, 1);
+	check_record(&o.rec[0], true);
+	for (w = c->want; *w; w++) {
+		snprintf(key, sizeof(key), "%.*s", (int)(strchr(*w, '=') - *w), *w);
+		got = rec_get(&o.rec[0], key);
+		if (!got || strcmp(got, strchr(*w, '=') + 1))
+			fail_msg("%s: %s = %s, want %s", c->fixture, key, got ? got : "(absent)", *w);
+	}
+	wlt_free(&o);
+	wlt_tree_free(root);
+}
+
 static void fake_cache(const char *root, int idx, const char *level, const char *type,
 		       const char *ways, const char *sets, const char *size)
 {
@@ -241,7 +288,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(stride_cases) + N(bad_cases) + 5];
+	struct CMUnitTest tests[N(stride_cases) + N(bad_cases) + N(cpu_cases) + 5];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(stride_cases); i++)
@@ -258,5 +305,8 @@ int main(void)
 					  NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run: record parses, fields positive",
 					  test_real_run, NULL, NULL, NULL };
+	for (i = 0; i < N(cpu_cases); i++)
+		tests[n++] = (struct CMUnitTest){ cpu_cases[i].name, test_cpu, NULL, NULL,
+						  (void *)(uintptr_t)&cpu_cases[i] };
 	return _cmocka_run_group_tests("color", tests, n, setup, teardown);
 }

@@ -1,4 +1,7 @@
-/* tests for guest/sysinfo.c: smaps, meminfo and THP knob parsing on fixtures */
+/*
+ * tests for guest/sysinfo.c: smaps, meminfo and THP knob parsing on fixtures;
+ * cache geometry and cpuinfo flags of the fixture machines' CPUs
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,9 +316,83 @@ static void test_cache_geom(void **state)
 	assert_non_null(strstr(e.msg, "not a number"));
 }
 
+/* ---- the CPUs of the fixture machines (tests/guest/fixtures) ------------------ */
+
+struct cpu_geom_case {
+	const char *name, *fixture;
+	unsigned level;
+	const char *type;
+	struct cache_geom want;	/* level, ways, sets, line_bytes, size_bytes */
+};
+
+static const struct cpu_geom_case cpu_geom_cases[] = {
+	{ "AMD EPYC: L1d 32K 8-way", "cpu-amd-epyc-512k", 1, "Data", { 1, 8, 64, 64, 32 << 10 } },
+	{ "AMD EPYC: L1i 32K 8-way", "cpu-amd-epyc-512k", 1, "Instruction",
+	  { 1, 8, 64, 64, 32 << 10 } },
+	{ "AMD EPYC: L2 512K 8-way", "cpu-amd-epyc-512k", 2, "Unified",
+	  { 2, 8, 1024, 64, 512 << 10 } },
+	{ "AMD EPYC: L3 32M slice 16-way", "cpu-amd-epyc-512k", 3, "Unified",
+	  { 3, 16, 32768, 64, 32ull << 20 } },
+	{ "Intel Xeon: L1d 48K 12-way", "cpu-intel-xeon-2m", 1, "Data", { 1, 12, 64, 64, 48 << 10 } },
+	{ "Intel Xeon: L1i 64K 16-way", "cpu-intel-xeon-2m", 1, "Instruction",
+	  { 1, 16, 64, 64, 64 << 10 } },
+	{ "Intel Xeon: L2 2M 16-way", "cpu-intel-xeon-2m", 2, "Unified",
+	  { 2, 16, 2048, 64, 2 << 20 } },
+	{ "Intel Xeon: L3 480M 16-way", "cpu-intel-xeon-2m", 3, "Unified",
+	  { 3, 16, 491520, 64, 480ull << 20 } },
+};
+
+/* cpu0's caches as the fixture machine's sysfs describes them */
+static void test_cpu_geom(void **state)
+{
+	const struct cpu_geom_case *c = *state;
+	char root[] = "/tmp/thpeval-sysinfo-cpu-XXXXXX";
+	struct err e = ERR_INIT;
+	struct cache_geom g;
+
+	assert_non_null(wlt_cpu_tree(root, c->fixture));
+	if (cache_geom_get(root, c->level, c->type, &g, &e))
+		fail_msg("%s: %s", c->fixture, e.msg);
+	assert_int_equal(g.level, c->want.level);
+	assert_int_equal(g.ways, c->want.ways);
+	assert_int_equal(g.sets, c->want.sets);
+	assert_int_equal(g.line_bytes, c->want.line_bytes);
+	assert_int_equal(g.size_bytes, c->want.size_bytes);
+	/* the fixtures' size files agree with their geometry */
+	assert_int_equal(g.size_bytes, g.ways * g.sets * g.line_bytes);
+	wlt_tree_free(root);
+}
+
+struct cpu_flag_case {
+	const char *name, *fixture, *flag;
+	bool want;
+};
+
+static const struct cpu_flag_case cpu_flag_cases[] = {
+	{ "AMD EPYC: rdtscp", "cpu-amd-epyc-512k", "rdtscp", true },
+	{ "AMD EPYC: pdpe1gb", "cpu-amd-epyc-512k", "pdpe1gb", true },
+	{ "AMD EPYC: no avx512f", "cpu-amd-epyc-512k", "avx512f", false },
+	{ "AMD EPYC: svm not passed to the VM", "cpu-amd-epyc-512k", "svm", false },
+	{ "Intel Xeon: rdtscp", "cpu-intel-xeon-2m", "rdtscp", true },
+	{ "Intel Xeon: pdpe1gb", "cpu-intel-xeon-2m", "pdpe1gb", true },
+	{ "Intel Xeon: avx512f", "cpu-intel-xeon-2m", "avx512f", true },
+	{ "Intel Xeon: vmx not passed to the VM", "cpu-intel-xeon-2m", "vmx", false },
+};
+
+static void test_cpu_flag(void **state)
+{
+	const struct cpu_flag_case *c = *state;
+	char root[] = "/tmp/thpeval-sysinfo-cpu-XXXXXX";
+
+	assert_non_null(wlt_cpu_tree(root, c->fixture));
+	assert_int_equal(cpuinfo_has_flag(root, c->flag), c->want);
+	wlt_tree_free(root);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[N(smaps_cases) + N(knob_cases) + 3];
+	struct CMUnitTest tests[N(smaps_cases) + N(knob_cases) + N(cpu_geom_cases) +
+				N(cpu_flag_cases) + 3];
 	const struct CMUnitTest tree[] = {
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_knob_files),
@@ -338,6 +415,12 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){ knob_cases[i].name, test_knob, NULL, NULL,
 						  &knob_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "fmt_size", test_fmt_size, NULL, NULL, NULL };
+	for (i = 0; i < N(cpu_geom_cases); i++)
+		tests[n++] = (struct CMUnitTest){ cpu_geom_cases[i].name, test_cpu_geom, NULL, NULL,
+						  (void *)(uintptr_t)&cpu_geom_cases[i] };
+	for (i = 0; i < N(cpu_flag_cases); i++)
+		tests[n++] = (struct CMUnitTest){ cpu_flag_cases[i].name, test_cpu_flag, NULL, NULL,
+						  (void *)(uintptr_t)&cpu_flag_cases[i] };
 	fails = _cmocka_run_group_tests("sysinfo", tests, n, NULL, NULL);
 	return fails + cmocka_run_group_tests_name("sysinfo fake tree", tree, tree_setup,
 						   tree_teardown);

@@ -1,7 +1,8 @@
 /*
  * tests for guest/tlb.c: the chain (one cycle, distinct lines), the sweep's
- * points, parameter checks (fail records with reasons, fake /proc), and a
- * short real run whose records are parsed and checked.
+ * points, parameter checks (fail records with reasons, fake /proc), a
+ * short real run whose records are parsed and checked, and the default sweep
+ * on the fixture machines' CPUs (tests/guest/fixtures).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -477,6 +478,66 @@ static void test_real_run_split(void **state)
 	wlt_free(&o);
 }
 
+/* ---- the CPUs of the fixture machines (tests/guest/fixtures) ------------------ */
+
+struct cpu_case {
+	const char *name, *fixture;
+	uint64_t l2_bytes, walk;	/* what the summary must say */
+	uint64_t ws[8];			/* the sweep's points, 0-terminated */
+};
+
+static const struct cpu_case cpu_cases[] = {
+	/* 512K: 8192 pages of one line each fit, a point of its own between 4096 and 16384 */
+	{ "AMD EPYC, 512K L2: walk point 8192, a sweep point of its own", "cpu-amd-epyc-512k",
+	  512 << 10, 8192, { 16, 64, 256, 1024, 4096, 8192, 16384 } },
+	/* 2M: 32768 pages would fit, clamped to the largest set, already a point */
+	{ "Intel Xeon, 2M L2: walk point at the largest set", "cpu-intel-xeon-2m", 2 << 20, 16384,
+	  { 16, 64, 256, 1024, 4096, 16384 } },
+};
+
+/*
+ * The default sweep on each fixture CPU: the walk point and the points follow the
+ * L2 its sysfs describes, and the summary names that L2
+ */
+static void test_cpu(void **state)
+{
+	const struct cpu_case *c = *state;
+	const char *argv[] = { "tlb", "--loads=1000", "--trials=1", "--walk-trials=0", "--pin=0",
+			       "--label=guest_thp=test" };
+	char root[] = "/tmp/thpeval-tlb-cpu-XXXXXX", v[32];
+	const struct record *s;
+	struct wlt_out o;
+	size_t i, npoints = 0;
+	uint64_t u;
+
+	assert_non_null(wlt_cpu_tree(root, c->fixture));
+	wlt_run(root, argv, N(argv), &o);
+	if (o.rc != HARNESS_OK)
+		fail_msg("exit %d: %s", o.rc, o.msg);
+	for (; npoints < N(c->ws) && c->ws[npoints]; npoints++) {
+		snprintf(v, sizeof(v), "ws%llu_4k", (unsigned long long)c->ws[npoints]);
+		check_point(wlt_variant(&o, v), "4k", c->ws[npoints]);
+		snprintf(v, sizeof(v), "ws%llu_2m", (unsigned long long)c->ws[npoints]);
+		check_point(wlt_variant(&o, v), "2m", c->ws[npoints]);
+	}
+	/* base, 4k and 2m per point, summary: no other point */
+	assert_int_equal(o.n, 1 + 2 * npoints + 1);
+	for (i = 0; i < o.n; i++)
+		assert_int_equal(o.rec[i].type, REC_RESULT);
+	s = wlt_variant(&o, "summary");
+	assert_int_equal(rec_get_u64(s, "l2_bytes", &u), 0);
+	assert_int_equal(u, c->l2_bytes);
+	assert_int_equal(rec_get_u64(s, "walk_ws_pages", &u), 0);
+	assert_int_equal(u, c->walk);
+	assert_int_equal(rec_get_u64(s, "points", &u), 0);
+	assert_int_equal(u, npoints);
+#if defined(__x86_64__)
+	assert_string_equal(rec_get(s, "tsc"), "rdtscp");	/* both list rdtscp in cpuinfo */
+#endif
+	wlt_free(&o);
+	wlt_tree_free(root);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -492,7 +553,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + 8];
+	struct CMUnitTest tests[N(chain_cases) + N(points_cases) + N(bad_cases) + N(cpu_cases) + 8];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(chain_cases); i++)
@@ -519,5 +580,8 @@ int main(void)
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run, no same-frame walk point",
 					  test_real_run_no_shared, NULL, NULL, NULL };
+	for (i = 0; i < N(cpu_cases); i++)
+		tests[n++] = (struct CMUnitTest){ cpu_cases[i].name, test_cpu, NULL, NULL,
+						  (void *)(uintptr_t)&cpu_cases[i] };
 	return _cmocka_run_group_tests("tlb", tests, n, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * Run `workload NAME ...` in this process through harness_workload_main()
  * into a memfd and parse every line with rec_parse (each must be a valid
  * record, numbered 0, 1, ...); check fields; build fake /proc and /sys trees
- * (proc may be a link to the real /proc, so smaps and meminfo stay real).
+ * (proc may be a link to the real /proc, so smaps and meminfo stay real),
+ * and trees with the CPU of a fixture machine (tests/guest/fixtures).
  */
 #ifndef THPEVAL_TESTS_GUEST_WLTEST_H
 #define THPEVAL_TESTS_GUEST_WLTEST_H
@@ -219,6 +220,28 @@ WLT_FN char *wlt_tree(char *tmpl, bool real_proc, unsigned long avail_kb)
 		wlt_put(tmpl, "/proc/meminfo", text);
 	}
 	return tmpl;
+}
+
+/*
+ * A fresh tree with the CPU of fixture (a directory under tests/guest/fixtures,
+ * relative to the repository root the tests run in): its
+ * sys/devices/system/cpu and proc/cpuinfo copied, the rest of /proc this
+ * process reads (self, meminfo, vmstat) and the THP knobs (sys/kernel) links
+ * to the real ones, read only. NULL when it cannot be built.
+ */
+WLT_FN char *wlt_cpu_tree(char *tmpl, const char *fixture)
+{
+	char cmd[2048];
+
+	if (!mkdtemp(tmpl))
+		return NULL;
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; f='tests/guest/fixtures/%s'; r='%s'; mkdir -p \"$r/sys/devices/system\" \"$r/proc\"; "
+		 "cp -R \"$f/sys/devices/system/cpu\" \"$r/sys/devices/system/\"; "
+		 "cp \"$f/proc/cpuinfo\" \"$r/proc/\"; ln -s /sys/kernel \"$r/sys/kernel\"; "
+		 "for p in self meminfo vmstat; do ln -s /proc/$p \"$r/proc/$p\"; done",
+		 fixture, tmpl);
+	return system(cmd) ? NULL : tmpl;
 }
 
 WLT_FN void wlt_tree_free(const char *root)

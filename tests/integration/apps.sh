@@ -38,11 +38,14 @@ LIMIT=2400 STALL=900
 
 # ---- 1. both workloads, host never and always, guest never and always, shmem never and always ----
 before=$(thp_snapshot)
+f2m0=$(free_2m_mib)
 t0=$SECONDS
 # shellcheck disable=SC2086
 it_run $LIMIT $STALL "$WORK/r1.out" "$WORK/r1.err" "$BIN" run --host-thp=always --guest-thp=always \
 	--guest-shmem-thp=never,always --workload-opts="$SMALL" $COMMON --out="$WORK/r1"
 rc=$it_rc
+f2m1=$(free_2m_mib)
+f2m=$((f2m0 < f2m1 ? f2m0 : f2m1))
 J=$WORK/r1/results.json
 if it_over "run --workloads=redis,pgbench"; then :; elif [ "$rc" -eq 0 ] && [ -s "$J" ]; then
 	ok "run --workloads=redis,pgbench exits 0 ($((SECONDS - t0)) s)"; else
@@ -57,7 +60,19 @@ if [ -z "$it_stop" ] && [ -s "$J" ]; then
 		ko "$n pgbench cells with a shmem variant: $(jq -c '[.cells[] | select(.workload == "pgbench") | .variant]' "$J")"
 	bad=$(jq -c '[.cells[] | select(.workload == "redis" or .workload == "pgbench") | select(.valid != true)
 		| {workload, host_thp, guest_thp, variant, invalid_reason}]' "$J")
-	[ "$bad" = "[]" ] && ok "every redis and pgbench cell is valid by its own evidence" || ko "invalid cells: $bad"
+	# invalid only for what the host gives QEMU under host 'always', which thpeval does not
+	# set: the per-size 2M knob, or free 2M blocks (buddyinfo) under 2 x the 1G guest
+	pa=$(pmd_anon_policy always)
+	hostonly=$(jq '[.cells[] | select((.workload == "redis" or .workload == "pgbench") and .valid != true)
+		| select(.host_thp == "always" and (.invalid_reason // "" | startswith("host THP is always but only")))]
+		| length' "$J")
+	if [ "$bad" = "[]" ]; then
+		ok "every redis and pgbench cell is valid by its own evidence"
+	elif [ "$hostonly" = "$(jq length <<<"$bad")" ] && { [ "$pa" != always ] || [ "$f2m" -lt 2048 ]; }; then
+		sk "$hostonly cells invalid for what this host gives QEMU (hugepages-2048kB under always: $pa; $f2m MiB free in 2M blocks): $(jq -c '[.[].invalid_reason] | unique' <<<"$bad")"
+	else
+		ko "invalid cells (free in 2M blocks: $f2m MiB): $bad"
+	fi
 	# the evidence itself, beside thpeval's verdict
 	v=$(jq -c '[.cells[] | select(.workload == "redis") | {g: .guest_thp, c: .metrics.huge_pct.samples[0]}]' "$J")
 	jq -e '[.cells[] | select(.workload == "redis") | .metrics.huge_pct.samples[0] as $c

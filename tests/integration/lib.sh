@@ -8,20 +8,86 @@
 # it_wait_for, it_finish, it_run, it_over), leftover_domains (those of the runs
 # it_start began: other thpeval domains on the host are not this script's), and
 # an EXIT trap that removes those domains, restores the host from the journal
-# and deletes WORK.
+# and deletes WORK. A command a check rests on that fails (every jq call, the
+# commands run through it_cmd) turns the next PASS or SKIP into a FAIL that
+# names it (it_cmd_failed), even from inside $(...).
 BIN=${THPEVAL_BIN:-$PWD/bin/thpeval}
 THP=/sys/kernel/mm/transparent_hugepage
 WORK=$(mktemp -d "/tmp/$IT_TMP.XXXXXX")
 STATE=$WORK/state
 pass=0 fail=0 skip=0
 
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
-sk() { echo "SKIP: $1"; skip=$((skip + 1)); }
+# ---- a check whose command failed is a failure ---------------------------------------
+# The commands a check's verdict rests on (jq, and what runs through it_cmd) note
+# their failure in IT_CMDFAIL, a file, so that one run in $(...) (a subshell)
+# counts too; the next check takes the notes: a PASS or SKIP with a note is a
+# FAIL naming the command. Not pipefail: a pipeline that ends in grep -q or head
+# stops its producer with SIGPIPE, a failure where nothing failed.
+IT_CMDFAIL=$WORK/cmd-failed
+: >"$IT_CMDFAIL"
+
+# it_cmd_failed TEXT: note a failed command for the next check
+it_cmd_failed() { printf '%s\n' "$*" >>"$IT_CMDFAIL"; }
+
+# the notes since the last check on one line, cleared; false when there were none
+it_take_cmdfail() {
+	[ -s "$IT_CMDFAIL" ] || return 1
+	paste -sd';' "$IT_CMDFAIL"
+	: >"$IT_CMDFAIL"
+}
+
+# it_cmd CMD...: run CMD; a non-zero status is noted (and returned)
+it_cmd() {
+	local rc
+	"$@"
+	rc=$?
+	[ "$rc" -eq 0 ] || it_cmd_failed "'$*' exited $rc"
+	return "$rc"
+}
+
+# every jq call of a script that sources this: a status of 2 and up (usage, a
+# filter that does not compile, a file it cannot read, bad JSON) is noted with
+# jq's message; 1 is a verdict under -e (the last output was false or null);
+# SIGPIPE (141) means its reader stopped early ($(jq ... | head -c 400))
+jq() {
+	local rc a e=false err
+	err=$(mktemp "$WORK/jq-err.XXXXXX") || { it_cmd_failed "jq: no temporary file"; return 2; }
+	command jq "$@" 2>"$err"
+	rc=$?
+	cat "$err" >&2
+	for a in "$@"; do
+		[[ $a == --exit-status || $a =~ ^-[a-zA-Z]*e[a-zA-Z]*$ ]] && e=true
+	done
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 141 ] && ! { [ "$rc" -eq 1 ] && $e; }; then
+		it_cmd_failed "jq exited $rc: $(head -c 300 "$err" | tr '\n' ' ')"
+	fi
+	rm -f "$err"
+	return "$rc"
+}
+
+ok() {
+	local why
+	if why=$(it_take_cmdfail); then ko "$1, but a command it rests on failed: $why"; return; fi
+	echo "PASS: $1"
+	pass=$((pass + 1))
+}
+ko() {
+	local why
+	if why=$(it_take_cmdfail); then echo "FAIL: $1 (a command it rests on failed: $why)"; else echo "FAIL: $1"; fi
+	fail=$((fail + 1))
+}
+sk() {
+	local why
+	if why=$(it_take_cmdfail); then ko "$1, but a command it rests on failed: $why"; return; fi
+	echo "SKIP: $1"
+	skip=$((skip + 1))
+}
 
 # the tally line; exit 1 on a failure, 77 when every check skipped (nothing on
 # this machine for the script to test: tests/run-stage.sh counts it as skipped)
 finish() {
+	local why
+	if why=$(it_take_cmdfail); then ko "a command failed after the last check: $why"; fi
 	echo "$IT_NAME: $pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ] || exit 1
 	[ "$pass" -eq 0 ] && [ "$skip" -gt 0 ] && exit 77
@@ -100,7 +166,8 @@ free_2m_mib() {
 	ps=$(getconf PAGESIZE)
 	order=0
 	while [ $((ps << order)) -lt $((2 << 20)) ]; do order=$((order + 1)); done
-	awk -v o="$order" -v ps="$ps" '/zone/ { for (i = 5 + o; i <= NF; i++) kb += $i * (ps / 1024) * 2 ^ (i - 5) }
+	# shellcheck disable=SC2016	# awk's fields
+	it_cmd awk -v o="$order" -v ps="$ps" '/zone/ { for (i = 5 + o; i <= NF; i++) kb += $i * (ps / 1024) * 2 ^ (i - 5) }
 		END { print int(kb / 1024) }' /proc/buddyinfo
 }
 
@@ -119,6 +186,18 @@ JQ_EXPECT_VALID='def expect_valid($need):
 	  elif .guest_thp == "never" and ($g | max) > 1 then false
 	  elif .guest_thp != "never" and ($g | min) < $need then false
 	  else true end;'
+
+# thpeval's tlb sweep (guest/tlb.c): walk(l2_bytes; pages_min; pages_max) is
+# tlb_walk_pages, the largest power of two of pages whose one 64-byte line each
+# fits in the L2, clamped to the sweep; points(pages_min; pages_max) is
+# tlb_points (x4 per point, at most 15 and then pages_max); m(key) a cell's
+# first sample of a metric
+# shellcheck disable=SC2016,SC2034	# jq's variables; used by the scripts that source this
+JQ_TLB_POINTS='def walk($l2; $lo; $hi): ([1 | recurse(. * 2; . <= ($l2 / 64 | floor))] | last) as $p
+		| [([$p, $lo] | max), $hi] | min;
+	def points($lo; $hi): [$lo | recurse(if . > ($hi / 4 | floor) then empty else . * 4 end)
+		| select(. < $hi)] | .[:15] + [$hi];
+	def m($k): .metrics[$k].samples[0];'
 
 # the cells of results.json $1 whose .valid is not what their evidence says, as
 # compact JSON ("[]" when every cell agrees)
@@ -202,8 +281,11 @@ it_over() {
 # it_start records the pids): other thpeval domains on the host are not ours
 it_pids=""
 leftover_domains() {
-	local d p
-	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep '^thpeval-'); do
+	local d p all
+	# a list virsh could not give is no proof that none is left
+	all=$(virsh -c qemu:///system list --all --name 2>&1) ||
+		{ it_cmd_failed "virsh list: $(head -c 200 <<<"$all")"; return 1; }
+	for d in $(grep '^thpeval-' <<<"$all"); do
 		p=${d#thpeval-}
 		p=${p%%-*}
 		case " $it_pids " in *" $p "*) echo "$d" ;; esac
@@ -211,7 +293,7 @@ leftover_domains() {
 }
 
 it_cleanup() {
-	for d in $(leftover_domains); do
+	[ -n "$it_pids" ] && for d in $(leftover_domains); do
 		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
 		virsh -c qemu:///system undefine "$d" >/dev/null 2>&1
 	done

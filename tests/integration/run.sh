@@ -172,6 +172,11 @@ else
 fi
 
 # ---- 1c. the hugetlbfs reference arm: pool reserved for its guest, released after ----
+# pool_short ERR: the run failed because the kernel could not fill the pool, and said
+# so (free memory in blocks of the page size is the host's, not thpeval's)
+pool_short() {
+	[ "$it_rc" -ne 0 ] && grep -q 'the host could reserve only' "$1"
+}
 POOL=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 if ! grep -q ' hugetlbfs ' /proc/mounts || [ ! -w "$POOL" ]; then
 	sk "hugetlbfs arm: no hugetlbfs mounted or no 2M pool here (tools/services.sh mounts one before libvirtd)"
@@ -181,7 +186,9 @@ else
 		--host-backing=anonymous,hugetlbfs --boots=2 --reps=1 --warmup=0 --cold-reps=0 --memory=512M --size=16M \
 		--accesses=20000 --timeout=10m --state-dir="$STATE" --db=none --out="$WORK/rh"
 	J=$WORK/rh/results.json
-	if it_over "hugetlbfs run"; then :; elif [ -s "$J" ]; then
+	if it_over "hugetlbfs run"; then :; elif pool_short "$WORK/rh.err"; then
+		sk "hugetlbfs arm: this host lacks free 2M blocks for the pool: $(grep -m1 'could reserve only' "$WORK/rh.err")"
+	elif [ -s "$J" ]; then
 		hv=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs")] | length > 0 and all(.valid and .coverage.host_huge_pct >= 90)' "$J")
 		hc=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs") | .coverage.host_huge_pct] | min' "$J")
 		[ "$hv" = true ] && ok "hugetlbfs arm: its cells are valid, guest RAM ${hc}% on hugetlb pages" ||
@@ -212,7 +219,9 @@ else
 		--host-backing=anonymous,hugetlbfs-1g --boots=1 --reps=1 --warmup=0 --cold-reps=0 --memory=1G --size=16M \
 		--accesses=20000 --timeout=10m --state-dir="$STATE" --db=none --out="$WORK/rg"
 	J=$WORK/rg/results.json
-	if it_over "1G hugetlbfs run"; then :; elif [ -s "$J" ]; then
+	if it_over "1G hugetlbfs run"; then :; elif pool_short "$WORK/rg.err"; then
+		sk "1G hugetlbfs arm: this host lacks free 1G blocks for the pool: $(grep -m1 'could reserve only' "$WORK/rg.err")"
+	elif [ -s "$J" ]; then
 		gv=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs-1g")] | length > 0 and all(.valid and .coverage.host_huge_pct >= 90)' "$J")
 		gp=$(jq -r '[.cells[] | select(.host_thp == "hugetlbfs-1g") | .metrics.host_hugetlb_page_kb.samples[]] | unique | join(",")' "$J")
 		[ "$gv" = true ] && [ "$gp" = 1048576 ] &&

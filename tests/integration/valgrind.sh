@@ -41,7 +41,11 @@ if [ "$rc" -eq 0 ] && [ -s "$J" ]; then
 else
 	ko "run under memcheck: exit $rc; $(tail -n 2 "$WORK/err" | tr '\n' ' ')"
 fi
-if [ "$rc" -ne 99 ] && ! grep -q 'definitely lost: [1-9]' "$WORK/memcheck.log"; then
+# (--quiet: the log is empty when memcheck found nothing.) A program memcheck stopped,
+# e.g. at an instruction of this CPU it cannot decode, was not checked to the end
+if grep -q -E 'unhandled instruction|Process terminating with default action' "$WORK/memcheck.log"; then
+	ko "memcheck stopped the run: $(grep -m 3 -E 'unhandled instruction|Process terminating|signal' "$WORK/memcheck.log" | tr '\n' ' ')"
+elif [ "$rc" -ne 99 ] && ! grep -q 'definitely lost: [1-9]' "$WORK/memcheck.log"; then
 	ok "memcheck: ${errors:-0} errors, no block definitely lost"
 else
 	ko "memcheck found errors: $(grep -E 'Invalid|uninitialised|definitely lost' "$WORK/memcheck.log" | head -n 5 | tr '\n' ' ')"

@@ -51,6 +51,55 @@ fi
 [ -z "$(leftover_domains)" ] && ok "no domain left" || ko "domains left: $(leftover_domains)"
 [ "$(jq -r .status "$J")" = complete ] && ok "status complete" || ko "status $(jq -r .status "$J")"
 
+# ---- tlb's sweep follows each target's own L2 -------------------------------------
+# tlb adds a walk point to its sweep from the L2 size it reads (guest/tlb.c
+# tlb_walk_pages, tlb_points_with): QEMU's vCPU in a guest, the machine's CPU on the
+# bare host, which may differ. Each target's summary says which L2 size it used
+# (l2_bytes) and where its walk point fell (walk_ws_pages); its variants must be the
+# points those give. The bare host's l2_bytes is the level 2 cache its sysfs
+# describes (512K where none does, as tlb.c falls back). JQ_TLB_POINTS: lib.sh.
+host_l2() {
+	local d
+	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+		[ "$(cat "$d/level" 2>/dev/null)" = 2 ] && [ "$(cat "$d/type" 2>/dev/null)" = Unified ] || continue
+		if [ -r "$d/size" ]; then
+			echo $(($(sed 's/K$//' "$d/size") * 1024))
+		else
+			echo $(($(cat "$d/ways_of_associativity") * $(cat "$d/number_of_sets") * $(cat "$d/coherency_line_size")))
+		fi
+		return
+	done
+	echo $((512 << 10))
+}
+tlb_points_check() {
+	local t got want have l2 walk want_walk hl2
+	hl2=$(host_l2)
+	for t in guest host; do
+		# per summary: "<l2_bytes> <walk_ws_pages> <expected walk> | <expected variants> | <variants>"
+		got=$(jq -r --arg t "$t" "$JQ_TLB_POINTS"'[.cells[] | select(.workload == "tlb" and .target == $t)] as $c
+			| [$c[] | select(.variant == "summary")] | unique_by(m("l2_bytes")) | .[]
+			| walk(m("l2_bytes"); m("pages_min"); m("pages_max")) as $w
+			| "\(m("l2_bytes")) \(m("walk_ws_pages")) \($w) | "
+			+ ((points(m("pages_min"); m("pages_max")) + [$w] | unique | map("ws\(.)_4k", "ws\(.)_2m"))
+				+ ["base", "summary"] | sort | join(" ")) + " | "
+			+ ([$c[] | .variant // "-"] | unique | join(" "))' "$J")
+		if [ -z "$got" ] || [ "$(wc -l <<<"$got")" -ne 1 ]; then
+			ko "tlb $t: one summary L2 size, got [$got]"
+			continue
+		fi
+		read -r l2 walk want_walk <<<"${got%% | *}"
+		want=$(cut -d'|' -f2 <<<"$got" | xargs)
+		have=$(cut -d'|' -f3 <<<"$got" | xargs)
+		if [ "$walk" != "$want_walk" ] || [ "$want" != "$have" ]; then
+			ko "tlb $t: L2 $l2 bytes gives the walk point $want_walk and variants [$want]; got walk point $walk, variants [$have]"
+		elif [ "$t" = host ] && [ "$l2" != "$hl2" ]; then
+			ko "tlb host: l2_bytes $l2, but this host's sysfs describes an L2 of $hl2 bytes"
+		else
+			ok "tlb $t: the sweep its own L2 gives (l2_bytes $l2: walk point $walk, $(wc -w <<<"$have") variants)"
+		fi
+	done
+}
+
 # ---- one cell per workload x target x setting ------------------------------------
 # guest: host never/always x guest never/always; host: the bare host at never/always
 for w in ${WL//,/ }; do
@@ -62,7 +111,8 @@ for w in ${WL//,/ }; do
 		ok "$w: guest cells for all four settings, host cells for never and always" ||
 		ko "$w: guest settings [$g], host settings [$h]"
 	# every variant a guest reports, the host reports too (hzp: the guest's use_zero_page
-	# 0 arm is a guest knob; the host keeps its own)
+	# 0 arm is a guest knob; the host keeps its own; tlb: each target's sweep follows its
+	# own L2, tlb_points_check)
 	gv=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "guest") | .variant // "-"]
 		| unique | join(" ")' "$J")
 	hv=$(jq -r --arg w "$w" '[.cells[] | select(.workload == $w and .target == "host") | .variant // "-"]
@@ -71,6 +121,8 @@ for w in ${WL//,/ }; do
 		hzv=zp$(cat "$THP/use_zero_page" 2>/dev/null || echo na)
 		[ "$gv" = "zp0 zp1" ] && [ "$hv" = "$hzv" ] && ok "hzp: guest use_zero_page 1 and 0, host as it is ($hzv)" ||
 			ko "hzp variants: guest [$gv] host [$hv], want host [$hzv]"
+	elif [ "$w" = tlb ]; then
+		tlb_points_check
 	else
 		[ -n "$gv" ] && [ "$gv" = "$hv" ] && ok "$w: the same $(wc -w <<<"$gv") variant(s) from guest and host" ||
 			ko "$w variants: guest [$gv] host [$hv]"
@@ -102,7 +154,7 @@ pa=$(pmd_anon_policy always)
 pn=$(pmd_anon_policy never)
 short=$([ "$f2m" -lt 2048 ] && echo true || echo false)
 # shellcheck disable=SC2016
-unexplained=$(jq -c "$rules" --arg pa "$pa" --arg pn "$pn" --argjson short "$short" '[.cells[]
+unexplained=$(jq -c --arg pa "$pa" --arg pn "$pn" --argjson short "$short" "$rules"'[.cells[]
 	| select((inv | not) and (.valid | not) and (zp_refused | not))
 	| select(((.host_thp == "always" and (.invalid_reason | startswith("host THP is always but only"))
 			and ($pa != "always" or $short))
