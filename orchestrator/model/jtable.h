@@ -95,6 +95,18 @@ json_object *jt_write(const struct jt_table *t, const void *base);
 /* the JSON object o (at: its key path, "" for the document) into the struct at base */
 int jt_load(const struct jt_ctx *c, const struct jt_table *t, json_object *o, const char *at, void *base);
 
+/*
+ * text as one strict JSON document (RFC 8259) at most depth deep: json-c with
+ * JSON_TOKENER_STRICT and JSON_TOKENER_VALIDATE_UTF8, and refused too what
+ * those let through: single quotes, NaN and Infinity, "1.", a control
+ * character or a lone UTF-16 surrogate in a string, an object that repeats
+ * a key (json-c would keep the last value), data after the document.
+ * 0 and *out (the caller puts it); or -EINVAL, -EFBIG, -ENOMEM with why
+ * (lower case: "an object repeats the key 'n'") and *off the byte it is at.
+ */
+int jt_parse(const char *text, size_t len, int depth, json_object **out, size_t *off, char *why,
+	     size_t whylen);
+
 /* for callbacks */
 json_object *jt_num(double v);			/* null when not finite */
 json_object *jt_str(const char *s);
