@@ -1,6 +1,7 @@
 #include "orchestrator/model/jtable.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,13 +282,20 @@ static int load_value(const struct jt_ctx *c, const struct jt_field *f, json_obj
 	case JT_INT:
 		if (!json_object_is_type(v, json_type_int))
 			return jt_bad_type(c, at, nullok ? "an integer or null" : "an integer", v);
-		if (jt_get_int(c, v, at, 0, f->size == sizeof(unsigned) ? UINT32_MAX : INT64_MAX, &x))
+		if (jt_get_int(c, v, at, f->flags & JT_RANGE ? f->lo : 0,
+			       f->flags & JT_RANGE ? f->hi : f->size == sizeof(unsigned) ? UINT32_MAX : INT64_MAX, &x))
 			return -EINVAL;
 		put_int(p, f->size, x);
 		return 0;
 	case JT_DOUBLE:
 		if (jt_get_num(c, v, at, true, (double *)p))
 			return -EINVAL;
+		if ((f->flags & JT_RANGE) && f->hi == LLONG_MAX && *(double *)p < (double)f->lo)
+			return err_set(c->e, -ERANGE, "'%s': '%s' is %.6g, out of range (%lld and up)", c->name, at,
+				       *(double *)p, f->lo);
+		if ((f->flags & JT_RANGE) && (*(double *)p < (double)f->lo || *(double *)p > (double)f->hi))
+			return err_set(c->e, -ERANGE, "'%s': '%s' is %.6g, out of range (%lld to %lld)", c->name, at,
+				       *(double *)p, f->lo, f->hi);
 		if ((f->flags & JT_POS) && !(*(double *)p >= 0))
 			*(double *)p = 0;
 		return 0;

@@ -44,6 +44,7 @@ enum jt_kind {
 #define JT_INLINE	(1u << 10)	/* JT_ARR: the elements are an array in the struct, not a pointer */
 #define JT_KEYIF	(1u << 11)	/* the key only when the bool at cond is true (a field measured
 					 * or not); a value read sets it */
+#define JT_RANGE	(1u << 12)	/* JT_INT, JT_DOUBLE: a value read must be from lo to hi */
 
 struct jt_field;
 struct jt_table;
@@ -72,6 +73,7 @@ struct jt_field {
 	size_t cap;			/* JT_ARR with JT_INLINE: the array's length */
 	const char *def;		/* JT_STR: read for absent, null and ""; JT_CONST: the text */
 	long long idef;			/* JT_INT: read for absent */
+	long long lo, hi;		/* JT_RANGE: the accepted range */
 	const struct jt_table *sub;	/* JT_OBJ, JT_ARR; JT_CUSTOM: the table of its elements, if any */
 	jt_write_fn *write;		/* JT_CUSTOM; any other kind: written by this instead */
 	jt_load_fn *load;		/* JT_CUSTOM */
