@@ -390,12 +390,25 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-int rec_value_check(const char *key, double v, char *why, size_t whylen)
+bool rec_key_is_time(const char *key)
 {
-	static const char *const cov[] = { "huge_pct", "pmd_pct", "huge_fault_pct" };
 	static const char *const time_suffix[] = { "_ns", "_us", "_ms", "_s", "_cycles" };
 	static const char *const time_infix[] = { "_ns_per_", "_us_per_", "_cycles_per_" };
 	bool is_time = false;
+	size_t i;
+
+	if (strstr(key, "extra"))
+		return false;
+	for (i = 0; i < sizeof(time_suffix) / sizeof(time_suffix[0]); i++)
+		is_time |= ends_with(key, time_suffix[i]);
+	for (i = 0; i < sizeof(time_infix) / sizeof(time_infix[0]); i++)
+		is_time |= strstr(key, time_infix[i]) != NULL;
+	return is_time;
+}
+
+int rec_value_check(const char *key, double v, char *why, size_t whylen)
+{
+	static const char *const cov[] = { "huge_pct", "pmd_pct", "huge_fault_pct" };
 	size_t i;
 
 	if (!isfinite(v))
@@ -403,13 +416,7 @@ int rec_value_check(const char *key, double v, char *why, size_t whylen)
 	for (i = 0; i < sizeof(cov) / sizeof(cov[0]); i++)
 		if (ends_with(key, cov[i]) && !(v >= 0 && v <= 100))
 			return err_why(why, whylen, "'%s' is %.6g: a coverage is from 0 to 100 percent", key, v);
-	if (strstr(key, "extra"))
-		return 0;
-	for (i = 0; i < sizeof(time_suffix) / sizeof(time_suffix[0]); i++)
-		is_time |= ends_with(key, time_suffix[i]);
-	for (i = 0; i < sizeof(time_infix) / sizeof(time_infix[0]); i++)
-		is_time |= strstr(key, time_infix[i]) != NULL;
-	if (is_time && v < 0)
+	if (rec_key_is_time(key) && v < 0)
 		return err_why(why, whylen, "'%s' is %.6g: a time or rate cannot be negative", key, v);
 	return 0;
 }

@@ -78,6 +78,8 @@ int rec_get_f64(const struct record *r, const char *key, double *out);
  * be negative").
  */
 int rec_value_check(const char *key, double v, char *why, size_t whylen);
+/* whether a field's name says it is a time or a rate, not a difference (as above) */
+bool rec_key_is_time(const char *key);
 /* rec_value_check on each numeric field of r (the first refusal); 0 or -EINVAL with why */
 int rec_check_values(const struct record *r, char *why, size_t whylen);
 
