@@ -409,6 +409,7 @@ bool rec_key_is_time(const char *key)
 int rec_value_check(const char *key, double v, char *why, size_t whylen)
 {
 	static const char *const cov[] = { "huge_pct", "pmd_pct", "huge_fault_pct" };
+	static const char *const count[] = { "_bytes", "_minflt", "_majflt", "_blocks", "_pages" };
 	size_t i;
 
 	if (!isfinite(v))
@@ -418,6 +419,9 @@ int rec_value_check(const char *key, double v, char *why, size_t whylen)
 			return err_why(why, whylen, "'%s' is %.6g: a coverage is from 0 to 100 percent", key, v);
 	if (rec_key_is_time(key) && v < 0)
 		return err_why(why, whylen, "'%s' is %.6g: a time or rate cannot be negative", key, v);
+	for (i = 0; i < sizeof(count) / sizeof(count[0]); i++)
+		if (ends_with(key, count[i]) && v < 0)
+			return err_why(why, whylen, "'%s' is %.6g: a count cannot be negative", key, v);
 	return 0;
 }
 

@@ -73,7 +73,8 @@ int rec_get_f64(const struct record *r, const char *key, double *out);
  * ends in huge_pct, pmd_pct or huge_fault_pct) from 0 to 100; a time or a
  * rate (ends in _ns, _us, _ms, _s or _cycles, or holds _ns_per_, _us_per_
  * or _cycles_per_) 0 or more, unless the name says it is a difference
- * ("extra": tlb_walk_extra_ns); never NaN or infinite. Other names: any
+ * ("extra": tlb_walk_extra_ns); a count (ends in _bytes, _minflt, _majflt,
+ * _blocks or _pages) 0 or more; never NaN or infinite. Other names: any
  * finite value. 0, or -EINVAL with why ("'access_ns' is -5: a time cannot
  * be negative").
  */

@@ -456,7 +456,7 @@ static const struct gate_case gate_cases[] = {
 	{ "a zero time of a metric not gated does not", GATE_PRIMARY, "fault_elapsed_ns", false, false, NAN, 0, 1,
 	  false, CMP_INFO, NULL, 0 },
 	{ "a negative count fails", GATE_ALL, "fault_minflt", false, false, NAN, -1, 1, true, CMP_UNTESTED,
-	  "a sample < 0 in the current run", 1 },
+	  "a sample < 0 in the current run", 2 /* refused at load */ },
 	{ "a zero count is a measurement", GATE_ALL, "fault_majflt", false, false, 0, 0, 1, false, CMP_UNTESTED,
 	  "fewer than 2 samples on a side, or a value <= 0", 0 },
 	{ "a zero time not primary is a measurement", GATE_ALL, "fault_elapsed_ns", false, false, 0, 0, 1, false,
