@@ -204,10 +204,18 @@ FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRC))
 
-$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+# a harness links lib/ and what FUZZ_SRC_<name> and FUZZ_PKGS_<name> add: the results
+# loader is the model's, with json-c
+FUZZ_SRC_fuzz_results := $(wildcard orchestrator/model/*.c) host/procfs.c host/thp.c
+FUZZ_PKGS_fuzz_results := json-c
+
+$(O)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(FUZZ_SRC_fuzz_results)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) -lm
+	$(Q)$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -DTHPEVAL_VERSION='"$(VERSION)"' -I. -g -O1 \
+		-fsanitize=fuzzer,address,undefined \
+		$(if $(FUZZ_PKGS_$*),$(shell $(PKG_CONFIG) --cflags $(FUZZ_PKGS_$*))) -o $@ $< $(LIB_SRC) \
+		$(FUZZ_SRC_$*) $(if $(FUZZ_PKGS_$*),$(shell $(PKG_CONFIG) --libs $(FUZZ_PKGS_$*))) -lm
 
 fuzz: $(FUZZ_BIN)
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

@@ -94,6 +94,9 @@ int emitter_send_reason(struct emitter *em, enum rec_type t, const struct record
 
 	/* a reason longer than a record value is cut, never dropped */
 	snprintf(val, sizeof(val), "%s", reason);
+	for (i = 0; val[i]; i++)	/* one line of text: a record value has no control characters */
+		if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+			val[i] = ' ';
 	rec_init(&r, t, 0);
 	for (i = 0; base && i < base->nfields && r.nfields < REC_MAX_FIELDS - 1; i++)
 		if (strcmp(base->f[i].key, "reason"))

@@ -94,6 +94,9 @@ int rec_add_str(struct record *r, const char *key, const char *val)
 	n = strlen(val);
 	if (n >= REC_VAL_MAX)
 		return -E2BIG;
+	for (i = 0; i < n; i++)	/* what rec_parse refuses */
+		if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+			return -EINVAL;
 	strcpy(r->f[r->nfields].key, key);
 	memcpy(r->f[r->nfields].val, val, n + 1);
 	r->nfields++;
@@ -221,6 +224,9 @@ static int parse_field(const char *p, const char *end, struct rec_field *f, char
 			c = hi << 4 | lo;
 			if (c == 0 || val_char_plain((unsigned char)c))
 				return err_why(why, whylen, "non-canonical escape in value of '%s'", f->key);
+			/* text that ends up in reports, XML and terminals: no control characters */
+			if (c < 0x20 || c == 0x7f)
+				return err_why(why, whylen, "control character %%%02x in value of '%s'", c, f->key);
 			p += 2;
 		} else if (!val_char_plain((unsigned char)c)) {
 			return err_why(why, whylen, "bad character in value of '%s'", f->key);
@@ -374,6 +380,59 @@ int rec_get_f64(const struct record *r, const char *key, double *out)
 	if (*end || errno || !isfinite(x))
 		return -ERANGE;
 	*out = x;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+bool rec_key_is_time(const char *key)
+{
+	static const char *const time_suffix[] = { "_ns", "_us", "_ms", "_s", "_cycles" };
+	static const char *const time_infix[] = { "_ns_per_", "_us_per_", "_cycles_per_" };
+	bool is_time = false;
+	size_t i;
+
+	if (strstr(key, "extra"))
+		return false;
+	for (i = 0; i < sizeof(time_suffix) / sizeof(time_suffix[0]); i++)
+		is_time |= ends_with(key, time_suffix[i]);
+	for (i = 0; i < sizeof(time_infix) / sizeof(time_infix[0]); i++)
+		is_time |= strstr(key, time_infix[i]) != NULL;
+	return is_time;
+}
+
+int rec_value_check(const char *key, double v, char *why, size_t whylen)
+{
+	static const char *const cov[] = { "huge_pct", "pmd_pct", "huge_fault_pct" };
+	static const char *const count[] = { "_bytes", "_minflt", "_majflt", "_blocks", "_pages" };
+	size_t i;
+
+	if (!isfinite(v))
+		return err_why(why, whylen, "'%s' is not a finite number", key);
+	for (i = 0; i < sizeof(cov) / sizeof(cov[0]); i++)
+		if (ends_with(key, cov[i]) && !(v >= 0 && v <= 100))
+			return err_why(why, whylen, "'%s' is %.6g: a coverage is from 0 to 100 percent", key, v);
+	if (rec_key_is_time(key) && v < 0)
+		return err_why(why, whylen, "'%s' is %.6g: a time or rate cannot be negative", key, v);
+	for (i = 0; i < sizeof(count) / sizeof(count[0]); i++)
+		if (ends_with(key, count[i]) && v < 0)
+			return err_why(why, whylen, "'%s' is %.6g: a count cannot be negative", key, v);
+	return 0;
+}
+
+int rec_check_values(const struct record *r, char *why, size_t whylen)
+{
+	size_t i;
+	double v;
+
+	for (i = 0; i < r->nfields; i++)
+		if (rec_get_f64(r, r->f[i].key, &v) == 0 && rec_value_check(r->f[i].key, v, why, whylen))
+			return -EINVAL;
 	return 0;
 }
 

@@ -48,7 +48,7 @@ int rec_type_parse(const char *s, enum rec_type *out);
 uint32_t rec_crc32(const void *data, size_t len);
 
 void rec_init(struct record *r, enum rec_type type, uint32_t seq);
-/* 0, -EINVAL (bad key or duplicate), -E2BIG (too many fields / too long) */
+/* 0, -EINVAL (bad key, duplicate, a control character), -E2BIG (too many fields / too long) */
 int rec_add_str(struct record *r, const char *key, const char *val);
 int rec_add_u64(struct record *r, const char *key, uint64_t v);
 int rec_add_i64(struct record *r, const char *key, int64_t v);
@@ -66,6 +66,23 @@ int rec_parse(const char *line, size_t len, struct record *out, char *why, size_
 const char *rec_get(const struct record *r, const char *key);
 int rec_get_u64(const struct record *r, const char *key, uint64_t *out);
 int rec_get_f64(const struct record *r, const char *key, double *out);
+
+/*
+ * Whether v is in the range a field's name gives it, for values from an
+ * untrusted side (a guest's record, a results file): a coverage (the name
+ * ends in huge_pct, pmd_pct or huge_fault_pct) from 0 to 100; a time or a
+ * rate (ends in _ns, _us, _ms, _s or _cycles, or holds _ns_per_, _us_per_
+ * or _cycles_per_) 0 or more, unless the name says it is a difference
+ * ("extra": tlb_walk_extra_ns); a count (ends in _bytes, _minflt, _majflt,
+ * _blocks or _pages) 0 or more; never NaN or infinite. Other names: any
+ * finite value. 0, or -EINVAL with why ("'access_ns' is -5: a time cannot
+ * be negative").
+ */
+int rec_value_check(const char *key, double v, char *why, size_t whylen);
+/* whether a field's name says it is a time or a rate, not a difference (as above) */
+bool rec_key_is_time(const char *key);
+/* rec_value_check on each numeric field of r (the first refusal); 0 or -EINVAL with why */
+int rec_check_values(const struct record *r, char *why, size_t whylen);
 
 /*
  * rec_reader: splits a byte stream into lines with a fixed buffer. Lines

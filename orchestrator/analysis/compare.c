@@ -339,10 +339,51 @@ static void holm(struct comparison *c)
 	free(idx);
 }
 
+/*
+ * a sample of m that no measurement gives: below 0 (or not a number), or 0
+ * where zero_too (a primary time: from a nanosecond clock, never 0; rusage's
+ * microseconds of a short phase can be)
+ */
+static bool has_damage(const struct metric *m, bool zero_too)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (!(m->samples[i] > 0) && (zero_too || !(m->samples[i] == 0)))
+			return true;
+	return false;
+}
+
+/* a sample <= 0 (or not a number) in m: no ratio can be formed */
+static bool has_nonpositive(const struct metric *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (!(m->samples[i] > 0))
+			return true;
+	return false;
+}
+
+/* the change as a ratio of geometric means, with no interval (one sample will do); NAN if none */
+static double point_change_pct(const struct metric *bm, const struct metric *cm)
+{
+	double lb = 0, lc = 0;
+	size_t i;
+
+	if (!bm->n || !cm->n || has_nonpositive(bm) || has_nonpositive(cm))
+		return NAN;
+	for (i = 0; i < bm->n; i++)
+		lb += log(bm->samples[i]);
+	for (i = 0; i < cm->n; i++)
+		lc += log(cm->samples[i]);
+	return (exp(lc / (double)cm->n - lb / (double)bm->n) - 1) * 100.0;
+}
+
 static void judge(struct cmp_row *row, const struct cell *bc, const struct cell *cc, const struct metric *bm,
 		  const struct metric *cm, const struct compare_opts *o)
 {
-	bool primary_metric = metric_is_primary(cc->workload, cm->name);
+	bool primary_metric = metric_is_primary(cc->workload, cm->name), zero_too;
 
 	row->gated = row->dir != DIR_INFO && (o->gate == GATE_ALL || primary_metric);
 	if (!row->gated) {
@@ -351,17 +392,35 @@ static void judge(struct cmp_row *row, const struct cell *bc, const struct cell 
 		return;
 	}
 	test_row(row, bm, cm, o->threshold_pct);
+	/*
+	 * A negative sample, or a primary time of 0, is a damaged run (a guest
+	 * that misbehaved, an edited file): it cannot be tested, so it cannot
+	 * pass. A count, a coverage or a coarse time of 0 is a measurement
+	 * (untested: no ratio).
+	 */
+	zero_too = primary_metric && rec_key_is_time(cm->name);
+	if (has_damage(bm, zero_too) || has_damage(cm, zero_too)) {
+		row->verdict = CMP_UNTESTED;
+		row->fails = true;
+		snprintf(row->why, sizeof(row->why), "a sample %s in the %s run: a gated metric that cannot be "
+			 "tested fails the gate", zero_too ? "<= 0" : "< 0",
+			 has_damage(cm, zero_too) ? "current" : "baseline");
+	}
 	if (!cc->valid || !bc->valid) {
-		bool worse = isfinite(row->change_pct) &&
-			     (row->dir == DIR_LOWER ? row->change_pct > o->threshold_pct :
-						      row->change_pct < -o->threshold_pct);
+		/* without an interval (one repetition), the point change of the means says "worse" */
+		double change = isfinite(row->change_pct) ? row->change_pct : point_change_pct(bm, cm);
+		bool worse = isfinite(change) &&
+			     (row->dir == DIR_LOWER ? change > o->threshold_pct : change < -o->threshold_pct);
+		bool damaged = row->fails;
 
 		row->gated = false;	/* no test on an invalid cell: out of the Holm family */
 		row->verdict = CMP_INVALID;
-		row->fails = !cc->valid && (worse || !isfinite(row->change_pct));
-		snprintf(row->why, sizeof(row->why), "cell invalid in the %s run: %.120s%s",
-			 !cc->valid ? "current" : "baseline", !cc->valid ? cc->invalid_reason : bc->invalid_reason,
-			 row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
+		row->fails = damaged || (!cc->valid && (worse || !isfinite(change)));
+		if (!damaged)
+			snprintf(row->why, sizeof(row->why), "cell invalid in the %s run: %.120s%s",
+				 !cc->valid ? "current" : "baseline",
+				 !cc->valid ? cc->invalid_reason : bc->invalid_reason,
+				 row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
 	}
 }
 

@@ -10,8 +10,10 @@
  * correction across everything gated in the comparison (family-wise error at
  * 5%): rejected = regression. Confirmed within the threshold = ok; neither =
  * inconclusive (counted, never silently ok). A gated metric of a cell that is
- * invalid in the current run and worse beyond the threshold fails the gate
- * with the reason. Pure: never prints except compare_print() to the FILE* it
+ * invalid in the current run and worse beyond the threshold (without an
+ * interval, by the ratio of the means: an identical run never fails) fails
+ * the gate with the reason, and so does a gated metric with a negative
+ * sample, or a primary time of 0, in either run: it cannot be tested. Pure: never prints except compare_print() to the FILE* it
  * is given; never exits.
  */
 #ifndef THPEVAL_ORCH_COMPARE_H
@@ -48,7 +50,8 @@ enum cmp_verdict {
 	CMP_BETTER,		/* the interval shows it better beyond the threshold */
 	CMP_REGRESSION,		/* worse beyond the threshold, Holm-corrected one-sided p < 0.05 */
 	CMP_INCONCLUSIVE,	/* the interval can neither exclude nor confirm the threshold */
-	CMP_UNTESTED,		/* fewer than 2 samples (or a value <= 0) on a side: no test */
+	CMP_UNTESTED,		/* fewer than 2 samples (or a value <= 0) on a side: no test; fails when
+				 * a sample is negative, or a primary time is 0 (a damaged run) */
 	CMP_INFO,		/* not gated: no direction, or not a primary metric */
 	CMP_INVALID,		/* the cell is invalid in either run (fails when current and worse) */
 	CMP_NEW,		/* metric or cell only in the current run */

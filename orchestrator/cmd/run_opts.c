@@ -189,6 +189,13 @@ static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
 	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
 }
 
+/* "'0' is not a repetition count from 1 to 100": the range the loader checks too (results.h) */
+static int bad_range(struct err *e, int rc, const char *arg, const char *what, long long min, long long max)
+{
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s from %lld to %lld", arg, what, min,
+		       max);
+}
+
 /*
  * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
  * command line); the guest workload checks CONFIG against its list and says so
@@ -307,58 +314,58 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		c->gate_all = !strcmp(arg, "all");
 		return 0;
 	case RO_BOOTS:
-		r = parse_u64_range(arg, 1, 50, &v);
+		r = parse_u64_range(arg, RUN_BOOTS_MIN, RUN_BOOTS_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a boot count from 1 to 50");
+			return bad_range(e, r, arg, "a boot count", RUN_BOOTS_MIN, RUN_BOOTS_MAX);
 		c->boots = (unsigned)v;
 		c->boots_set = true;
 		return 0;
 	case RO_REPS:
-		r = parse_u64_range(arg, 1, 100, &v);
+		r = parse_u64_range(arg, RUN_REPS_MIN, RUN_REPS_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a repetition count from 1 to 100");
+			return bad_range(e, r, arg, "a repetition count", RUN_REPS_MIN, RUN_REPS_MAX);
 		c->reps = (unsigned)v;
 		return 0;
 	case RO_WARMUP:
-		r = parse_u64_range(arg, 0, 10, &v);
+		r = parse_u64_range(arg, 0, RUN_WARMUP_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a warm-up count from 0 to 10");
+			return bad_range(e, r, arg, "a warm-up count", 0, RUN_WARMUP_MAX);
 		c->warmup = (unsigned)v;
 		return 0;
 	case RO_COLD_REPS:
-		r = parse_u64_range(arg, 0, 20, &v);
+		r = parse_u64_range(arg, 0, RUN_COLD_REPS_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a host-cold repetition count from 0 to 20");
+			return bad_range(e, r, arg, "a host-cold repetition count", 0, RUN_COLD_REPS_MAX);
 		c->cold_reps = (unsigned)v;
 		return 0;
 	case RO_MEMORY:
 		r = parse_size(arg, &v);
-		if (r || v < (256ull << 20) || v > (1ull << 40))
+		if (r || v < (uint64_t)RUN_MEMORY_MIN || v > (uint64_t)RUN_MEMORY_MAX)
 			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
 		c->memory = v;
 		return 0;
 	case RO_VCPUS:
-		r = parse_u64_range(arg, 1, 64, &v);
+		r = parse_u64_range(arg, RUN_VCPUS_MIN, RUN_VCPUS_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a vCPU count from 1 to 64");
+			return bad_range(e, r, arg, "a vCPU count", RUN_VCPUS_MIN, RUN_VCPUS_MAX);
 		c->vcpus = (unsigned)v;
 		return 0;
 	case RO_SIZE:
 		r = parse_size(arg, &v);
-		if (r || v == 0 || v % (2u << 20))
+		if (r || v == 0 || v % RUN_SIZE_ALIGN)
 			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
 		c->size = v;
 		return 0;
 	case RO_ACCESSES:
-		r = parse_u64_range(arg, 1000, 1000000000ull, &v);
+		r = parse_u64_range(arg, RUN_ACCESSES_MIN, RUN_ACCESSES_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "an access count from 1000 to 1000000000");
+			return bad_range(e, r, arg, "an access count", RUN_ACCESSES_MIN, RUN_ACCESSES_MAX);
 		c->accesses = v;
 		return 0;
 	case RO_SEED:
-		r = parse_u64_range(arg, 1, 0xffffffffull, &v);
+		r = parse_u64_range(arg, RUN_SEED_MIN, RUN_SEED_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a seed from 1 to 4294967295");
+			return bad_range(e, r, arg, "a seed", RUN_SEED_MIN, RUN_SEED_MAX);
 		c->seed = v;
 		return 0;
 	case RO_TIMEOUT:
@@ -369,7 +376,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case RO_MIN_COV:
 		r = parse_double(arg, &d);
-		if (r || d < 0 || d > 100)
+		if (r || d < 0 || d > RUN_MIN_COV_MAX)
 			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
 		c->min_coverage = d;
 		return 0;
@@ -453,9 +460,9 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		c->max_reps_set = true;
 		return 0;
 	case RO_GUESTS:
-		r = parse_u64_range(arg, 1, 8, &v);
+		r = parse_u64_range(arg, RUN_GUESTS_MIN, RUN_GUESTS_MAX, &v);
 		if (r)
-			return bad_value(e, r, arg, "a guest count from 1 to 8");
+			return bad_range(e, r, arg, "a guest count", RUN_GUESTS_MIN, RUN_GUESTS_MAX);
 		c->guests = (unsigned)v;
 		return 0;
 	case RO_MTHP_SWEEP:

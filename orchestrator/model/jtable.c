@@ -1,6 +1,7 @@
 #include "orchestrator/model/jtable.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,13 +282,20 @@ static int load_value(const struct jt_ctx *c, const struct jt_field *f, json_obj
 	case JT_INT:
 		if (!json_object_is_type(v, json_type_int))
 			return jt_bad_type(c, at, nullok ? "an integer or null" : "an integer", v);
-		if (jt_get_int(c, v, at, 0, f->size == sizeof(unsigned) ? UINT32_MAX : INT64_MAX, &x))
+		if (jt_get_int(c, v, at, f->flags & JT_RANGE ? f->lo : 0,
+			       f->flags & JT_RANGE ? f->hi : f->size == sizeof(unsigned) ? UINT32_MAX : INT64_MAX, &x))
 			return -EINVAL;
 		put_int(p, f->size, x);
 		return 0;
 	case JT_DOUBLE:
 		if (jt_get_num(c, v, at, true, (double *)p))
 			return -EINVAL;
+		if ((f->flags & JT_RANGE) && f->hi == LLONG_MAX && *(double *)p < (double)f->lo)
+			return err_set(c->e, -ERANGE, "'%s': '%s' is %.6g, out of range (%lld and up)", c->name, at,
+				       *(double *)p, f->lo);
+		if ((f->flags & JT_RANGE) && (*(double *)p < (double)f->lo || *(double *)p > (double)f->hi))
+			return err_set(c->e, -ERANGE, "'%s': '%s' is %.6g, out of range (%lld to %lld)", c->name, at,
+				       *(double *)p, f->lo, f->hi);
 		if ((f->flags & JT_POS) && !(*(double *)p >= 0))
 			*(double *)p = 0;
 		return 0;
@@ -338,5 +346,313 @@ int jt_load(const struct jt_ctx *c, const struct jt_table *t, json_object *o, co
 		if ((f->flags & (JT_IF | JT_KEYIF)) && !(f->flags & JT_DERIVED))
 			*(bool *)(base + f->cond) = true;
 	}
+	return 0;
+}
+
+/* ---- strict parsing ----------------------------------------------------------- */
+
+/* the first byte at or after i that is not JSON white space, or len */
+static size_t skip_ws(const char *text, size_t i, size_t len)
+{
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+		i++;
+	return i;
+}
+
+/* four hex digits at s (at least 4 bytes readable), or -1 */
+static long hex4(const char *s)
+{
+	long v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char c = s[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/*
+ * What json-c's strict mode still lets through, refused before it parses:
+ * single-quoted names, NaN and Infinity, raw control characters in strings,
+ * a lone UTF-16 surrogate escape, "1." -- outside strings only JSON's
+ * punctuation, white space, numbers and true/false/null. The offset of the
+ * first such byte (and why), or len.
+ */
+static size_t lex_check(const char *text, size_t len, const char **why)
+{
+	size_t i = 0, j;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '"') {
+			for (j = i + 1; j < len && text[j] != '"'; j++) {
+				long u, lo;
+
+				if ((unsigned char)text[j] < 0x20) {
+					*why = "a control character in a string";
+					return j;
+				}
+				if (text[j] != '\\')
+					continue;
+				if (j + 1 < len && text[j + 1] == 'u' && j + 5 < len && (u = hex4(text + j + 2)) >= 0) {
+					lo = u >= 0xd800 && u <= 0xdbff && j + 11 < len && text[j + 6] == '\\' &&
+					     text[j + 7] == 'u' ? hex4(text + j + 8) : -1;
+					if ((u >= 0xd800 && u <= 0xdbff && !(lo >= 0xdc00 && lo <= 0xdfff)) ||
+					    (u >= 0xdc00 && u <= 0xdfff)) {
+						*why = "a lone UTF-16 surrogate in a string";
+						return j;
+					}
+					j += lo >= 0 ? 11 : 5;
+					continue;
+				}
+				j++;	/* json-c checks the other escapes */
+			}
+			i = j + 1;
+		} else if (c && strchr("{}[]:, \t\r\n", c)) {
+			i++;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			for (j = i; j < len && text[j] && strchr("0123456789.eE+-", text[j]); j++)
+				if (text[j] == '.' && !(j + 1 < len && text[j + 1] >= '0' && text[j + 1] <= '9')) {
+					*why = "a number without digits after its '.'";
+					return j;
+				}
+			i = j;
+		} else if (c >= 'a' && c <= 'z') {
+			for (j = i; j < len && text[j] >= 'a' && text[j] <= 'z'; j++)
+				;
+			if (!((j - i == 4 && (!memcmp(text + i, "true", 4) || !memcmp(text + i, "null", 4))) ||
+			      (j - i == 5 && !memcmp(text + i, "false", 5)))) {
+				*why = "a word that is not true, false or null";
+				return i;
+			}
+			i = j;
+		} else {
+			*why = c == '\'' ? "a single quote" : "an unexpected character";
+			return i;
+		}
+	}
+	return len;
+}
+
+/* the string at text[*i] == '"' (valid JSON, checked) decoded into buf (as long as the raw string) */
+static void str_decode(const char *text, size_t *i, char *buf)
+{
+	size_t j = *i + 1, n = 0;
+
+	while (text[j] != '"') {
+		long u;
+
+		if (text[j] != '\\') {
+			buf[n++] = text[j++];
+			continue;
+		}
+		switch (text[j + 1]) {
+		case 'b': buf[n++] = '\b'; break;
+		case 'f': buf[n++] = '\f'; break;
+		case 'n': buf[n++] = '\n'; break;
+		case 'r': buf[n++] = '\r'; break;
+		case 't': buf[n++] = '\t'; break;
+		case 'u':
+			u = hex4(text + j + 2);
+			if (u >= 0xd800 && u <= 0xdbff) {	/* a pair (lex_check): 12 bytes, 4 out */
+				u = 0x10000 + ((u - 0xd800) << 10) + (hex4(text + j + 8) - 0xdc00);
+				j += 6;
+			}
+			if (u < 0x80) {
+				buf[n++] = (char)u;
+			} else if (u < 0x800) {
+				buf[n++] = (char)(0xc0 | u >> 6);
+				buf[n++] = (char)(0x80 | (u & 0x3f));
+			} else if (u < 0x10000) {
+				buf[n++] = (char)(0xe0 | u >> 12);
+				buf[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+				buf[n++] = (char)(0x80 | (u & 0x3f));
+			} else {
+				buf[n++] = (char)(0xf0 | u >> 18);
+				buf[n++] = (char)(0x80 | (u >> 12 & 0x3f));
+				buf[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+				buf[n++] = (char)(0x80 | (u & 0x3f));
+			}
+			j += 4;
+			break;
+		default: buf[n++] = text[j + 1]; break;	/* " \ / */
+		}
+		j += 2;
+	}
+	buf[n] = '\0';
+	*i = j + 1;
+}
+
+/* the index after the string at text[i] == '"' (valid JSON, checked) */
+static size_t str_end(const char *text, size_t i)
+{
+	for (i++; text[i] != '"'; i++)
+		if (text[i] == '\\')
+			i++;
+	return i + 1;
+}
+
+struct dup_scan {
+	const char *text;
+	size_t len;
+	char *key;		/* a decoded key */
+	size_t cap;		/* key's size: the longest raw key so far */
+	size_t at;		/* where the repeated key is */
+};
+
+/* the key at text[*i] decoded into s->key (grown to the raw length); -ENOMEM */
+static int key_decode(struct dup_scan *s, size_t *i)
+{
+	size_t need = str_end(s->text, *i) - *i;
+
+	if (need > s->cap) {
+		char *k = realloc(s->key, need);
+
+		if (!k)
+			return -ENOMEM;
+		s->key = k;
+		s->cap = need;
+	}
+	str_decode(s->text, i, s->key);
+	return 0;
+}
+
+/*
+ * The value at text[*i] (valid JSON, the one json-c parsed into v), walked
+ * beside v: an object's keys in the text against v's keys in insertion
+ * order. json-c keeps a repeated key at its first place (with the last
+ * value), so the first key of the text that differs from v's key at the same
+ * place, or one past v's keys, is a repeat. Linear in the text; as deep as
+ * json-c let the document be. 1 (s->key, s->at: the repeat), -ENOMEM or 0.
+ */
+static int dup_walk(struct dup_scan *s, size_t *i, json_object *v)
+{
+	const char *t = s->text;
+	size_t j = skip_ws(t, *i, s->len), n = 0;
+
+	int r;
+
+	if (t[j] == '{') {
+		struct lh_entry *ent = lh_table_head(json_object_get_object(v));
+
+		j = skip_ws(t, j + 1, s->len);
+		while (t[j] != '}') {
+			size_t kat = j;
+
+			if (key_decode(s, &j))
+				return -ENOMEM;
+			if (!ent || strcmp(s->key, (const char *)lh_entry_k(ent))) {
+				s->at = kat;
+				return 1;
+			}
+			j = skip_ws(t, j, s->len) + 1;	/* ':' */
+			if ((r = dup_walk(s, &j, (json_object *)lh_entry_v(ent))))
+				return r;
+			ent = lh_entry_next(ent);
+			j = skip_ws(t, j, s->len);
+			if (t[j] == ',')
+				j = skip_ws(t, j + 1, s->len);
+		}
+		*i = j + 1;
+		return 0;
+	}
+	if (t[j] == '[') {
+		j = skip_ws(t, j + 1, s->len);
+		while (t[j] != ']') {
+			if ((r = dup_walk(s, &j, json_object_array_get_idx(v, n++))))
+				return r;
+			j = skip_ws(t, j, s->len);
+			if (t[j] == ',')
+				j = skip_ws(t, j + 1, s->len);
+		}
+		*i = j + 1;
+		return 0;
+	}
+	if (t[j] == '"') {
+		*i = str_end(t, j);
+		return 0;
+	}
+	while (j < s->len && !strchr(",]} \t\r\n", t[j]))	/* number, true, false, null */
+		j++;
+	*i = j;
+	return 0;
+}
+
+int jt_parse(const char *text, size_t len, int depth, json_object **out, size_t *off, char *why,
+	     size_t whylen)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
+	struct dup_scan s = { text, len, NULL, 0, 0 };
+	json_object *root;
+	const char *lex = NULL;
+	size_t end, i = 0;
+	int r;
+
+	*out = NULL;
+	*off = 0;
+	if (len > INT32_MAX) {
+		snprintf(why, whylen, "more than %d bytes", INT32_MAX);
+		return -EFBIG;
+	}
+	if ((end = lex_check(text, len, &lex)) < len) {
+		*off = end;
+		snprintf(why, whylen, "%s", lex);
+		return -EINVAL;
+	}
+	tok = json_tokener_new_ex(depth);
+	if (!tok) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	/* trailing characters: refused below, with a message of its own */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
+				    JSON_TOKENER_VALIDATE_UTF8);
+	root = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!root && jerr == json_tokener_continue)
+		jerr = json_tokener_error_parse_eof;
+	if (jerr != json_tokener_success) {
+		json_object_put(root);
+		*off = end;
+		snprintf(why, whylen, "%s", json_tokener_error_desc(jerr));
+		return -EINVAL;
+	}
+	if (skip_ws(text, end, len) != len) {
+		json_object_put(root);
+		*off = skip_ws(text, end, len);
+		snprintf(why, whylen, "data after the end of the document");
+		return -EINVAL;
+	}
+	r = dup_walk(&s, &i, root);
+	if (r) {
+		json_object_put(root);
+		*off = s.at;
+		if (r < 0) {
+			snprintf(why, whylen, "out of memory");
+		} else {
+			for (i = 0; s.key[i]; i++)	/* quoted in a message: no control characters */
+				if ((unsigned char)s.key[i] < 0x20 || s.key[i] == 0x7f)
+					s.key[i] = '?';
+			snprintf(why, whylen, "an object repeats the key '%.80s'", s.key);
+		}
+		free(s.key);
+		return r < 0 ? r : -EINVAL;
+	}
+	free(s.key);
+	*out = root;
 	return 0;
 }

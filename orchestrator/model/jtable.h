@@ -44,6 +44,7 @@ enum jt_kind {
 #define JT_INLINE	(1u << 10)	/* JT_ARR: the elements are an array in the struct, not a pointer */
 #define JT_KEYIF	(1u << 11)	/* the key only when the bool at cond is true (a field measured
 					 * or not); a value read sets it */
+#define JT_RANGE	(1u << 12)	/* JT_INT, JT_DOUBLE: a value read must be from lo to hi */
 
 struct jt_field;
 struct jt_table;
@@ -72,6 +73,7 @@ struct jt_field {
 	size_t cap;			/* JT_ARR with JT_INLINE: the array's length */
 	const char *def;		/* JT_STR: read for absent, null and ""; JT_CONST: the text */
 	long long idef;			/* JT_INT: read for absent */
+	long long lo, hi;		/* JT_RANGE: the accepted range */
 	const struct jt_table *sub;	/* JT_OBJ, JT_ARR; JT_CUSTOM: the table of its elements, if any */
 	jt_write_fn *write;		/* JT_CUSTOM; any other kind: written by this instead */
 	jt_load_fn *load;		/* JT_CUSTOM */
@@ -94,6 +96,18 @@ struct jt_table {
 json_object *jt_write(const struct jt_table *t, const void *base);
 /* the JSON object o (at: its key path, "" for the document) into the struct at base */
 int jt_load(const struct jt_ctx *c, const struct jt_table *t, json_object *o, const char *at, void *base);
+
+/*
+ * text as one strict JSON document (RFC 8259) at most depth deep: json-c with
+ * JSON_TOKENER_STRICT and JSON_TOKENER_VALIDATE_UTF8, and refused too what
+ * those let through: single quotes, NaN and Infinity, "1.", a control
+ * character or a lone UTF-16 surrogate in a string, an object that repeats
+ * a key (json-c would keep the last value), data after the document.
+ * 0 and *out (the caller puts it); or -EINVAL, -EFBIG, -ENOMEM with why
+ * (lower case: "an object repeats the key 'n'") and *off the byte it is at.
+ */
+int jt_parse(const char *text, size_t len, int depth, json_object **out, size_t *off, char *why,
+	     size_t whylen);
 
 /* for callbacks */
 json_object *jt_num(double v);			/* null when not finite */

@@ -132,6 +132,30 @@ struct frag_log {
 	char error[ERR_MSG_MAX];
 };
 
+/*
+ * The ranges of the run settings results.json echoes: `thpeval run` refuses
+ * an option outside its range (cmd/run_opts.c), and the loader a file's value
+ * (results_json.c), from these same numbers.
+ */
+#define RUN_BOOTS_MIN 1
+#define RUN_BOOTS_MAX 50
+#define RUN_REPS_MIN 1
+#define RUN_REPS_MAX 100
+#define RUN_WARMUP_MAX 10
+#define RUN_COLD_REPS_MAX 20
+#define RUN_MEMORY_MIN (256ll << 20)
+#define RUN_MEMORY_MAX (1ll << 40)
+#define RUN_VCPUS_MIN 1
+#define RUN_VCPUS_MAX 64
+#define RUN_SIZE_ALIGN (2ll << 20)	/* --size: a non-zero multiple */
+#define RUN_ACCESSES_MIN 1000
+#define RUN_ACCESSES_MAX 1000000000ll
+#define RUN_SEED_MIN 1
+#define RUN_SEED_MAX 0xffffffffll
+#define RUN_GUESTS_MIN 1
+#define RUN_GUESTS_MAX 8
+#define RUN_MIN_COV_MAX 100		/* --min-coverage: percent, from 0 */
+
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned boots;			/* asked for per host setting; rounds = what ran */

@@ -1,6 +1,7 @@
 #include "orchestrator/model/results_json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "host/procfs.h"
 #include "lib/fstree.h"
+#include "lib/record.h"
 #include "lib/wltraits.h"
 
 /*
@@ -258,6 +260,31 @@ static const struct jt_field cell_fields[] = {
 	{ CL("treatment_note", JT_STR, treatment_note, JT_OPT | JT_NULL | JT_WNULL) },
 };
 
+/*
+ * every sample of a loaded cell in the range its metric's name gives it
+ * (rec_value_check: coverage 0-100, times 0 and up): a file is as untrusted
+ * as a guest's records, and a negative sample would take a metric out of
+ * the gate
+ */
+static int cell_check_values(const struct jt_ctx *c, const struct cell *s, const char *at)
+{
+	char why[160];
+	size_t i, k;
+
+	for (i = 0; i < s->nmetrics + 2; i++) {
+		bool cov = i >= s->nmetrics;
+		const struct metric *m = !cov ? &s->metrics[i] : i == s->nmetrics ? &s->host_cov : &s->guest_cov;
+		const char *key = !cov ? m->name : i == s->nmetrics ? "host_huge_pct" : "guest_huge_pct";
+
+		for (k = 0; k < m->n; k++)
+			if (rec_value_check(m->name, m->samples[k], why, sizeof(why)))
+				return err_set(c->e, -ERANGE, "'%s': '%s.%s.%s%s.samples[%zu]' is out of range: %s",
+					       c->name, at, cov ? "coverage" : "metrics", key, cov ? "_samples" : "", k,
+					       why);
+	}
+	return 0;
+}
+
 /* a loaded cell into the results: a new key (a repeated one is an error), summarised as results_finish does */
 static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
 {
@@ -275,6 +302,8 @@ static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char
 			       s->guest_thp, s->workload);
 	memcpy(s->host_cov.name, cell->host_cov.name, sizeof(s->host_cov.name));
 	memcpy(s->guest_cov.name, cell->guest_cov.name, sizeof(s->guest_cov.name));
+	if (cell_check_values(c, s, at))
+		return -ERANGE;
 	*cell = *s;
 	cell_summarize(cell);
 	return 0;
@@ -299,10 +328,13 @@ static json_object *w_mean(const void *base, const struct jt_field *f)
 static int l_mean(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
 {
 	unsigned one = 1;
+	char why[160];
 	double d;
 
 	if (jt_get_num(c, v, at, true, &d))
 		return -EINVAL;
+	if (isfinite(d) && rec_value_check(f->key, d, why, sizeof(why)))
+		return err_set(c->e, -ERANGE, "'%s': '%s' is out of range: %s", c->name, at, why);
 	if (isfinite(d)) {
 		memcpy((char *)base + f->off, &d, sizeof(d));
 		memcpy((char *)base + f->count, &one, sizeof(one));
@@ -325,6 +357,7 @@ static const struct jt_field cellstat_fields[] = {
 static const struct jt_table cellstat_jt = JT_TABLE(struct guest_cellstat, cellstat_fields);
 
 #define GL(k, kind, m, ...) JT_F(k, kind, struct guest_log, m, __VA_ARGS__)
+#define TIME JT_RANGE, .lo = 0, .hi = LLONG_MAX	/* a duration: 0 and up */
 static const struct jt_field guest_fields[] = {
 	{ GL("name", JT_STR, name, 0) },
 	{ GL("host_thp", JT_STR, host_thp, 0) },
@@ -335,9 +368,9 @@ static const struct jt_field guest_fields[] = {
 	{ GL("domain_xml", JT_STR, xml_path, 0) },
 	{ GL("console_log", JT_STR, console_path, 0) },
 	{ GL("guest_kernel", JT_STR, guest_kernel, 0) },
-	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, 0) },
-	{ GL("teardown_s", JT_DOUBLE, teardown_s, 0) },
-	{ GL("total_s", JT_DOUBLE, total_s, 0) },
+	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, TIME) },
+	{ GL("teardown_s", JT_DOUBLE, teardown_s, TIME) },
+	{ GL("total_s", JT_DOUBLE, total_s, TIME) },
 	{ GL("records", JT_INT, records, 0) },
 	{ GL("rejected_lines", JT_INT, rejected, 0) },
 	{ GL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
@@ -688,24 +721,29 @@ static const struct jt_field settings_fields[] = {
 	{ ST("kcompile_source", JT_STR, srcdisk_id, JT_OPT | JT_NULL | KCOMPILE) },
 	{ ST("host_prefault", JT_STR, prefault_list, JT_OPT | JT_NULL) },
 	{ ST("host_backing", JT_STR, backing, JT_OPT | JT_NULL | JT_WDEF, .def = "anonymous") },
-	{ ST("reps", JT_INT, reps, 0) },
+	{ ST("reps", JT_INT, reps, JT_RANGE, .lo = RUN_REPS_MIN, .hi = RUN_REPS_MAX) },
 	{ ST("rounds", JT_INT, rounds, JT_OPT) },
-	{ ST("boots", JT_INT, boots, JT_OPT, .idef = 1) },
+	{ ST("boots", JT_INT, boots, JT_OPT | JT_RANGE, .idef = 1, .lo = RUN_BOOTS_MIN,
+	  .hi = RUN_BOOTS_MAX) },
 	{ ST("pin", JT_STR, pin, JT_OPT | JT_NULL) },
 	{ ST("group_order", JT_STR, group_order, JT_OPT | JT_NULL) },
 	{ ST("target_ci_host_pct", JT_DOUBLE, target_ci_host, JT_OPT | JT_POS) },
 	{ ST("target_ci_guest_pct", JT_DOUBLE, target_ci_guest, JT_OPT | JT_POS) },
 	{ ST("budget_s", JT_DOUBLE, budget_s, JT_OPT | JT_POS) },
 	{ ST("rounds_stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
-	{ ST("warmup", JT_INT, warmup, 0) },
-	{ ST("cold_reps", JT_INT, cold_reps, JT_OPT) },
-	{ ST("vcpus", JT_INT, vcpus, 0) },
-	{ ST("memory_bytes", JT_INT, memory_bytes, 0) },
-	{ ST("size_bytes", JT_INT, size_bytes, 0) },
-	{ ST("accesses", JT_INT, accesses, 0) },
-	{ ST("seed", JT_INT, seed, 0) },
-	{ ST("min_coverage_pct", JT_DOUBLE, min_coverage_pct, 0) },
-	{ ST("guests", JT_INT, guests, JT_OPT | JT_WDEF, .idef = 1) },
+	{ ST("warmup", JT_INT, warmup, JT_RANGE, .lo = 0, .hi = RUN_WARMUP_MAX) },
+	{ ST("cold_reps", JT_INT, cold_reps, JT_OPT | JT_RANGE, .lo = 0, .hi = RUN_COLD_REPS_MAX) },
+	{ ST("vcpus", JT_INT, vcpus, JT_RANGE, .lo = RUN_VCPUS_MIN, .hi = RUN_VCPUS_MAX) },
+	{ ST("memory_bytes", JT_INT, memory_bytes, JT_RANGE, .lo = RUN_MEMORY_MIN,
+	  .hi = RUN_MEMORY_MAX) },
+	{ ST("size_bytes", JT_INT, size_bytes, JT_RANGE, .lo = RUN_SIZE_ALIGN, .hi = INT64_MAX) },
+	{ ST("accesses", JT_INT, accesses, JT_RANGE, .lo = RUN_ACCESSES_MIN,
+	  .hi = RUN_ACCESSES_MAX) },
+	{ ST("seed", JT_INT, seed, JT_RANGE, .lo = RUN_SEED_MIN, .hi = RUN_SEED_MAX) },
+	{ ST("min_coverage_pct", JT_DOUBLE, min_coverage_pct, JT_RANGE, .lo = 0,
+	  .hi = RUN_MIN_COV_MAX) },
+	{ ST("guests", JT_INT, guests, JT_OPT | JT_WDEF | JT_RANGE, .idef = 1, .lo = RUN_GUESTS_MIN,
+	  .hi = RUN_GUESTS_MAX) },
 	{ ST("host_state", JT_STR, host_state_list, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
 	{ ST("mthp_sweep", JT_BOOL, mthp_sweep, JT_OPT) },
 	{ ST("guest_mthp", JT_STR, guest_mthp, JT_OPT | JT_NULL | JT_WNULL) },

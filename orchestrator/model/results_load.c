@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "orchestrator/model/jtable.h"
+
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
 {
 	size_t i;
@@ -29,45 +31,28 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
 int results_load_text(const char *text, size_t len, const char *name, struct results *out,
 		      struct err *e)
 {
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
 	json_object *root;
 	unsigned line, col;
-	size_t end;
+	char why[160];
+	size_t off;
 	int r;
 
 	results_init(out);
-	if (len > INT32_MAX)
-		return err_set(e, -EFBIG, "'%s' is too large for a results file", name);
-	tok = json_tokener_new();
-	if (!tok)
-		return err_set(e, -ENOMEM, "out of memory");
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (!root && jerr == json_tokener_continue)
-		jerr = json_tokener_error_parse_eof;
-	if (jerr != json_tokener_success) {
-		line_col(text, end, &line, &col);
+	r = jt_parse(text, len, JSON_TOKENER_DEFAULT_DEPTH, &root, &off, why, sizeof(why));
+	if (r == -EFBIG)
+		return err_set(e, r, "'%s' is too large for a results file", name);
+	if (r == -ENOMEM)
+		return err_set(e, r, "out of memory reading '%s'", name);
+	if (r) {
 		size_t ws = strspn(text, " \t\r\n");
 
+		line_col(text, off, &line, &col);
 		if (ws == len)
-			r = err_set(e, -EINVAL, "'%s' is empty, not a thpeval results file", name);
-		else if (text[ws] != '{' && text[ws] != '[')
-			r = err_set(e, -EINVAL, "'%s' is not JSON, so not a thpeval results file", name);
-		else
-			r = err_set(e, -EINVAL, "'%s' is not valid JSON: %s at line %u, column %u (byte %zu): "
-				    "the file is truncated or was edited by hand", name,
-				    json_tokener_error_desc(jerr), line, col, end);
-		json_tokener_free(tok);
-		return r;
-	}
-	json_tokener_free(tok);
-	if (end < len && strspn(text + end, " \t\r\n") != len - end) {
-		line_col(text, end + strspn(text + end, " \t\r\n"), &line, &col);
-		json_object_put(root);
-		return err_set(e, -EINVAL, "'%s' is not valid JSON: data after the end of the document at line %u, column %u",
-			       name, line, col);
+			return err_set(e, -EINVAL, "'%s' is empty, not a thpeval results file", name);
+		if (text[ws] != '{' && text[ws] != '[')
+			return err_set(e, -EINVAL, "'%s' is not JSON, so not a thpeval results file", name);
+		return err_set(e, -EINVAL, "'%s' is not valid JSON: %s at line %u, column %u (byte %zu): "
+			       "the file is truncated or was edited by hand", name, why, line, col, off);
 	}
 	r = results_from_json(root, name, out, e);
 	json_object_put(root);

@@ -27,6 +27,7 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 	struct local_ctx *lc = opaque;
 	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL, NULL };
 	struct cell *c;
+	char why[160];
 	double v;
 	size_t i;
 
@@ -51,6 +52,11 @@ static int on_local_record(void *opaque, const struct record *rec, const char *r
 		return 1;
 	if (lc->warmup) {
 		c->warmups++;
+		return 0;
+	}
+	/* as a guest's (records.c): a value out of its range fails the repetition, with the reason */
+	if (rec_check_values(rec, why, sizeof(why))) {
+		snprintf(lc->fail, sizeof(lc->fail), "refused a result record: %s", why);
 		return 0;
 	}
 	for (i = 0; i < rec->nfields; i++) {

@@ -54,6 +54,7 @@ static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
 static int on_result(struct guest_ctx *gc, const struct record *rec)
 {
 	struct cell *c = record_cell(gc, rec);
+	char why[160], msg[200];
 	uint64_t warm = 0;
 	double v;
 	size_t i;
@@ -67,6 +68,14 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	if (warm) {
 		c->warmups++;
 		host_telemetry(gc, c, false);
+		return 0;
+	}
+	/* the guest is untrusted: a value out of its range fails the repetition, with the reason */
+	if (rec_check_values(rec, why, sizeof(why))) {
+		snprintf(msg, sizeof(msg), "refused a result record: %s", why);
+		cell_add_failure(c, msg);
+		run_note(gc->io, "  host=%s/%s guest=%s %s %s", gc->host_thp, gc->prefault, c->guest_thp, c->workload,
+			 msg);
 		return 0;
 	}
 	for (i = 0; i < rec->nfields; i++) {

@@ -16,6 +16,7 @@
 #include "images/spawn.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
+#include "orchestrator/model/jtable.h"
 
 int workloads_describe(const char *guest_bin, char *buf, size_t len, struct err *e)
 {
@@ -176,63 +177,12 @@ static size_t skip_ws(const char *text, size_t i, size_t len)
 	return i;
 }
 
-/*
- * What json-c's strict mode still lets through, refused before it parses:
- * single-quoted names, NaN and Infinity, raw control characters in strings,
- * "1." -- outside strings only JSON's punctuation, white space, numbers and
- * true/false/null. The offset of the first such byte (and why), or len.
- * text has no NUL (refused before).
- */
-static size_t lex_check(const char *text, size_t len, const char **why)
-{
-	size_t i = 0, j;
-
-	while (i < len) {
-		unsigned char c = (unsigned char)text[i];
-
-		if (c == '"') {
-			for (j = i + 1; j < len && text[j] != '"'; j++) {
-				if ((unsigned char)text[j] < 0x20) {
-					*why = "a control character in a string";
-					return j;
-				}
-				if (text[j] == '\\')
-					j++;
-			}
-			i = j + 1;
-		} else if (c && strchr("{}[]:, \t\r\n", c)) {
-			i++;
-		} else if (c == '-' || (c >= '0' && c <= '9')) {
-			for (j = i; j < len && text[j] && strchr("0123456789.eE+-", text[j]); j++)
-				if (text[j] == '.' && !(j + 1 < len && text[j + 1] >= '0' && text[j + 1] <= '9')) {
-					*why = "a number without digits after its '.'";
-					return j;
-				}
-			i = j;
-		} else if (c >= 'a' && c <= 'z') {
-			for (j = i; j < len && text[j] >= 'a' && text[j] <= 'z'; j++)
-				;
-			if (!((j - i == 4 && (!memcmp(text + i, "true", 4) || !memcmp(text + i, "null", 4))) ||
-			      (j - i == 5 && !memcmp(text + i, "false", 5)))) {
-				*why = "a word that is not true, false or null";
-				return i;
-			}
-			i = j;
-		} else {
-			*why = c == '\'' ? "a single quote" : "an unexpected character";
-			return i;
-		}
-	}
-	return len;
-}
-
 int workloads_parse_json(const char *prog, const char *text, size_t len, struct workload_info *wl,
 			 size_t max, size_t *n, struct err *e)
 {
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
 	json_object *root;
-	const char *nul, *why = NULL;
+	const char *nul;
+	char why[160];
 	size_t end;
 	int r;
 
@@ -249,29 +199,12 @@ int workloads_parse_json(const char *prog, const char *text, size_t len, struct 
 	if (text[end] != '{')
 		return err_set(e, -EPROTO, "'%s workloads --format=json' did not print a JSON object: "
 			       "is it a thpeval-guest of this version?", prog);
-	if ((end = lex_check(text, len, &why)) < len)
+	r = jt_parse(text, len, WORKLOADS_JSON_DEPTH, &root, &end, why, sizeof(why));
+	if (r == -ENOMEM)
+		return err_set(e, r, "out of memory");
+	if (r)
 		return err_set(e, -EPROTO, "'%s workloads --format=json' printed invalid JSON: %s (byte %zu)",
 			       prog, why, end);
-	tok = json_tokener_new_ex(WORKLOADS_JSON_DEPTH);
-	if (!tok)
-		return err_set(e, -ENOMEM, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (!root && jerr == json_tokener_continue)
-		jerr = json_tokener_error_parse_eof;
-	if (jerr != json_tokener_success) {
-		json_object_put(root);
-		return err_set(e, -EPROTO, "'%s workloads --format=json' printed invalid JSON: %s (byte %zu)",
-			       prog, json_tokener_error_desc(jerr), end);
-	}
-	if (skip_ws(text, end, len) != len) {
-		json_object_put(root);
-		return err_set(e, -EPROTO, "'%s workloads --format=json' printed more after the JSON document "
-			       "(byte %zu)", prog, skip_ws(text, end, len));
-	}
 	r = take_doc(prog, root, wl, max, n, e);
 	json_object_put(root);
 	if (r) {

@@ -11,7 +11,11 @@
  *    would hardly ever get past the CRC to the fields;
  *  - an accepted record must survive rec_format -> rec_parse unchanged, be
  *    rebuilt by rec_add_str, and re-format to the very bytes received (the
- *    encoding is canonical).
+ *    encoding is canonical);
+ *  - the guest's own fields: no accepted value holds a control character,
+ *    and rec_check_values (what the run loop asks of a result record)
+ *    refuses with a reason exactly when some numeric field is outside the
+ *    range rec_value_check gives its name (seeds: real workload records).
  * A broken property calls abort() so that the fuzzer reports it.
  */
 #include <stdbool.h>
@@ -83,7 +87,7 @@ static bool check_line(const char *line, size_t len)
 	char buf[REC_MAX_LINE + 2], why[128];
 	struct record *in, *again, *built;
 	size_t body = len, i;
-	bool accepted;
+	bool accepted, out_of_range;
 	uint64_t u;
 	double d;
 	int n;
@@ -101,12 +105,29 @@ static bool check_line(const char *line, size_t len)
 	}
 	CHECK((unsigned)in->type < REC__COUNT && in->seq <= REC_MAX_SEQ);
 	CHECK(in->nfields <= REC_MAX_FIELDS);
+	out_of_range = false;
 	for (i = 0; i < in->nfields; i++) {
+		const unsigned char *v = (const unsigned char *)in->f[i].val;
+
 		CHECK(memchr(in->f[i].key, '\0', REC_KEY_MAX) && in->f[i].key[0]);
 		CHECK(memchr(in->f[i].val, '\0', REC_VAL_MAX));
 		CHECK(rec_get(in, in->f[i].key) == in->f[i].val);	/* keys are unique */
+		for (; *v; v++)
+			CHECK(*v >= 0x20 && *v != 0x7f);
 		(void)rec_get_u64(in, in->f[i].key, &u);
-		(void)rec_get_f64(in, in->f[i].key, &d);
+		if (rec_get_f64(in, in->f[i].key, &d) == 0) {
+			why[0] = '\0';
+			if (rec_value_check(in->f[i].key, d, why, sizeof(why))) {
+				CHECK(why[0] != '\0');
+				out_of_range = true;
+			}
+		}
+	}
+	why[0] = '\0';
+	if (rec_check_values(in, why, sizeof(why))) {
+		CHECK(out_of_range && why[0] != '\0' && memchr(why, '\0', sizeof(why)));
+	} else {
+		CHECK(!out_of_range);
 	}
 
 	/* format -> parse gives the same record */

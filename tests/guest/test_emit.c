@@ -205,6 +205,35 @@ static void test_reason_fits(void **state)
 	close(fd);
 }
 
+/* a reason is one line of text: control characters (a child's output) go out as spaces */
+static void test_reason_control(void **state)
+{
+	static const struct { const char *name, *reason, *sent; } cases[] = {
+		{ "plain", "make exited with 2", "make exited with 2" },
+		{ "two lines", "make failed:\nno rule", "make failed: no rule" },
+		{ "terminal escape", "\x1b[2Jcleared\r", " [2Jcleared " },
+		{ "delete", "a\x7f", "a " },
+	};
+	struct err e = ERR_INIT;
+	struct emitter em;
+	struct record out[1];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = memfd_create("emit", 0);
+
+		emitter_init(&em, fd, 1000);
+		if (emitter_send_reason(&em, REC_FAIL, NULL, cases[i].reason, &e))
+			fail_msg("case '%s': %s", cases[i].name, e.msg);
+		read_back(fd, out, 1, &n);
+		assert_int_equal(n, 1);
+		if (strcmp(rec_get(&out[0], "reason"), cases[i].sent))
+			fail_msg("case '%s': sent '%s'", cases[i].name, rec_get(&out[0], "reason"));
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_write_full_closed),
 		cmocka_unit_test(test_sequence),
 		cmocka_unit_test(test_reason_fits),
+		cmocka_unit_test(test_reason_control),
 	};
 
 	return cmocka_run_group_tests_name("emit", tests, NULL, NULL);

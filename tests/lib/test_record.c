@@ -20,7 +20,7 @@ static int fmt_sample(char *buf, size_t len)
 	assert_int_equal(rec_add_str(&r, "workload", "memset"), 0);
 	assert_int_equal(rec_add_f64(&r, "access_ns", 123.5), 0);
 	assert_int_equal(rec_add_u64(&r, "size_bytes", 268435456), 0);
-	assert_int_equal(rec_add_str(&r, "reason", "a b=c%d\n"), 0);
+	assert_int_equal(rec_add_str(&r, "reason", "a b=c%d \xc3\xa9"), 0);
 	return rec_format(&r, buf, len);
 }
 
@@ -38,7 +38,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(out.type, REC_RESULT);
 	assert_int_equal(out.seq, 7);
 	assert_string_equal(rec_get(&out, "workload"), "memset");
-	assert_string_equal(rec_get(&out, "reason"), "a b=c%d\n");
+	assert_string_equal(rec_get(&out, "reason"), "a b=c%d \xc3\xa9");
 	assert_int_equal(rec_get_f64(&out, "access_ns", &d), 0);
 	assert_true(d == 123.5);
 	assert_int_equal(rec_get_u64(&out, "size_bytes", &u), 0);
@@ -128,6 +128,11 @@ static void test_rejects_structure(void **state)
 		{ "non canonical escape", "THPEVAL1 1 result a=%41", "non-canonical" },
 		{ "nul escape", "THPEVAL1 1 result a=%00", "non-canonical" },
 		{ "duplicate key", "THPEVAL1 1 result a=1 a=2", "duplicate" },
+		/* a guest's text reaches XML, reports and terminals */
+		{ "newline escape", "THPEVAL1 1 fail reason=a%0ab", "control character %0a in value of 'reason'" },
+		{ "escape sequence", "THPEVAL1 1 result variant=%1b%5b2J", "control character %1b in value of 'variant'" },
+		{ "delete", "THPEVAL1 1 result a=%7f", "control character %7f" },
+		{ "tab", "THPEVAL1 1 result a=x%09y", "control character %09" },
 	};
 	char buf[REC_MAX_LINE + 64], why[128];
 	struct record out;
@@ -282,7 +287,7 @@ static void test_reader_edges_canonical(void **state)
 			assert_int_equal(strlen(whole.last), lens[i]);
 	}
 
-	len = with_crc(buf, sizeof(buf), "THPEVAL1 42 skip workload=memset reason=no%20memory%0a");
+	len = with_crc(buf, sizeof(buf), "THPEVAL1 42 skip workload=memset reason=no%20memory%3b");
 	assert_int_equal(rec_parse(buf, len, &r, why, sizeof(why)), 0);
 	n = rec_format(&r, body, sizeof(body));
 	assert_int_equal(n, (int)len + 1);
@@ -296,6 +301,104 @@ static void test_reader_edges_canonical(void **state)
 	}
 	free(line);
 	free(rd);
+}
+
+/* rec_add_str refuses what rec_parse would refuse */
+static void test_add_control(void **state)
+{
+	static const struct { const char *name, *val; int rc; } cases[] = {
+		{ "plain", "a b=c", 0 },
+		{ "utf-8", "caf\xc3\xa9", 0 },
+		{ "newline", "a\nb", -EINVAL },
+		{ "escape", "\x1b[2J", -EINVAL },
+		{ "delete", "x\x7f", -EINVAL },
+	};
+	struct record r;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rec_init(&r, REC_FAIL, 1);
+		if (rec_add_str(&r, "reason", cases[i].val) != cases[i].rc)
+			fail_msg("case '%s': want %d", cases[i].name, cases[i].rc);
+	}
+}
+
+/* the range a field's name gives a value from a guest or a file */
+static void test_value_check(void **state)
+{
+	static const struct {
+		const char *name, *key;
+		double v;
+		const char *why;	/* NULL: accepted */
+	} cases[] = {
+		{ "a time", "access_ns", 98.5, NULL },
+		{ "a zero time", "fault_ns_per_4k", 0, NULL },
+		{ "a negative time", "access_ns", -5, "'access_ns' is -5: a time or rate cannot be negative" },
+		{ "a negative rate per page", "fault_ns_per_4k", -0.5, "a time or rate cannot be negative" },
+		{ "negative cycles", "nways1_cycles", -1, "cannot be negative" },
+		{ "negative seconds", "build_s", -1, "cannot be negative" },
+		{ "negative throughput", "fault_mib_s", -1, "cannot be negative" },
+		{ "a difference may be negative", "tlb_walk_extra_ns", -3, NULL },
+		{ "a difference against base", "extra_vs_base_ns", -3, NULL },
+		{ "coverage 100", "guest_huge_pct", 100, NULL },
+		{ "coverage 0", "huge_pct", 0, NULL },
+		{ "coverage above 100", "guest_huge_pct", 201, "'guest_huge_pct' is 201: a coverage is from 0 to 100" },
+		{ "coverage below 0", "shmem_pmd_pct", -1, "a coverage is from 0 to 100" },
+		{ "fault coverage", "huge_fault_pct", 100.5, "a coverage" },
+		{ "another percentage", "thrash_pct", -12, NULL },
+		{ "a count", "fault_minflt", 65536, NULL },
+		{ "a negative count", "fault_minflt", -1, "'fault_minflt' is -1: a count cannot be negative" },
+		{ "negative bytes", "rss_bytes", -4096, "a count cannot be negative" },
+		{ "a user's number", "metric_lower", -7, NULL },
+		{ "NaN", "access_ns", 0.0 / 0.0, "not a finite number" },
+		{ "infinity", "metric_lower", 1.0 / 0.0, "not a finite number" },
+	};
+	char why[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		why[0] = '\0';
+		rc = rec_value_check(cases[i].key, cases[i].v, why, sizeof(why));
+		if (!cases[i].why && rc)
+			fail_msg("case '%s': refused: %s", cases[i].name, why);
+		if (cases[i].why && (rc != -EINVAL || !strstr(why, cases[i].why)))
+			fail_msg("case '%s': rc %d, reason '%s' lacks '%s'", cases[i].name, rc, why, cases[i].why);
+	}
+}
+
+/* a whole record: the first field out of range, named */
+static void test_check_values(void **state)
+{
+	static const struct { const char *name, *body, *why; } cases[] = {
+		{ "a real record", "THPEVAL1 7 result workload=memset rep=0 warmup=0 seed=1 thp_enabled=always "
+		  "size_bytes=268435456 fault_ns_per_4k=512.25 access_ns=98.125 guest_huge_pct=100", NULL },
+		{ "a negative access time", "THPEVAL1 7 result workload=memset rep=0 fault_ns_per_4k=512.25 "
+		  "access_ns=-98.125 guest_huge_pct=100", "'access_ns' is -98.125: a time or rate cannot be negative" },
+		{ "coverage over 100", "THPEVAL1 7 result workload=memset rep=0 access_ns=98 guest_huge_pct=201",
+		  "'guest_huge_pct' is 201: a coverage is from 0 to 100 percent" },
+		{ "text fields are not numbers", "THPEVAL1 7 result workload=memset variant=-5 tsc=none", NULL },
+		{ "a negative difference", "THPEVAL1 3 result workload=tlb variant=ws64 extra_vs_base_ns=-1.5 "
+		  "huge_pct=100 access_ns=3", NULL },
+	};
+	char buf[REC_MAX_LINE + 64], why[128];
+	struct record r;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = with_crc(buf, sizeof(buf), cases[i].body);
+		int rc;
+
+		if (rec_parse(buf, len, &r, why, sizeof(why)))
+			fail_msg("case '%s': not parsed: %s", cases[i].name, why);
+		why[0] = '\0';
+		rc = rec_check_values(&r, why, sizeof(why));
+		if (!cases[i].why && rc)
+			fail_msg("case '%s': refused: %s", cases[i].name, why);
+		if (cases[i].why && (rc != -EINVAL || !strstr(why, cases[i].why)))
+			fail_msg("case '%s': rc %d, reason '%s' lacks '%s'", cases[i].name, rc, why, cases[i].why);
+	}
 }
 
 static void test_type_names(void **state)
@@ -321,6 +424,9 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_reader_edges_canonical),
+		cmocka_unit_test(test_add_control),
+		cmocka_unit_test(test_value_check),
+		cmocka_unit_test(test_check_values),
 		cmocka_unit_test(test_type_names),
 	};
 

@@ -427,6 +427,110 @@ static void test_cmd_exit_codes(void **state)
 	free(dir);
 }
 
+/*
+ * Samples the gate cannot test, and invalid cells with one repetition: the
+ * fixture's cell 1 (never/always/memset), access_ns (primary), edited in
+ * both runs or in one; then the same two runs from files, by exit code.
+ */
+struct gate_case {
+	const char *name;
+	enum cmp_gate gate;
+	const char *metric;
+	bool one_rep;		/* both runs keep one sample of the metric */
+	bool invalid;		/* the cell invalid in both runs */
+	double base0, cur0;	/* the first sample set to this in that run; NAN: kept */
+	double cur_scale;	/* the current run's samples times this */
+	bool fails;
+	enum cmp_verdict verdict;
+	const char *why;	/* in the row's reason; NULL: not checked */
+	int exit_code;		/* thpeval compare BASE CUR on the runs written out */
+};
+
+static const struct gate_case gate_cases[] = {
+	{ "a negative time in the current run fails", GATE_PRIMARY, "access_ns", false, false, NAN, -5, 1, true,
+	  CMP_UNTESTED, "a sample <= 0 in the current run", 2 /* refused at load */ },
+	{ "a zero time in the current run fails", GATE_PRIMARY, "access_ns", false, false, NAN, 0, 1, true,
+	  CMP_UNTESTED, "a sample <= 0 in the current run", 1 },
+	{ "a zero time in the baseline fails", GATE_PRIMARY, "access_ns", false, false, 0, NAN, 1, true,
+	  CMP_UNTESTED, "a sample <= 0 in the baseline run", 1 },
+	{ "a zero time of a metric not gated does not", GATE_PRIMARY, "fault_elapsed_ns", false, false, NAN, 0, 1,
+	  false, CMP_INFO, NULL, 0 },
+	{ "a negative count fails", GATE_ALL, "fault_minflt", false, false, NAN, -1, 1, true, CMP_UNTESTED,
+	  "a sample < 0 in the current run", 2 /* refused at load */ },
+	{ "a zero count is a measurement", GATE_ALL, "fault_majflt", false, false, 0, 0, 1, false, CMP_UNTESTED,
+	  "fewer than 2 samples on a side, or a value <= 0", 0 },
+	{ "a zero time not primary is a measurement", GATE_ALL, "fault_elapsed_ns", false, false, 0, 0, 1, false,
+	  CMP_UNTESTED, "fewer than 2 samples on a side, or a value <= 0", 0 },
+	{ "a zero coverage is a measurement", GATE_ALL, "guest_huge_pct", false, false, 0, 0, 1, false,
+	  CMP_UNTESTED, "fewer than 2 samples on a side, or a value <= 0", 0 },
+	{ "an invalid one-rep cell against itself passes", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 1, false,
+	  CMP_INVALID, "cell invalid in the current run", 0 },
+	{ "an invalid one-rep cell 2% slower passes", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 1.02, false,
+	  CMP_INVALID, "cell invalid in the current run", 0 },
+	{ "an invalid one-rep cell twice as slow fails", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 2, true,
+	  CMP_INVALID, "worse beyond the threshold", 1 },
+};
+
+static void gate_edit(struct results *r, const struct gate_case *gc, double first, double scale)
+{
+	struct cell *c = &r->cells[1];
+	struct metric *m = !strcmp(gc->metric, "guest_huge_pct") ? &c->guest_cov : cell_metric(c, gc->metric, NULL);
+	size_t k;
+
+	assert_non_null(m);
+	if (gc->one_rep)
+		m->n = 1;
+	if (!isnan(first))
+		m->samples[0] = first;
+	for (k = 0; k < m->n; k++)
+		m->samples[k] *= scale;
+	summarize(m->samples, m->n, &m->s);
+	if (gc->invalid) {
+		c->valid = false;
+		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "coverage too low");
+	}
+}
+
+static void test_gate_cases(void **state)
+{
+	char *dir = fixture_tmpdir("compare"), bpath[4200], cpath[4200];
+	size_t i;
+
+	snprintf(bpath, sizeof(bpath), "%s/base.json", dir);
+	snprintf(cpath, sizeof(cpath), "%s/cur.json", dir);
+	for (i = 0; i < sizeof(gate_cases) / sizeof(gate_cases[0]); i++) {
+		const struct gate_case *gc = &gate_cases[i];
+		const struct compare_opts o = { 5.0, gc->gate };
+		struct results *base = fixture_results(), *cur = fixture_results();
+		struct err e = ERR_INIT;
+		const struct cmp_row *row;
+		struct comparison c;
+		int rc;
+
+		gate_edit(base, gc, gc->base0, 1);
+		gate_edit(cur, gc, gc->cur0, gc->cur_scale);
+		assert_int_equal(compare_results(base, cur, &o, &c, &e), 0);
+		row = comparison_find(&c, 1, gc->metric);
+		if (!row)
+			fail_msg("case '%s': no row", gc->name);
+		if (row->fails != gc->fails || row->verdict != gc->verdict || comparison_failed(&c) != gc->fails)
+			fail_msg("case '%s': fails %d verdict %s (%s)", gc->name, row->fails,
+				 cmp_verdict_name(row->verdict), row->why);
+		if (gc->why && !strstr(row->why, gc->why))
+			fail_msg("case '%s': reason '%s' lacks '%s'", gc->name, row->why, gc->why);
+		comparison_release(&c);
+		if (results_write_json(base, bpath, &e) || results_write_json(cur, cpath, &e))
+			fail_msg("case '%s': %s", gc->name, e.msg);
+		rc = run_compare(bpath, cpath, gc->gate == GATE_ALL ? "--gate=all" : NULL);
+		if (rc != gc->exit_code)
+			fail_msg("case '%s': thpeval compare exit %d, want %d", gc->name, rc, gc->exit_code);
+		fixture_results_free(base);
+		fixture_results_free(cur);
+	}
+	fixture_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_untested_invalid_missing),
 		cmocka_unit_test(test_print),
 		cmocka_unit_test(test_cmd_exit_codes),
+		cmocka_unit_test(test_gate_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -303,6 +303,15 @@ static void test_record_cells(void **state)
 		take(c, &rec);
 	}
 	results_finish(r, 90.0);
+	/* settings in the ranges the loader checks, as a run echoes them */
+	r->settings.reps = 2;
+	r->settings.boots = 1;
+	r->settings.vcpus = 1;
+	r->settings.memory_bytes = 1ull << 30;
+	r->settings.size_bytes = 256ull << 20;
+	r->settings.accesses = 1000000;
+	r->settings.seed = 1;
+	r->settings.min_coverage_pct = 90;
 	if (c->valid != v->valid)
 		fail_msg("valid=%d (%s)", c->valid, c->invalid_reason);
 	if (!v->valid && !strstr(c->invalid_reason, v->why))
