@@ -43,14 +43,14 @@ int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, v
 			if (optopt && optopt < 1000)
 				return err_set(e, -EINVAL, "%s: unknown option '-%c'; see 'thpeval %s --help'",
 					       cmd->name, optopt, cmd->name);
-			return err_set(e, -EINVAL, "%s: unknown option '%s'; see 'thpeval %s --help'",
-				       cmd->name, bad ? bad : "?", cmd->name);
+			return err_set(e, -EINVAL, "%s: unknown option %s; see 'thpeval %s --help'",
+				       cmd->name, err_q(bad ? bad : "?"), cmd->name);
 		}
 		if (c == ':') {
 			const char *bad = argv[optind - 1];
 
-			return err_set(e, -EINVAL, "%s: option '%s' needs a value; see 'thpeval %s --help'",
-				       cmd->name, bad ? bad : "?", cmd->name);
+			return err_set(e, -EINVAL, "%s: option %s needs a value; see 'thpeval %s --help'",
+				       cmd->name, err_q(bad ? bad : "?"), cmd->name);
 		}
 		if (c >= 1000 && (size_t)(c - 1000) < cmd->nopts) {
 			const struct opt *o = &cmd->opts[c - 1000];

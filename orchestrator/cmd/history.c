@@ -69,7 +69,7 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 			if ((unsigned char)arg[i] < 0x20 || arg[i] == 0x7f)
 				break;
 		if (!n || n >= sizeof(a->host) || i < n)
-			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 printable characters)", arg);
+			return err_set(e, -EINVAL, "not a host name (1-64 printable characters): %s", err_q(arg));
 		strcpy(a->host, arg);
 		return 0;
 	}
@@ -81,12 +81,12 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case HIO_WORKLOAD:
 		if (strlen(arg) >= sizeof(a->workload))
-			return err_set(e, -EINVAL, "'%s' is not a workload name", arg);
+			return err_set(e, -EINVAL, "not a workload name: %s", err_q(arg));
 		strcpy(a->workload, arg);
 		return 0;
 	case HIO_LAST:
 		if (parse_u64_range(arg, 1, 10000, &v))
-			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
+			return err_set(e, -EINVAL, "not a run count from 1 to 10000: %s", err_q(arg));
 		a->last = (unsigned)v;
 		a->last_set = true;
 		return 0;

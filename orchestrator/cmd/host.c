@@ -79,7 +79,7 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
 
 		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
-			cmd_error("host set: '%s' is not KEY=VALUE", argv[i]);
+			cmd_error("host set: not KEY=VALUE: %s", err_q(argv[i]));
 			return CMD_USAGE;
 		}
 		memcpy(key, argv[i], kl);

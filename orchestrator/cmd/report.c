@@ -84,7 +84,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RPO_THRESHOLD:
 		if (parse_double(arg, &a->cmp.threshold_pct) || a->cmp.threshold_pct < 0 ||
 		    a->cmp.threshold_pct > 1000)
-			return err_set(e, -EINVAL, "'%s' is not a percentage from 0 to 1000", arg);
+			return err_set(e, -EINVAL, "not a percentage from 0 to 1000: %s", err_q(arg));
 		return 0;
 	case RPO_GATE:
 		return cmp_gate_parse(arg, &a->cmp.gate, e);
@@ -101,7 +101,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 	}
 	case RPO_HOST:
 		if (!*arg || strlen(arg) > 64)
-			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 characters)", arg);
+			return err_set(e, -EINVAL, "not a host name (1-64 characters): %s", err_q(arg));
 		if (a->fo.nhosts == REPORT_MAX_HOSTS)
 			return err_set(e, -E2BIG, "more than %d --host options", REPORT_MAX_HOSTS);
 		a->hosts[a->fo.nhosts++] = arg;
@@ -110,7 +110,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 		uint64_t v;
 
 		if (parse_u64_range(arg, 1, 10000, &v))
-			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
+			return err_set(e, -EINVAL, "not a run count from 1 to 10000: %s", err_q(arg));
 		a->fo.last = (unsigned)v;
 		return 0;
 	}

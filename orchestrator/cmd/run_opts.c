@@ -102,7 +102,7 @@ static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e
 	size_t i;
 
 	if (strlen(arg) >= sizeof(buf) || !*arg || parse_list_check(arg))
-		return err_set(e, -EINVAL, "'%.64s' is not a shmem_enabled list: give values such as never,always", arg);
+		return err_set(e, -EINVAL, "not a shmem_enabled list: give values such as never,always: %s", err_q(arg));
 	strcpy(buf, arg);
 	c->n_guest_shmem = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -111,8 +111,8 @@ static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e
 		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
 			known |= !strcmp(tok, values[i]);
 		if (!known)
-			return err_set(e, -EINVAL, "'%.32s' is not a shmem_enabled value: use always, within_size, "
-				       "advise, never, deny or force", tok);
+			return err_set(e, -EINVAL, "not a shmem_enabled value: use always, within_size, "
+				       "advise, never, deny or force: %s", err_q(tok));
 		for (i = 0; i < c->n_guest_shmem; i++)
 			dup |= !strcmp(c->guest_shmem[i], tok);
 		if (!dup)
@@ -144,8 +144,8 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 	unsigned i;
 
 	if (strlen(arg) >= sizeof(buf) || !*arg)
-		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
-			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs)", arg);
+		return err_set(e, -EINVAL, "not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs): %s", err_q(arg));
 	if (parse_list_check(arg))
 		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
 			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
@@ -156,8 +156,8 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 		enum host_backing b;
 
 		if (host_backing_parse(tok, &b))
-			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd, hugetlbfs "
-				       "or hugetlbfs-1g", tok);
+			return err_set(e, -EINVAL, "not a host backing: use anonymous, memfd, hugetlbfs "
+				       "or hugetlbfs-1g: %s", err_q(tok));
 		if (hugetlb_arm_kb(tok, &kb)) {
 			for (i = 0; i < c->n_hugetlb; i++)
 				if (c->hugetlb_kb[i] == kb)
@@ -186,14 +186,14 @@ static int set_path(char *dst, size_t len, const char *arg, const char *what, st
 
 static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
 {
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s: %s", expect, err_q(arg));
 }
 
-/* "'0' is not a repetition count from 1 to 100": the range the loader checks too (results.h) */
+/* "not a repetition count from 1 to 100: '0'": the range the loader checks too (results.h) */
 static int bad_range(struct err *e, int rc, const char *arg, const char *what, long long min, long long max)
 {
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s from %lld to %lld", arg, what, min,
-		       max);
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s from %lld to %lld: %s", what, min, max,
+		       err_q(arg));
 }
 
 /*
@@ -207,8 +207,7 @@ static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
 	size_t n, i;
 
 	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
-		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
-			       arg);
+		return err_set(e, -EINVAL, "not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux): %s", err_q(arg));
 	n = (size_t)(colon - arg);
 	if (n >= sizeof(c->kc_config))
 		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
@@ -251,8 +250,8 @@ static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 		*comma++ = '\0';
 	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
 	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
-		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
-			       "(0-100], e.g. 15,5, or none", arg);
+		return err_set(e, -EINVAL, "not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none: %s", err_q(arg));
 	c->target_ci_host = h;
 	c->target_ci_guest = comma ? g : h;
 	return 0;
@@ -290,7 +289,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			      arg[i] == ','))
 				break;
 		if (i != n || n >= sizeof(c->workloads))
-			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
+			return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
 		strcpy(c->workloads, arg);
 		return 0;
 	}
@@ -298,19 +297,19 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		enum run_target t;
 
 		if (run_target_parse(arg, &t))
-			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+			return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
 		c->target_guest = t != TARGET_HOST;
 		c->target_host = t != TARGET_GUEST;
 		return 0;
 	}
 	case RO_PIN:
 		if (strcmp(arg, "auto") && strcmp(arg, "none"))
-			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+			return err_set(e, -EINVAL, "not a pinning: use auto or none: %s", err_q(arg));
 		c->pin = !strcmp(arg, "auto");
 		return 0;
 	case RO_GATE:
 		if (strcmp(arg, "primary") && strcmp(arg, "all"))
-			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+			return err_set(e, -EINVAL, "not a gate: use primary or all: %s", err_q(arg));
 		c->gate_all = !strcmp(arg, "all");
 		return 0;
 	case RO_BOOTS:
@@ -382,7 +381,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case RO_ACCEL:
 		if (accel_parse(arg, &c->accel))
-			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+			return err_set(e, -EINVAL, "not an accelerator: use auto, kvm or tcg: %s", err_q(arg));
 		return 0;
 	case RO_CONNECT:
 		/* a remote host would be measured with this host's knobs and counters */
@@ -408,10 +407,10 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		char buf[64], *tok, *save = NULL;
 
 		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
-				       "use ondemand, immediate or ondemand,immediate", arg);
+			return err_set(e, -EINVAL, "empty item in host allocation list: "
+				       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
 		strcpy(buf, arg);
 		c->n_prefault = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -420,7 +419,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			bool dup = false;
 
 			if (prefault_parse(tok, &p))
-				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+				return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
 			for (i = 0; i < c->n_prefault; i++)
 				dup |= c->prefault[i] == p;
 			if (!dup)
@@ -472,10 +471,10 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		char buf[64], *tok, *save = NULL;
 
 		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host state list '%s': "
-				       "use fresh, fragmented or fresh,fragmented", arg);
+			return err_set(e, -EINVAL, "empty item in host state list: "
+				       "use fresh, fragmented or fresh,fragmented: %s", err_q(arg));
 		strcpy(buf, arg);
 		c->n_host_state = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -484,7 +483,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			bool dup = false;
 
 			if (host_state_parse(tok, &s))
-				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+				return err_set(e, -EINVAL, "not a host state: use fresh or fragmented: %s", err_q(tok));
 			for (i = 0; i < c->n_host_state; i++)
 				dup |= c->host_state[i] == s;
 			if (!dup)

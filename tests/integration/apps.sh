@@ -116,7 +116,7 @@ refuse() {
 		ko "$label: exit $it_rc, $(head -c 300 "$WORK/bad.err")"
 	fi
 }
-refuse "--guest-shmem-thp=madvise" "'madvise' is not a shmem_enabled value" --guest-shmem-thp=madvise
+refuse "--guest-shmem-thp=madvise" "not a shmem_enabled value: .*: 'madvise'" --guest-shmem-thp=madvise
 refuse "--guest-shmem-thp without pgbench" "add one to --workloads" --guest-shmem-thp=always --workloads=redis
 refuse "--workload-opts with a run option" "--size is set by thpeval itself" --workload-opts=redis:size=1G
 refuse "--workload-opts with a metacharacter" "a value must be" --workload-opts='redis:dataset=4G;reboot'

@@ -412,7 +412,7 @@ else
 	ko "playbook exit $PB_RC, last message '$fin'"
 	why "$WORK/pb3"
 fi
-if echo "$sum" | grep -qF "lab-b: failed (thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: '0' is not a boot count"; then
+if echo "$sum" | grep -qF "lab-b: failed (thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: not a boot count from 1 to 50: '0'"; then
 	ok "lab-b reported with thpeval's error"
 else
 	ko "lab-b in the summary: $(echo "$sum" | grep '^lab-b')"
