@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "orchestrator/cmd/cli.h"
@@ -63,6 +64,18 @@ struct run_config;
 int exec_select(struct run_config *c, struct err *e);
 /* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */
 bool shmem_axis_planned(const struct run_config *c);
+/*
+ * After the workloads are selected: options given (given: cli_parse()'s set)
+ * whose values leave them nothing to do or that contradict each other
+ * (--guests with --target=host, --kcompile without kcompile, --baseline=last
+ * with --db=none).
+ */
+int run_opts_check(const struct run_config *c, uint64_t given, struct err *e);
+/*
+ * Before anything starts: --kernel a readable regular file, --state-dir one
+ * the run can use or create, --baseline a results file that loads.
+ */
+int run_paths_check(const struct run_config *c, struct err *e);
 
 /* thpeval host show | set KEY=VALUE... | restore [--sysfs-root=DIR] [--state-dir=DIR] */
 extern const struct command host_cmd;

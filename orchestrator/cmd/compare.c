@@ -65,7 +65,7 @@ int cmd_compare(int argc, char **argv_in)
 	argc = cmd_args_permute(&compare_cmd, argc, argv_in, argv);
 	results_init(base);
 	results_init(cur);
-	if (cli_parse(&compare_cmd, argc, argv, compare_opt, &o, &first, &help, &e)) {
+	if (cli_parse(&compare_cmd, argc, argv, compare_opt, &o, &first, &help, NULL, &e)) {
 		cmd_fail(&e, CMD_USAGE);
 		goto out;
 	}

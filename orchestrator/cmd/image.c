@@ -73,7 +73,7 @@ static int image_main(int argc, char **argv)
 	bool help, built = false, sd_built = false;
 	int first, r;
 
-	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, &e))
+	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, NULL, &e))
 		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&image_cmd, stdout);

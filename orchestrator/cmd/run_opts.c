@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/config.h"
@@ -81,6 +84,12 @@ static const struct opt run_opts[] = {
 	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
 };
 
+/* what run's options ask of each other (values aside: run_opts_check) */
+static const struct opt_rule run_rules[] = {
+	{ OPT_NEEDS, RO_THRESHOLD, RO_BASELINE, "the threshold is the regression gate's, which --baseline turns on" },
+	{ OPT_NEEDS, RO_GATE, RO_BASELINE, "it chooses what the regression gate tests, which --baseline turns on" },
+};
+
 const struct command run_cmd = {
 	.name = "run",
 	.args = NULL,
@@ -92,6 +101,7 @@ const struct command run_cmd = {
 		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
 		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
 	CLI_OPTS(run_opts),
+	CLI_RULES(run_rules),
 };
 
 /* --guest-shmem-thp: distinct values of the guest's shmem_enabled */
@@ -519,6 +529,159 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+/* whether the workload reads a kernel source (kcompile: it takes --src) */
+static bool reads_source(const struct run_config *c, const char *name)
+{
+	const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, name);
+
+	return wi && wi->has_src;
+}
+
+/* a --baseline that names a run of the history database (--db), not a file */
+static bool baseline_from_db(const char *baseline)
+{
+	return !strcmp(baseline, "last");
+}
+
+/* options that set up guests: nothing to do in a run that boots none */
+static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL };
+
+int run_opts_check(const struct run_config *c, uint64_t given, struct err *e)
+{
+	size_t i;
+	bool kc = false;
+
+	if (!c->target_guest)
+		for (i = 0; i < sizeof(guest_only_opts) / sizeof(guest_only_opts[0]); i++)
+			if (given & CLI_BIT(guest_only_opts[i]))
+				return err_set(e, -EINVAL, "--%s and --target=host do not go together: a bare-host "
+					       "run boots no guest", cli_opt_name(&run_cmd, guest_only_opts[i]));
+	for (i = 0; i < c->n_wl; i++)
+		kc |= reads_source(c, c->wl[i]);
+	for (i = 0; !kc && i < 2; i++) {
+		int id = i ? RO_KCOMPILE_TIMEOUT : RO_KCOMPILE;
+
+		if (given & CLI_BIT(id))
+			return err_set(e, -EINVAL, "--%s is for the kcompile workload, not in --workloads=%s: "
+				       "add kcompile to --workloads or drop --%s", cli_opt_name(&run_cmd, id),
+				       c->workloads, cli_opt_name(&run_cmd, id));
+	}
+	if (c->baseline[0] && baseline_from_db(c->baseline) && !c->db[0])
+		return err_set(e, -EINVAL, "--baseline=%s and --db=none do not go together: that baseline comes "
+			       "from the history database", c->baseline);
+	return 0;
+}
+
+/* a path option's file: there and of the type asked, before anything starts */
+static int path_is(const char *opt, const char *path, mode_t type, const char *advice, struct err *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		int saved = errno;
+
+		return err_set(e, -saved, "--%s: cannot use %s: %s: %s", opt, err_q(path), strerror(saved), advice);
+	}
+	if ((st.st_mode & S_IFMT) != type)
+		return err_set(e, type == S_IFDIR ? -ENOTDIR : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+			       "--%s: %s is %s, not %s: %s", opt, err_q(path),
+			       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+			       S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file",
+			       type == S_IFDIR ? "a directory" : "a regular file", advice);
+	return 0;
+}
+
+/*
+ * --state-dir: a directory we own and only we can write, or one we can create
+ * (its nearest existing parent a directory we can write); what
+ * state_dir_prepare() then makes or refuses, said before anything starts.
+ */
+static int state_dir_check(const char *dir, struct err *e)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return err_set(e, -ENOTDIR, "--state-dir: %s is not a directory: remove it or choose another",
+				       err_q(dir));
+		if (st.st_uid != geteuid())
+			return err_set(e, -EPERM, "--state-dir: %s belongs to uid %u, not to us: choose another",
+				       err_q(dir), (unsigned)st.st_uid);
+		if (st.st_mode & (S_IWGRP | S_IWOTH))
+			return err_set(e, -EPERM, "--state-dir: %s is writable by others: chmod 700 it",
+				       err_q(dir));
+		if (access(dir, W_OK | X_OK) != 0)
+			return err_set(e, -EACCES, "--state-dir: %s is not writable: chmod u+rwx it", err_q(dir));
+		return 0;
+	}
+	if (errno != ENOENT)
+		return err_set(e, -errno, "--state-dir: cannot use %s: %s", err_q(dir), strerror(errno));
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (;;) {
+		slash = strrchr(buf, '/');
+		if (!slash) {
+			snprintf(buf, sizeof(buf), ".");
+		} else if (slash == buf) {
+			buf[1] = '\0';
+		} else {
+			*slash = '\0';
+			if (stat(buf, &st) < 0 && errno == ENOENT)
+				continue;
+		}
+		break;
+	}
+	if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(e, -ENOTDIR, "--state-dir: cannot create %s: %s is not a directory", err_q(dir),
+			       err_q(buf));
+	if (access(buf, W_OK | X_OK) != 0)
+		return err_set(e, -EACCES, "--state-dir: cannot create %s: %s is not writable", err_q(dir),
+			       err_q(buf));
+	return 0;
+}
+
+int run_paths_check(const struct run_config *c, struct err *e)
+{
+	int r;
+
+	if (c->kernel[0] && (r = path_is("kernel", c->kernel, S_IFREG, "pass an existing vmlinuz", e)))
+		return r;
+	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
+		return err_set(e, -EACCES, "--kernel: %s is not readable: pass a vmlinuz you can read",
+			       err_q(c->kernel));
+	r = state_dir_check(c->state_dir, e);
+	if (r)
+		return r;
+	if (c->baseline[0] && !baseline_from_db(c->baseline)) {
+		char file[PATH_MAX];
+		struct results *base;
+		struct stat st;
+
+		/* the gate at the end: load it now, so that a bad one costs no run */
+		if (stat(c->baseline, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (results_path_resolve(c->baseline, file, sizeof(file), e))
+				return err_wrap(e, "--baseline");
+		} else {
+			snprintf(file, sizeof(file), "%s", c->baseline);
+		}
+		r = path_is("baseline", file, S_IFREG, "give a results.json or a run directory, or last", e);
+		if (r)
+			return r;
+		base = malloc(sizeof(*base));
+		if (!base)
+			return err_set(e, -ENOMEM, "out of memory");
+		r = results_load(file, base, e);
+		if (!r)
+			results_release(base);
+		free(base);
+		if (r)
+			return err_wrap(e, "--baseline");
+	}
+	return 0;
 }
 
 /* whether the workload runs a user's command (exec: it takes --argv) */

@@ -163,8 +163,5 @@ int run_config_check(struct run_config *c, struct err *e)
 	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
 		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
 			       "or lower --boots", c->max_reps, c->reps, c->boots);
-	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
-		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
-			       c->kernel);
 	return 0;
 }

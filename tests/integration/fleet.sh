@@ -228,7 +228,7 @@ inventory() {
 				echo "      thpeval_run_lock: $WORK/lab-a/run.lock"
 				[ -n "${BASE_A:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--baseline=$BASE_A'] }}\"" ;;
 			lab-b) echo "      ansible_host: 127.0.0.3"; echo "      ansible_port: $PORT_lab_b"
-				[ -n "${BAD_B:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--boots=0'] }}\"" ;;
+				[ -n "${BAD_B:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args | reject('match', '--boots=') | list + ['--boots=0'] }}\"" ;;
 			lab-c) echo "      ansible_host: 127.0.0.4"; echo "      ansible_port: $PORT_lab_a" ;;
 			esac
 		done

@@ -283,8 +283,8 @@ host-thp bogus|--host-thp=bogus|not a host THP setting: .*: 'bogus'
 memory abc|--memory=abc|not a guest memory size .*: 'abc'
 reps zero|--reps=0|not a repetition count from 1 to 100: '0'
 unreachable connect|--connect=qemu+unix:///system?socket=/nonexistent/sock|cannot connect
-missing kernel|--kernel=/nonexistent/vmlinuz|guest kernel '/nonexistent/vmlinuz'
-kernel path with spaces|'--kernel=/tmp/no such/vm linuz'|guest kernel
+missing kernel|--kernel=/nonexistent/vmlinuz|kernel: cannot use '/nonexistent/vmlinuz'
+kernel path with spaces|'--kernel=/tmp/no such/vm linuz'|kernel: cannot use '/tmp/no such/vm linuz'
 shell metacharacters|'--out=$(touch /tmp/pwned)' --memory='1G;reboot'|not a guest memory size
 unknown option|--bogus|unknown option
 CASES
