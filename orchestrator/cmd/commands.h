@@ -51,6 +51,11 @@ int cmd_need_root(const char *what);
  * both places named when neither is there.
  */
 int cmd_guest_bin_lookup(const char *exe, char *buf, size_t len, struct err *e);
+/*
+ * --guest-bin as given: an executable regular file (access() calls a
+ * directory executable, and a missing x bit is not "not found")
+ */
+int cmd_guest_bin_check(const char *path, struct err *e);
 /* cmd_guest_bin_lookup() of this executable (/proc/self/exe) */
 int cmd_default_guest_bin(char *buf, size_t len, struct err *e);
 

@@ -157,28 +157,6 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	return rc;
 }
 
-/*
- * --guest-bin as given: an executable regular file (access() calls a
- * directory executable, and a missing x bit is not "not found")
- */
-static int guest_bin_check(const char *path, struct err *e)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0) {
-		int saved = errno;
-
-		return err_set(e, -saved, "guest program not found: %s: %s; build it with 'make' or pass --guest-bin",
-			       err_q(path), strerror(saved));
-	}
-	if (!S_ISREG(st.st_mode))
-		return err_set(e, -EINVAL, "guest program %s is not a regular file: pass the thpeval-guest "
-			       "binary with --guest-bin", err_q(path));
-	if (access(path, X_OK) != 0)
-		return err_set(e, -EACCES, "guest program %s is not executable: chmod +x it", err_q(path));
-	return 0;
-}
-
 /* the directories of --out/guests that a run creates, to remove when it measured nothing */
 #define OUT_DIRS_MAX 16
 struct out_dirs {
@@ -262,7 +240,7 @@ int cmd_run(int argc, char **argv)
 			rc = cmd_fail(&e, CMD_ERROR);
 			goto done_cfg;
 		}
-	} else if (guest_bin_check(cfg->guest_bin, &e)) {
+	} else if (cmd_guest_bin_check(cfg->guest_bin, &e)) {
 		rc = cmd_fail(&e, CMD_ERROR);
 		goto done_cfg;
 	}

@@ -502,6 +502,8 @@ u "report: --db: '$WORK/emptydir' is a directory" t 2 "report: fleet db a direct
 u "compare: --threshold is given twice" t 2 "compare: threshold given twice" compare --threshold=3 --threshold=4 a b
 u "compare: --threshold: not a percentage from 0 to 1000: '99999" t 2 "compare: threshold 100 KB" \
 	compare --threshold="$LONGREPS" a b
+u "guest program '$WORK/noexec-guest' is not executable: chmod +x it" t 1 "image: guest-bin without its x bit" \
+	image --cache-dir="$CACHE" --guest-bin="$WORK/noexec-guest" show
 u "image: --force is given twice" t 2 "image: force given twice" image --force --force show
 u "image: --packages names 'gcc' twice" t 2 "image: packages item twice" image --packages=gcc,make,gcc show
 u "host set: 'enabled' is given twice ('enabled=never' and 'enabled=always')" h 2 "set: a knob twice" \
