@@ -30,6 +30,17 @@ int err_wrap(struct err *e, const char *fmt, ...)
  */
 int err_why(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * A value for a message, after its reason ("not a run count: 'x'"): quoted,
+ * control characters, quotes and backslashes escaped (\n, \t, \xNN), at most
+ * the first ERR_QUOTE_SHOWN bytes, then "..." and the whole length, so a long
+ * value never pushes the reason out of the message. Writes buf, returns it.
+ */
+#define ERR_QUOTE_SHOWN 80
+#define ERR_QUOTE_MAX (ERR_QUOTE_SHOWN * 4 + 48)
+const char *err_quote(char *buf, size_t len, const char *value);
+/* err_quote() into a buffer of the enclosing block: err_set(e, r, "not X: %s", err_q(arg)) */
+#define err_q(value) err_quote((char[ERR_QUOTE_MAX]){ 0 }, ERR_QUOTE_MAX, (value))
 void err_clear(struct err *e);
 bool err_isset(const struct err *e);
 

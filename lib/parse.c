@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,5 +167,28 @@ int parse_list_check(const char *s)
 
 	if (n == 0 || s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
 		return -EINVAL;
+	return 0;
+}
+
+int parse_list_dup(const char *s, char *item, size_t len)
+{
+	const char *a, *b;
+
+	for (a = s; *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : a + strlen(a)) {
+		size_t an = strcspn(a, ",");
+
+		for (b = a + an; an && *b == ','; ) {
+			size_t bn;
+
+			b++;
+			bn = strcspn(b, ",");
+			if (bn == an && !memcmp(a, b, an)) {
+				if (item && len)
+					snprintf(item, len, "%.*s", (int)an, a);
+				return -EEXIST;
+			}
+			b += bn;
+		}
+	}
 	return 0;
 }

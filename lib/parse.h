@@ -6,6 +6,7 @@
 #ifndef THPEVAL_LIB_PARSE_H
 #define THPEVAL_LIB_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 int parse_u64(const char *s, uint64_t *out);
@@ -20,5 +21,11 @@ int parse_size(const char *s, uint64_t *bytes);
 int parse_duration_ms(const char *s, uint64_t *ms);
 /* a comma-separated list with no empty item (no leading, trailing or double comma) */
 int parse_list_check(const char *s);
+/*
+ * The first item of a comma-separated list that appears again (exact text;
+ * empty items are parse_list_check()'s),
+ * copied to item (cut to len); -EEXIST then, else 0.
+ */
+int parse_list_dup(const char *s, char *item, size_t len);
 
 #endif

@@ -128,6 +128,24 @@ static bool is_program(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+int cmd_guest_bin_check(const char *path, struct err *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		int saved = errno;
+
+		return err_set(e, -saved, "guest program not found: %s: %s; build it with 'make' or pass --guest-bin",
+			       err_q(path), strerror(saved));
+	}
+	if (!S_ISREG(st.st_mode))
+		return err_set(e, -EINVAL, "guest program %s is not a regular file: pass the thpeval-guest "
+			       "binary with --guest-bin", err_q(path));
+	if (access(path, X_OK) != 0)
+		return err_set(e, -EACCES, "guest program %s is not executable: chmod +x it", err_q(path));
+	return 0;
+}
+
 int cmd_guest_bin_lookup(const char *exe, char *buf, size_t len, struct err *e)
 {
 	char dir[PATH_MAX], beside[PATH_MAX], installed[PATH_MAX];

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "orchestrator/cmd/cli.h"
@@ -50,6 +51,11 @@ int cmd_need_root(const char *what);
  * both places named when neither is there.
  */
 int cmd_guest_bin_lookup(const char *exe, char *buf, size_t len, struct err *e);
+/*
+ * --guest-bin as given: an executable regular file (access() calls a
+ * directory executable, and a missing x bit is not "not found")
+ */
+int cmd_guest_bin_check(const char *path, struct err *e);
 /* cmd_guest_bin_lookup() of this executable (/proc/self/exe) */
 int cmd_default_guest_bin(char *buf, size_t len, struct err *e);
 
@@ -63,6 +69,18 @@ struct run_config;
 int exec_select(struct run_config *c, struct err *e);
 /* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */
 bool shmem_axis_planned(const struct run_config *c);
+/*
+ * After the workloads are selected: options given (given: cli_parse()'s set)
+ * whose values leave them nothing to do or that contradict each other
+ * (--guests with --target=host, --kcompile without kcompile, --baseline=last
+ * with --db=none).
+ */
+int run_opts_check(const struct run_config *c, uint64_t given, struct err *e);
+/*
+ * Before anything starts: --kernel a readable regular file, --state-dir one
+ * the run can use or create, --baseline a results file that loads.
+ */
+int run_paths_check(const struct run_config *c, struct err *e);
 
 /* thpeval host show | set KEY=VALUE... | restore [--sysfs-root=DIR] [--state-dir=DIR] */
 extern const struct command host_cmd;

@@ -44,7 +44,7 @@ static int compare_opt(void *ctx, int id, const char *arg, struct err *e)
 	if (id != CO_THRESHOLD)
 		return err_set(e, -EINVAL, "internal: unhandled option %d", id);
 	if (parse_double(arg, &o->threshold_pct) || o->threshold_pct < 0 || o->threshold_pct > 1000)
-		return err_set(e, -EINVAL, "'%s' is not a percentage from 0 to 1000", arg);
+		return err_set(e, -EINVAL, "not a percentage from 0 to 1000: %s", err_q(arg));
 	return 0;
 }
 
@@ -65,7 +65,7 @@ int cmd_compare(int argc, char **argv_in)
 	argc = cmd_args_permute(&compare_cmd, argc, argv_in, argv);
 	results_init(base);
 	results_init(cur);
-	if (cli_parse(&compare_cmd, argc, argv, compare_opt, &o, &first, &help, &e)) {
+	if (cli_parse(&compare_cmd, argc, argv, compare_opt, &o, &first, &help, NULL, &e)) {
 		cmd_fail(&e, CMD_USAGE);
 		goto out;
 	}

@@ -27,6 +27,13 @@ static const struct opt history_opts[] = {
 	  "exited 1), so none of them becomes a baseline", HIO_GATE_FAILED },
 };
 
+/* what history's options ask of each other */
+static const struct opt_rule history_rules[] = {
+	{ OPT_NEEDS, HIO_GATE_FAILED, HIO_IMPORT, "it says how imported runs fared" },
+	{ OPT_CONFLICTS, HIO_IMPORT, HIO_WORKLOAD, "--workload chooses what the trend shows" },
+	{ OPT_CONFLICTS, HIO_IMPORT, HIO_LAST, "--last chooses what the trend shows" },
+};
+
 const struct command history_cmd = {
 	.name = "history",
 	.args = "[--import FILE|DIR...]",
@@ -38,6 +45,7 @@ const struct command history_cmd = {
 		   "its regression gate (gate) and whether the cell was valid. Hosts are keyed by\n"
 		   "name (results.json host.name, or --host at import), CPU model and kernel.",
 	CLI_OPTS(history_opts),
+	CLI_RULES(history_rules),
 };
 
 struct history_args {
@@ -45,7 +53,7 @@ struct history_args {
 	char host[65];
 	char workload[RES_NAME_MAX];
 	unsigned last;
-	bool last_set, import, gate_failed;
+	bool import, gate_failed;
 };
 
 static int history_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -69,7 +77,7 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 			if ((unsigned char)arg[i] < 0x20 || arg[i] == 0x7f)
 				break;
 		if (!n || n >= sizeof(a->host) || i < n)
-			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 printable characters)", arg);
+			return err_set(e, -EINVAL, "not a host name (1-64 printable characters): %s", err_q(arg));
 		strcpy(a->host, arg);
 		return 0;
 	}
@@ -81,14 +89,13 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case HIO_WORKLOAD:
 		if (strlen(arg) >= sizeof(a->workload))
-			return err_set(e, -EINVAL, "'%s' is not a workload name", arg);
+			return err_set(e, -EINVAL, "not a workload name: %s", err_q(arg));
 		strcpy(a->workload, arg);
 		return 0;
 	case HIO_LAST:
 		if (parse_u64_range(arg, 1, 10000, &v))
-			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
+			return err_set(e, -EINVAL, "not a run count from 1 to 10000: %s", err_q(arg));
 		a->last = (unsigned)v;
-		a->last_set = true;
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
@@ -108,7 +115,7 @@ int cmd_history(int argc, char **argv_in)
 		return CMD_ERROR;
 	}
 	argc = cmd_args_permute(&history_cmd, argc, argv_in, argv);
-	if (cli_parse(&history_cmd, argc, argv, history_opt, &a, &first, &help, &e)) {
+	if (cli_parse(&history_cmd, argc, argv, history_opt, &a, &first, &help, NULL, &e)) {
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
@@ -118,18 +125,12 @@ int cmd_history(int argc, char **argv_in)
 		if (first >= argc) {
 			cmd_error("history: --import needs the results.json files or directories to import");
 			rc = CMD_USAGE;
-		} else if (a.workload[0] || a.last_set) {
-			cmd_error("history: --workload and --last choose what the trend shows: not with --import");
-			rc = CMD_USAGE;
 		} else if (history_import(a.db, argv + first, (size_t)(argc - first), &io, stdout, &e) ||
 			   fflush(stdout)) {
 			if (!err_isset(&e))
 				err_set(&e, -EIO, "cannot write to stdout");
 			rc = cmd_fail(&e, CMD_ERROR);
 		}
-	} else if (a.gate_failed) {
-		cmd_error("history: --gate-failed says how imported runs fared: only with --import");
-		rc = CMD_USAGE;
 	} else if (first < argc) {
 		cmd_error("history: unexpected argument '%s'; see 'thpeval history --help'",
 			argv[first]);

@@ -67,7 +67,7 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 	char lockdir[PATH_MAX];
 	struct err e = ERR_INIT;
 	char key[THP_KEY_MAX], old[THP_VAL_MAX];
-	int i;
+	int i, j;
 
 	if (argc == 0) {
 		cmd_error("host set: give at least one KEY=VALUE, e.g. 'thpeval host set enabled=always'");
@@ -79,11 +79,17 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 		size_t kl = eq ? (size_t)(eq - argv[i]) : 0;
 
 		if (!eq || kl == 0 || kl >= sizeof(key) || !eq[1]) {
-			cmd_error("host set: '%s' is not KEY=VALUE", argv[i]);
+			cmd_error("host set: not KEY=VALUE: %s", err_q(argv[i]));
 			return CMD_USAGE;
 		}
 		memcpy(key, argv[i], kl);
 		key[kl] = '\0';
+		for (j = 0; j < i; j++)	/* one value per knob: the last would win, the first be written too */
+			if (!strncmp(argv[j], argv[i], kl + 1)) {
+				cmd_error("host set: %s is given twice (%s and %s): give each knob once", err_q(key),
+					  err_q(argv[j]), err_q(argv[i]));
+				return CMD_USAGE;
+			}
 		if (thp_validate(a->root, key, eq + 1, &e))
 			return cmd_fail(&e, CMD_USAGE);
 	}
@@ -130,7 +136,7 @@ static int host_main(int argc, char **argv)
 	bool help;
 	int first;
 
-	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, &e))
+	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, NULL, &e))
 		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&host_cmd, stdout);

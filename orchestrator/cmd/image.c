@@ -73,7 +73,7 @@ static int image_main(int argc, char **argv)
 	bool help, built = false, sd_built = false;
 	int first, r;
 
-	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, &e))
+	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, NULL, &e))
 		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&image_cmd, stdout);
@@ -83,7 +83,8 @@ static int image_main(int argc, char **argv)
 		cmd_error("image: give one subcommand: build or show");
 		return CMD_USAGE;
 	}
-	if (!a.guest_bin[0] && cmd_default_guest_bin(a.guest_bin, sizeof(a.guest_bin), &e))
+	if (a.guest_bin[0] ? cmd_guest_bin_check(a.guest_bin, &e) :
+			     cmd_default_guest_bin(a.guest_bin, sizeof(a.guest_bin), &e))
 		return cmd_fail(&e, CMD_ERROR);
 	o.cache_dir = a.cache_dir;
 	o.kernel = a.kernel[0] ? a.kernel : NULL;

@@ -39,6 +39,20 @@ static const struct opt report_opts[] = {
 	{ "last", "N", "10", "with --fleet: the newest N runs of each host in its trend (1-10000)", RPO_LAST },
 };
 
+/* what report's options ask of each other, checked in this order */
+static const struct opt_rule report_rules[] = {
+	{ OPT_REPEATS, RPO_HOST, RPO_HOST, NULL },
+	{ OPT_CONFLICTS, RPO_FLEET, RPO_FORMAT, "--fleet writes one HTML page" },
+	{ OPT_CONFLICTS, RPO_FLEET, RPO_BASELINE, "--fleet draws from the history, not from one run" },
+	{ OPT_CONFLICTS, RPO_FLEET, RPO_THRESHOLD, "--fleet has no regression gate" },
+	{ OPT_CONFLICTS, RPO_FLEET, RPO_GATE, "--fleet has no regression gate" },
+	{ OPT_NEEDS, RPO_DB, RPO_FLEET, "the fleet page is drawn from the history database" },
+	{ OPT_NEEDS, RPO_HOST, RPO_FLEET, "it chooses the hosts of the fleet page" },
+	{ OPT_NEEDS, RPO_LAST, RPO_FLEET, "it chooses the runs of the fleet page's trend" },
+	{ OPT_NEEDS, RPO_THRESHOLD, RPO_BASELINE, "the threshold is the comparison's, which --baseline adds" },
+	{ OPT_NEEDS, RPO_GATE, RPO_BASELINE, "it chooses what the comparison gates, which --baseline adds" },
+};
+
 const struct command report_cmd = {
 	.name = "report",
 	.args = "DIR|results.json | --fleet",
@@ -50,6 +64,7 @@ const struct command report_cmd = {
 		   "With --fleet the page is " FLEET_FILE " (to --out DIR, else stdout), drawn from the\n"
 		   "run history: thpeval report --fleet --db=/var/lib/thpeval/history.db --out=DIR",
 	CLI_OPTS(report_opts),
+	CLI_RULES(report_rules),
 };
 
 struct report_args {
@@ -58,7 +73,6 @@ struct report_args {
 	char baseline[PATH_MAX];
 	struct compare_opts cmp;
 	bool fleet;
-	unsigned given;		/* 1 << each option seen */
 	char db[PATH_MAX];
 	const char *hosts[REPORT_MAX_HOSTS];
 	struct fleet_opts fo;
@@ -68,7 +82,6 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct report_args *a = ctx;
 
-	a->given |= 1u << id;
 	switch ((enum report_opt)id) {
 	case RPO_FORMAT:
 		return report_formats_parse(arg, &a->formats, e);
@@ -84,7 +97,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RPO_THRESHOLD:
 		if (parse_double(arg, &a->cmp.threshold_pct) || a->cmp.threshold_pct < 0 ||
 		    a->cmp.threshold_pct > 1000)
-			return err_set(e, -EINVAL, "'%s' is not a percentage from 0 to 1000", arg);
+			return err_set(e, -EINVAL, "not a percentage from 0 to 1000: %s", err_q(arg));
 		return 0;
 	case RPO_GATE:
 		return cmp_gate_parse(arg, &a->cmp.gate, e);
@@ -101,7 +114,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 	}
 	case RPO_HOST:
 		if (!*arg || strlen(arg) > 64)
-			return err_set(e, -EINVAL, "'%.64s' is not a host name (1-64 characters)", arg);
+			return err_set(e, -EINVAL, "not a host name (1-64 characters): %s", err_q(arg));
 		if (a->fo.nhosts == REPORT_MAX_HOSTS)
 			return err_set(e, -E2BIG, "more than %d --host options", REPORT_MAX_HOSTS);
 		a->hosts[a->fo.nhosts++] = arg;
@@ -110,7 +123,7 @@ static int report_opt(void *ctx, int id, const char *arg, struct err *e)
 		uint64_t v;
 
 		if (parse_u64_range(arg, 1, 10000, &v))
-			return err_set(e, -EINVAL, "'%s' is not a run count from 1 to 10000", arg);
+			return err_set(e, -EINVAL, "not a run count from 1 to 10000: %s", err_q(arg));
 		a->fo.last = (unsigned)v;
 		return 0;
 	}
@@ -124,10 +137,6 @@ static int report_fleet(struct report_args *a, int npos)
 
 	if (npos) {
 		cmd_error("report: --fleet takes no run directory; see 'thpeval report --help'");
-		return CMD_USAGE;
-	}
-	if (a->given & (1u << RPO_FORMAT | 1u << RPO_BASELINE | 1u << RPO_THRESHOLD | 1u << RPO_GATE)) {
-		cmd_error("report: --fleet writes one HTML page: drop --format, --baseline, --threshold and --gate");
 		return CMD_USAGE;
 	}
 	a->fo.hosts = a->hosts;
@@ -163,7 +172,7 @@ int cmd_report(int argc, char **argv_in)
 	}
 	argc = cmd_args_permute(&report_cmd, argc, argv_in, argv);
 	results_init(res);
-	if (cli_parse(&report_cmd, argc, argv, report_opt, &a, &first, &help, &e)) {
+	if (cli_parse(&report_cmd, argc, argv, report_opt, &a, &first, &help, NULL, &e)) {
 		rc = cmd_fail(&e, CMD_USAGE);
 		goto out;
 	}
@@ -173,11 +182,6 @@ int cmd_report(int argc, char **argv_in)
 	}
 	if (a.fleet) {
 		rc = report_fleet(&a, argc - first);
-		goto out;
-	}
-	if (a.given & (1u << RPO_DB | 1u << RPO_HOST | 1u << RPO_LAST)) {
-		cmd_error("report: --db, --host and --last go with --fleet; see 'thpeval report --help'");
-		rc = CMD_USAGE;
 		goto out;
 	}
 	if (argc - first != 1) {

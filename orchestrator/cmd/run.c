@@ -157,6 +157,45 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	return rc;
 }
 
+/* the directories of --out/guests that a run creates, to remove when it measured nothing */
+#define OUT_DIRS_MAX 16
+struct out_dirs {
+	char path[PATH_MAX + 16];	/* out_dir/guests */
+	size_t n;			/* its components missing before the run, innermost last */
+	size_t len[OUT_DIRS_MAX];
+};
+
+static void out_dirs_note(struct out_dirs *d, const char *out_dir)
+{
+	char *p = d->path;
+	size_t i, n;
+	struct stat st;
+
+	d->n = 0;
+	if (snprintf(p, sizeof(d->path), "%s/guests", out_dir) >= (int)sizeof(d->path))
+		return;
+	n = strlen(p);
+	for (i = 1; i <= n && d->n < OUT_DIRS_MAX; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (stat(p, &st) < 0 && errno == ENOENT)
+			d->len[d->n++] = i;
+		if (i < n)
+			p[i] = '/';
+	}
+}
+
+/* rmdir what out_dirs_note() found missing, innermost first, while each is empty */
+static void out_dirs_undo(struct out_dirs *d)
+{
+	while (d->n > 0) {
+		d->path[d->len[--d->n]] = '\0';
+		if (rmdir(d->path) < 0)
+			break;
+	}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_config *cfg = malloc(sizeof(*cfg));
@@ -167,6 +206,8 @@ int cmd_run(int argc, char **argv)
 	char json_path[PATH_MAX];
 	char why[ERR_MSG_MAX];
 	bool help, json_failed = false;
+	uint64_t given;
+	struct out_dirs made;
 	int first, r, rc = CMD_OK;
 
 	if (!cfg || !res) {
@@ -176,7 +217,7 @@ int cmd_run(int argc, char **argv)
 		return CMD_ERROR;
 	}
 	run_config_defaults(cfg);
-	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &e);
+	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &given, &e);
 	if (r) {
 		rc = cmd_fail(&e, CMD_USAGE);
 		goto done_cfg;
@@ -199,10 +240,8 @@ int cmd_run(int argc, char **argv)
 			rc = cmd_fail(&e, CMD_ERROR);
 			goto done_cfg;
 		}
-	} else if (access(cfg->guest_bin, X_OK) != 0) {
-		cmd_error("guest program '%s' not found: build it with 'make' or pass --guest-bin",
-			  cfg->guest_bin);
-		rc = CMD_ERROR;
+	} else if (cmd_guest_bin_check(cfg->guest_bin, &e)) {
+		rc = cmd_fail(&e, CMD_ERROR);
 		goto done_cfg;
 	}
 	{
@@ -225,9 +264,17 @@ int cmd_run(int argc, char **argv)
 			rc = CMD_USAGE;
 			goto done_cfg;
 		}
+		if (run_opts_check(cfg, given, &we)) {
+			rc = cmd_fail(&we, CMD_USAGE);
+			goto done_cfg;
+		}
 	}
 	if (cmd_is_host_root(cfg->sysfs_root) && (rc = cmd_need_root("thpeval run")))
 		goto done_cfg;
+	if (run_paths_check(cfg, &e)) {	/* as the user that runs it: after the root check */
+		rc = cmd_fail(&e, CMD_USAGE);
+		goto done_cfg;
+	}
 	if (cfg->seed == 0)
 		cfg->seed = ((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16)) % 0xfffffffeull + 1;
 	if (!cfg->out_dir[0]) {
@@ -239,6 +286,7 @@ int cmd_run(int argc, char **argv)
 		snprintf(cfg->out_dir, sizeof(cfg->out_dir), "thpeval-results/%s", stamp);
 	}
 
+	out_dirs_note(&made, cfg->out_dir);
 	results_init(res);
 	install_signals();
 	io.stop = &stop_flag;
@@ -266,6 +314,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (res->ncells)
 		results_print_table(res, stdout);
+	if (r && !res->ncells && !res->nguests)
+		out_dirs_undo(&made);	/* failed before measuring: leave no empty --out behind */
 	if (res->ncells || res->nguests) {
 		struct err we = ERR_INIT;
 

@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/model/results_load.h"
 #include "orchestrator/report/histdb.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/config.h"
@@ -81,6 +84,12 @@ static const struct opt run_opts[] = {
 	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
 };
 
+/* what run's options ask of each other (values aside: run_opts_check) */
+static const struct opt_rule run_rules[] = {
+	{ OPT_NEEDS, RO_THRESHOLD, RO_BASELINE, "the threshold is the regression gate's, which --baseline turns on" },
+	{ OPT_NEEDS, RO_GATE, RO_BASELINE, "it chooses what the regression gate tests, which --baseline turns on" },
+};
+
 const struct command run_cmd = {
 	.name = "run",
 	.args = NULL,
@@ -92,6 +101,7 @@ const struct command run_cmd = {
 		   "on error and on SIGINT/SIGTERM; after a crash run 'thpeval host restore'.\n"
 		   "Example: thpeval run --host-thp=always --guest-thp=always --reps=5 --out=results",
 	CLI_OPTS(run_opts),
+	CLI_RULES(run_rules),
 };
 
 /* --guest-shmem-thp: distinct values of the guest's shmem_enabled */
@@ -102,7 +112,7 @@ static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e
 	size_t i;
 
 	if (strlen(arg) >= sizeof(buf) || !*arg || parse_list_check(arg))
-		return err_set(e, -EINVAL, "'%.64s' is not a shmem_enabled list: give values such as never,always", arg);
+		return err_set(e, -EINVAL, "not a shmem_enabled list: give values such as never,always: %s", err_q(arg));
 	strcpy(buf, arg);
 	c->n_guest_shmem = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -111,8 +121,8 @@ static int shmem_list_parse(const char *arg, struct run_config *c, struct err *e
 		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
 			known |= !strcmp(tok, values[i]);
 		if (!known)
-			return err_set(e, -EINVAL, "'%.32s' is not a shmem_enabled value: use always, within_size, "
-				       "advise, never, deny or force", tok);
+			return err_set(e, -EINVAL, "not a shmem_enabled value: use always, within_size, "
+				       "advise, never, deny or force: %s", err_q(tok));
 		for (i = 0; i < c->n_guest_shmem; i++)
 			dup |= !strcmp(c->guest_shmem[i], tok);
 		if (!dup)
@@ -144,8 +154,8 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 	unsigned i;
 
 	if (strlen(arg) >= sizeof(buf) || !*arg)
-		return err_set(e, -EINVAL, "'%.64s' is not a host backing list: use anonymous or memfd, "
-			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs)", arg);
+		return err_set(e, -EINVAL, "not a host backing list: use anonymous or memfd, "
+			       "optionally with hugetlbfs or hugetlbfs-1g (e.g. anonymous,hugetlbfs): %s", err_q(arg));
 	if (parse_list_check(arg))
 		return err_set(e, -EINVAL, "empty item in host backing list '%.64s': separate items "
 			       "with single commas (e.g. anonymous,hugetlbfs)", arg);
@@ -156,8 +166,8 @@ static int backing_parse(const char *arg, struct run_config *c, struct err *e)
 		enum host_backing b;
 
 		if (host_backing_parse(tok, &b))
-			return err_set(e, -EINVAL, "'%.64s' is not a host backing: use anonymous, memfd, hugetlbfs "
-				       "or hugetlbfs-1g", tok);
+			return err_set(e, -EINVAL, "not a host backing: use anonymous, memfd, hugetlbfs "
+				       "or hugetlbfs-1g: %s", err_q(tok));
 		if (hugetlb_arm_kb(tok, &kb)) {
 			for (i = 0; i < c->n_hugetlb; i++)
 				if (c->hugetlb_kb[i] == kb)
@@ -186,14 +196,14 @@ static int set_path(char *dst, size_t len, const char *arg, const char *what, st
 
 static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
 {
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s", arg, expect);
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s: %s", expect, err_q(arg));
 }
 
-/* "'0' is not a repetition count from 1 to 100": the range the loader checks too (results.h) */
+/* "not a repetition count from 1 to 100: '0'": the range the loader checks too (results.h) */
 static int bad_range(struct err *e, int rc, const char *arg, const char *what, long long min, long long max)
 {
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "'%s' is not %s from %lld to %lld", arg, what, min,
-		       max);
+	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s from %lld to %lld: %s", what, min, max,
+		       err_q(arg));
 }
 
 /*
@@ -207,8 +217,7 @@ static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
 	size_t n, i;
 
 	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
-		return err_set(e, -EINVAL, "'%.64s' is not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux)",
-			       arg);
+		return err_set(e, -EINVAL, "not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux): %s", err_q(arg));
 	n = (size_t)(colon - arg);
 	if (n >= sizeof(c->kc_config))
 		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
@@ -251,8 +260,8 @@ static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 		*comma++ = '\0';
 	if (parse_double(buf, &h) || h <= 0 || h > 100 ||
 	    (comma && (parse_double(comma, &g) || g <= 0 || g > 100)))
-		return err_set(e, -EINVAL, "'%s' is not a CI target: use HOST[,GUEST] half-widths in percentage points "
-			       "(0-100], e.g. 15,5, or none", arg);
+		return err_set(e, -EINVAL, "not a CI target: use HOST[,GUEST] half-widths in percentage points "
+			       "(0-100], e.g. 15,5, or none: %s", err_q(arg));
 	c->target_ci_host = h;
 	c->target_ci_guest = comma ? g : h;
 	return 0;
@@ -290,7 +299,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			      arg[i] == ','))
 				break;
 		if (i != n || n >= sizeof(c->workloads))
-			return err_set(e, -EINVAL, "'%.64s' is not a workload list: give names like memset,tlb or all", arg);
+			return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
 		strcpy(c->workloads, arg);
 		return 0;
 	}
@@ -298,19 +307,19 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		enum run_target t;
 
 		if (run_target_parse(arg, &t))
-			return err_set(e, -EINVAL, "'%.64s' is not a target: use guest, host or both", arg);
+			return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
 		c->target_guest = t != TARGET_HOST;
 		c->target_host = t != TARGET_GUEST;
 		return 0;
 	}
 	case RO_PIN:
 		if (strcmp(arg, "auto") && strcmp(arg, "none"))
-			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
+			return err_set(e, -EINVAL, "not a pinning: use auto or none: %s", err_q(arg));
 		c->pin = !strcmp(arg, "auto");
 		return 0;
 	case RO_GATE:
 		if (strcmp(arg, "primary") && strcmp(arg, "all"))
-			return err_set(e, -EINVAL, "'%.40s' is not a gate: use primary or all", arg);
+			return err_set(e, -EINVAL, "not a gate: use primary or all: %s", err_q(arg));
 		c->gate_all = !strcmp(arg, "all");
 		return 0;
 	case RO_BOOTS:
@@ -382,7 +391,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case RO_ACCEL:
 		if (accel_parse(arg, &c->accel))
-			return err_set(e, -EINVAL, "'%s' is not an accelerator: use auto, kvm or tcg", arg);
+			return err_set(e, -EINVAL, "not an accelerator: use auto, kvm or tcg: %s", err_q(arg));
 		return 0;
 	case RO_CONNECT:
 		/* a remote host would be measured with this host's knobs and counters */
@@ -408,10 +417,10 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		char buf[64], *tok, *save = NULL;
 
 		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host allocation list '%s': "
-				       "use ondemand, immediate or ondemand,immediate", arg);
+			return err_set(e, -EINVAL, "empty item in host allocation list: "
+				       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
 		strcpy(buf, arg);
 		c->n_prefault = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -420,7 +429,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			bool dup = false;
 
 			if (prefault_parse(tok, &p))
-				return err_set(e, -EINVAL, "'%s' is not a host allocation mode: use ondemand or immediate", tok);
+				return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
 			for (i = 0; i < c->n_prefault; i++)
 				dup |= c->prefault[i] == p;
 			if (!dup)
@@ -472,10 +481,10 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		char buf[64], *tok, *save = NULL;
 
 		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "'%.40s...' is too long", arg);
+			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host state list '%s': "
-				       "use fresh, fragmented or fresh,fragmented", arg);
+			return err_set(e, -EINVAL, "empty item in host state list: "
+				       "use fresh, fragmented or fresh,fragmented: %s", err_q(arg));
 		strcpy(buf, arg);
 		c->n_host_state = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -484,7 +493,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			bool dup = false;
 
 			if (host_state_parse(tok, &s))
-				return err_set(e, -EINVAL, "'%.32s' is not a host state: use fresh or fragmented", tok);
+				return err_set(e, -EINVAL, "not a host state: use fresh or fragmented: %s", err_q(tok));
 			for (i = 0; i < c->n_host_state; i++)
 				dup |= c->host_state[i] == s;
 			if (!dup)
@@ -520,6 +529,159 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+/* whether the workload reads a kernel source (kcompile: it takes --src) */
+static bool reads_source(const struct run_config *c, const char *name)
+{
+	const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, name);
+
+	return wi && wi->has_src;
+}
+
+/* a --baseline that names a run of the history database (--db), not a file */
+static bool baseline_from_db(const char *baseline)
+{
+	return !strcmp(baseline, "last");
+}
+
+/* options that set up guests: nothing to do in a run that boots none */
+static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL };
+
+int run_opts_check(const struct run_config *c, uint64_t given, struct err *e)
+{
+	size_t i;
+	bool kc = false;
+
+	if (!c->target_guest)
+		for (i = 0; i < sizeof(guest_only_opts) / sizeof(guest_only_opts[0]); i++)
+			if (given & CLI_BIT(guest_only_opts[i]))
+				return err_set(e, -EINVAL, "--%s and --target=host do not go together: a bare-host "
+					       "run boots no guest", cli_opt_name(&run_cmd, guest_only_opts[i]));
+	for (i = 0; i < c->n_wl; i++)
+		kc |= reads_source(c, c->wl[i]);
+	for (i = 0; !kc && i < 2; i++) {
+		int id = i ? RO_KCOMPILE_TIMEOUT : RO_KCOMPILE;
+
+		if (given & CLI_BIT(id))
+			return err_set(e, -EINVAL, "--%s is for the kcompile workload, not in --workloads=%s: "
+				       "add kcompile to --workloads or drop --%s", cli_opt_name(&run_cmd, id),
+				       c->workloads, cli_opt_name(&run_cmd, id));
+	}
+	if (c->baseline[0] && baseline_from_db(c->baseline) && !c->db[0])
+		return err_set(e, -EINVAL, "--baseline=%s and --db=none do not go together: that baseline comes "
+			       "from the history database", c->baseline);
+	return 0;
+}
+
+/* a path option's file: there and of the type asked, before anything starts */
+static int path_is(const char *opt, const char *path, mode_t type, const char *advice, struct err *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		int saved = errno;
+
+		return err_set(e, -saved, "--%s: cannot use %s: %s: %s", opt, err_q(path), strerror(saved), advice);
+	}
+	if ((st.st_mode & S_IFMT) != type)
+		return err_set(e, type == S_IFDIR ? -ENOTDIR : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+			       "--%s: %s is %s, not %s: %s", opt, err_q(path),
+			       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+			       S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file",
+			       type == S_IFDIR ? "a directory" : "a regular file", advice);
+	return 0;
+}
+
+/*
+ * --state-dir: a directory we own and only we can write, or one we can create
+ * (its nearest existing parent a directory we can write); what
+ * state_dir_prepare() then makes or refuses, said before anything starts.
+ */
+static int state_dir_check(const char *dir, struct err *e)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return err_set(e, -ENOTDIR, "--state-dir: %s is not a directory: remove it or choose another",
+				       err_q(dir));
+		if (st.st_uid != geteuid())
+			return err_set(e, -EPERM, "--state-dir: %s belongs to uid %u, not to us: choose another",
+				       err_q(dir), (unsigned)st.st_uid);
+		if (st.st_mode & (S_IWGRP | S_IWOTH))
+			return err_set(e, -EPERM, "--state-dir: %s is writable by others: chmod 700 it",
+				       err_q(dir));
+		if (access(dir, W_OK | X_OK) != 0)
+			return err_set(e, -EACCES, "--state-dir: %s is not writable: chmod u+rwx it", err_q(dir));
+		return 0;
+	}
+	if (errno != ENOENT)
+		return err_set(e, -errno, "--state-dir: cannot use %s: %s", err_q(dir), strerror(errno));
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (;;) {
+		slash = strrchr(buf, '/');
+		if (!slash) {
+			snprintf(buf, sizeof(buf), ".");
+		} else if (slash == buf) {
+			buf[1] = '\0';
+		} else {
+			*slash = '\0';
+			if (stat(buf, &st) < 0 && errno == ENOENT)
+				continue;
+		}
+		break;
+	}
+	if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(e, -ENOTDIR, "--state-dir: cannot create %s: %s is not a directory", err_q(dir),
+			       err_q(buf));
+	if (access(buf, W_OK | X_OK) != 0)
+		return err_set(e, -EACCES, "--state-dir: cannot create %s: %s is not writable", err_q(dir),
+			       err_q(buf));
+	return 0;
+}
+
+int run_paths_check(const struct run_config *c, struct err *e)
+{
+	int r;
+
+	if (c->kernel[0] && (r = path_is("kernel", c->kernel, S_IFREG, "pass an existing vmlinuz", e)))
+		return r;
+	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
+		return err_set(e, -EACCES, "--kernel: %s is not readable: pass a vmlinuz you can read",
+			       err_q(c->kernel));
+	r = state_dir_check(c->state_dir, e);
+	if (r)
+		return r;
+	if (c->baseline[0] && !baseline_from_db(c->baseline)) {
+		char file[PATH_MAX];
+		struct results *base;
+		struct stat st;
+
+		/* the gate at the end: load it now, so that a bad one costs no run */
+		if (stat(c->baseline, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (results_path_resolve(c->baseline, file, sizeof(file), e))
+				return err_wrap(e, "--baseline");
+		} else {
+			snprintf(file, sizeof(file), "%s", c->baseline);
+		}
+		r = path_is("baseline", file, S_IFREG, "give a results.json or a run directory, or last", e);
+		if (r)
+			return r;
+		base = malloc(sizeof(*base));
+		if (!base)
+			return err_set(e, -ENOMEM, "out of memory");
+		r = results_load(file, base, e);
+		if (!r)
+			results_release(base);
+		free(base);
+		if (r)
+			return err_wrap(e, "--baseline");
+	}
+	return 0;
 }
 
 /* whether the workload runs a user's command (exec: it takes --argv) */

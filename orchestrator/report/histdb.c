@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,6 +283,7 @@ int histdb_target_parse(const char *arg, struct histdb_target *t, struct err *e)
 {
 	PQconninfoOption *o = NULL;
 	char why[ERR_MSG_MAX];
+	struct stat st;
 	size_t i, n;
 
 	memset(t, 0, sizeof(*t));
@@ -313,6 +315,8 @@ int histdb_target_parse(const char *arg, struct histdb_target *t, struct err *e)
 			       "not shown): pass a postgresql://[USER@]HOST[:PORT]/DBNAME URI");
 	}
 	t->kind = HISTDB_SQLITE;
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))	/* SQLite would say "disk I/O error" */
+		return err_set(e, -EISDIR, "%s is a directory: give a database file", err_q(arg));
 	return 0;
 }
 

@@ -84,10 +84,10 @@ int thp_list_parse(const char *s, bool sized, struct thp_setting *out, size_t ma
 
 	*n = 0;
 	if (strlen(s) >= sizeof(buf))
-		return err_set(e, -EINVAL, "%s list too long", what);
+		return err_set(e, -EINVAL, "%s list too long (at most %zu bytes): %s", what, sizeof(buf) - 1, err_q(s));
 	if (parse_list_check(s))
-		return err_set(e, -EINVAL, "empty item in %s list '%s': separate settings with "
-			       "single commas (e.g. always,never)", what, s);
+		return err_set(e, -EINVAL, "empty item in %s list: separate settings with "
+			       "single commas (e.g. always,never): %s", what, err_q(s));
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct thp_setting t;
@@ -95,10 +95,9 @@ int thp_list_parse(const char *s, bool sized, struct thp_setting *out, size_t ma
 
 		if (sized && thp_setting_parse(tok, &t))
 			return err_set(e, -EINVAL,
-				       "'%s' is not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K)",
-				       tok, what);
+				       "not a %s setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K): %s", what, err_q(tok));
 		if (!sized && (thp_setting_parse(tok, &t) || t.kb))
-			return err_set(e, -EINVAL, "'%s' is not a %s setting: use always, madvise or never", tok, what);
+			return err_set(e, -EINVAL, "not a %s setting: use always, madvise or never: %s", what, err_q(tok));
 		if (!t.kb && t.mode == THP_MODE_NEVER) {
 			never = true;
 			continue;
@@ -164,8 +163,5 @@ int run_config_check(struct run_config *c, struct err *e)
 	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
 		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
 			       "or lower --boots", c->max_reps, c->reps, c->boots);
-	if (c->kernel[0] && access(c->kernel, R_OK) != 0)
-		return err_set(e, -ENOENT, "guest kernel '%s' is not readable: pass an existing vmlinuz with --kernel",
-			       c->kernel);
 	return 0;
 }

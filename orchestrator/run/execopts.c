@@ -66,14 +66,14 @@ int exec_opts_metric(struct exec_opts *x, const char *arg, struct err *e)
 	r = regcomp(&re, arg, REG_EXTENDED);
 	if (r) {
 		regerror(r, &re, why, sizeof(why));
-		return err_set(e, -EINVAL, "'%.80s' is not a POSIX extended regex: %s", arg, why);
+		return err_set(e, -EINVAL, "not a POSIX extended regex: %s: %s", why, err_q(arg));
 	}
 	if (re.re_nsub != 1) {
 		size_t groups = re.re_nsub;
 
 		regfree(&re);
-		return err_set(e, -EINVAL, "'%.80s' has %zu capture groups: the pattern needs exactly one, "
-			       "around the number (e.g. 'ops/s: ([0-9.]+)')", arg, groups);
+		return err_set(e, -EINVAL, "%zu capture groups: the pattern needs exactly one, "
+			       "around the number (e.g. 'ops/s: ([0-9.]+)'): %s", groups, err_q(arg));
 	}
 	regfree(&re);
 	if (argv_encode_word(arg, x->metric_enc, sizeof(x->metric_enc)) < 0)
@@ -89,8 +89,8 @@ int exec_opts_metric(struct exec_opts *x, const char *arg, struct err *e)
 int exec_opts_direction(struct exec_opts *x, const char *arg, struct err *e)
 {
 	if (strcmp(arg, "higher") && strcmp(arg, "lower"))
-		return err_set(e, -EINVAL, "'%.40s' is not a direction: use higher or lower (which way the "
-			       "number --exec-metric reads is better)", arg);
+		return err_set(e, -EINVAL, "not a direction: use higher or lower (which way the "
+			       "number --exec-metric reads is better): %s", err_q(arg));
 	snprintf(x->dir, sizeof(x->dir), "%s", arg);
 	x->dir_set = true;
 	return 0;
@@ -102,8 +102,7 @@ int exec_opts_timeout(struct exec_opts *x, const char *arg, struct err *e)
 	int r = parse_duration_ms(arg, &v);
 
 	if (r || v < 1000 || v > 24ull * 3600 * 1000)
-		return err_set(e, r ? r : -ERANGE, "'%.40s' is not a duration from 1s to 24h (e.g. 90s, 10m)",
-			       arg);
+		return err_set(e, r ? r : -ERANGE, "not a duration from 1s to 24h (e.g. 90s, 10m): %s", err_q(arg));
 	x->timeout_ms = v;
 	x->timeout_set = true;
 	return 0;

@@ -61,6 +61,13 @@ HANDLED=0
 FAKE_CHANGED=0
 CASE_TIMEOUT=${CASE_TIMEOUT:-30}
 
+# WANT: when set, the error line must contain it (grep -F); UPFRONT: when set,
+# the error must come before anything starts: within UPFRONT_MS and with no
+# --out directory made (run's is $OUT/r). w and u below set them for one case.
+WANT=
+UPFRONT=
+UPFRONT_MS=${UPFRONT_MS:-2000}
+
 # t EXPECT NAME ARGS...: run bin/thpeval ARGS; EXPECT is 2 (usage error),
 # 1 (runtime error) or nz (any non-zero)
 t() {
@@ -69,9 +76,11 @@ t() {
 	shift 2
 	TRIED=$((TRIED + 1))
 	_why=
+	_t0=$(date +%s%N)
 	(cd "$RUNDIR" && exec timeout -s KILL "$CASE_TIMEOUT" "$THPEVAL" "$@") \
 		>"$WORK/stdout" 2>"$WORK/stderr"
 	_rc=$?
+	_ms=$((($(date +%s%N) - _t0) / 1000000))
 	_lines=$(wc -l <"$WORK/stderr")
 	_first=$(head -n 1 "$WORK/stderr")
 	if [ "$_rc" -eq 137 ]; then
@@ -91,6 +100,19 @@ t() {
 		"thpeval: error: "*) ;;
 		*) _why="stderr does not start with 'thpeval: error: ': $_first" ;;
 		esac
+	fi
+	if [ -z "$_why" ] && [ -n "$WANT" ]; then
+		case $_first in
+		*"$WANT"*) ;;
+		*) _why="the error does not say '$WANT': $(printf '%s' "$_first" | head -c 300)" ;;
+		esac
+	fi
+	if [ -z "$_why" ] && [ -n "$UPFRONT" ]; then
+		if [ "$_ms" -gt "$UPFRONT_MS" ]; then
+			_why="took $_ms ms: not refused before anything started (limit $UPFRONT_MS ms)"
+		elif [ -e "$OUT/r" ]; then
+			_why="made its --out directory before refusing: $(ls -A "$OUT/r" | head -n 3 | tr '\n' ' ')"
+		fi
 	fi
 	if [ -z "$_why" ] && [ -e "$PWNED" ]; then
 		_why="$PWNED was created"
@@ -119,14 +141,47 @@ t() {
 	fi
 }
 
-# r EXPECT NAME ARGS...: `thpeval run` kept away from the host and libvirt,
-# with ARGS last so that they override
+# gives OPTION ARGS...: ARGS give --OPTION (alone or as --OPTION=VALUE)
+gives() {
+	_opt=$1
+	shift
+	for _a in "$@"; do
+		case $_a in "$_opt" | "$_opt="*) return 0 ;; esac
+	done
+	return 1
+}
+
+# r EXPECT NAME ARGS...: `thpeval run` kept away from the host and libvirt;
+# an option in ARGS replaces the default of the same name (thpeval refuses an
+# option given twice)
 r() {
 	_want=$1
 	_name=$2
 	shift 2
-	t "$_want" "run: $_name" run --quiet --sysfs-root="$FAKE" --state-dir="$STATE" \
-		--out="$OUT/r" --cache-dir="$CACHE" --connect="$URI" "$@"
+	gives --quiet "$@" && _dq= || _dq=--quiet
+	gives --sysfs-root "$@" && _ds= || _ds=--sysfs-root=$FAKE
+	gives --state-dir "$@" && _dd= || _dd=--state-dir=$STATE
+	gives --out "$@" && _do= || _do=--out=$OUT/r
+	gives --cache-dir "$@" && _dc= || _dc=--cache-dir=$CACHE
+	gives --connect "$@" && _du= || _du=--connect=$URI
+	t "$_want" "run: $_name" run ${_dq:+"$_dq"} ${_ds:+"$_ds"} ${_dd:+"$_dd"} ${_do:+"$_do"} \
+		${_dc:+"$_dc"} ${_du:+"$_du"} "$@"
+}
+
+# w TEXT CMD...: CMD (r, h or t) with its error line saying TEXT
+w() {
+	WANT=$1
+	shift
+	"$@"
+	WANT=
+}
+
+# u TEXT CMD...: w, and refused before anything starts (no guest, no libvirt:
+# the unreachable --connect would say so; no --out made; within UPFRONT_MS)
+u() {
+	UPFRONT=1
+	w "$@"
+	UPFRONT=
 }
 
 # h EXPECT NAME ARGS...: `thpeval host` on the fake tree
@@ -368,6 +423,94 @@ r 1 "exec: metacharacters are bytes of its words, never run on the host" --workl
 r 1 "exec: \$(...) is a byte string" --workloads=exec --exec="sh -c '$META1'"
 r 1 "exec-metric: metacharacters are a pattern" --workloads=exec --exec=true --exec-metric="$META1" \
 	--exec-direction=higher
+
+# ---- run: options given twice, items given twice, options that need or exclude another ----------
+# refused while the options are read: before any guest, libvirt or --out
+u "--reps is given twice ('3', then '5')" r 2 "reps given twice" --reps=3 --reps=5
+u "--reps is given twice ('3', then '3')" r 2 "reps given twice, same value" --reps=3 --reps=3
+u "--quiet is given twice" r 2 "quiet given twice" --quiet --quiet
+u "--out is given twice" r 2 "out given twice" --out="$OUT/a" --out="$OUT/b"
+u "--workloads names 'memset' twice" r 2 "workloads: an item twice" --workloads=memset,memset
+u "--host-thp names 'always' twice" r 2 "host-thp: an item twice" --host-thp=always,madvise,always
+u "--guest-thp names 'madvise' twice" r 2 "guest-thp: an item twice" --guest-thp=madvise,madvise
+u "--host-prefault names 'ondemand' twice" r 2 "host-prefault: an item twice" --host-prefault=ondemand,ondemand
+u "--host-state names 'fresh' twice" r 2 "host-state: an item twice" --host-state=fresh,fresh
+u "--host-backing names 'anonymous' twice" r 2 "host-backing: an item twice" --host-backing=anonymous,anonymous
+u "--format names 'text' twice" r 2 "format: an item twice" --format=text,json,text
+u "--guest-shmem-thp names 'never' twice" r 2 "guest-shmem-thp: an item twice" --guest-shmem-thp=never,never
+u "--image-packages names 'gcc' twice" r 2 "image-packages: an item twice" --image-packages=gcc,gcc
+u "--workload-opts names 'memset:x=1' twice" r 2 "workload-opts: an item twice" --workload-opts=memset:x=1,memset:x=1
+u "--threshold needs --baseline" r 2 "threshold without baseline" --threshold=3
+u "--gate needs --baseline" r 2 "gate without baseline" --gate=all
+u "--guests and --target=host do not go together" r 2 "guests on the bare host" --guests=2 --target=host
+u "--kernel and --target=host do not go together" r 2 "kernel on the bare host" --kernel=/nonexistent --target=host
+u "--pin and --target=host do not go together" r 2 "pin on the bare host" --pin=none --target=host
+u "--kcompile is for the kcompile workload" r 2 "kcompile without the workload" --kcompile=defconfig:vmlinux
+u "--kcompile-timeout is for the kcompile workload" r 2 "kcompile-timeout without the workload" \
+	--kcompile-timeout=30m
+u "--baseline=last and --db=none do not go together" r 2 "baseline last without a database" \
+	--baseline=last --db=none
+
+# run: paths checked before anything starts (a typo must not cost a night's run)
+mkfifo "$WORK/fifo" || exit 1
+mkdir -p "$WORK/emptydir" "$WORK/sharedstate" || exit 1
+chmod 777 "$WORK/sharedstate"
+echo '{"schema_version": 1' >"$WORK/broken.json"
+printf '#!/bin/sh\nexit 0\n' >"$WORK/noexec-guest"
+chmod 644 "$WORK/noexec-guest"
+LONGREPS=$(printf '%102400s' '' | tr ' ' 9)
+u "--baseline: cannot use '/nonexistent/results.json'" r 2 "baseline missing" \
+	--baseline=/nonexistent/results.json
+u "'$WORK/fifo' is a FIFO, not a regular file" r 2 "baseline a FIFO" --baseline="$WORK/fifo"
+u "'/dev/null' is a device, not a regular file" r 2 "baseline a device" --baseline=/dev/null
+u "--baseline: cannot use '$WORK/emptydir/results.json'" r 2 "baseline a directory without results.json" \
+	--baseline="$WORK/emptydir"
+u "--baseline" r 2 "baseline not JSON" --baseline="$WORK/broken.json"
+u "--db: '$WORK/emptydir' is a directory: give a database file" r 2 "db a directory" --db="$WORK/emptydir"
+u "--kernel: '$WORK/emptydir' is a directory, not a regular file" r 2 "kernel a directory" --kernel="$WORK/emptydir"
+u "--state-dir: '$WORK/broken.json' is not a directory" r 2 "state-dir a file" --state-dir="$WORK/broken.json"
+u "--state-dir: cannot use '$WORK/broken.json/x'" r 2 "state-dir below a file" --state-dir="$WORK/broken.json/x"
+u "--state-dir: '$WORK/sharedstate' is writable by others" r 2 "state-dir writable by others" \
+	--state-dir="$WORK/sharedstate"
+u "guest program '$WORK/noexec-guest' is not executable: chmod +x it" r 1 "guest-bin without its x bit" \
+	--guest-bin="$WORK/noexec-guest"
+u "guest program '$WORK/emptydir' is not a regular file" r 1 "guest-bin a directory" --guest-bin="$WORK/emptydir"
+# a 100 KB value: the reason first, the value cut to 80 bytes
+u "run: --reps: not a repetition count from 1 to 100: '99999" r 2 "reps: 100 KB" --reps="$LONGREPS"
+u "... (102400 bytes)" r 2 "reps: 100 KB, its length said" --reps="$LONGREPS"
+u "run: --host-thp: host THP list too long (at most 255 bytes): '99999" r 2 "host-thp: 100 KB" --host-thp="$LONGREPS"
+u "run: unknown option '--$(printf '%70s' '' | tr ' ' 9)" r 2 "unknown option: 100 KB" --"$LONGREPS"
+# a run that fails once started, before it measured anything, leaves no --out behind
+w "cannot connect" r 1 "out: a failed start leaves none" --out="$WORK/made/by/run"
+check "run: out: a failed start removes the directories it made" test ! -e "$WORK/made"
+
+# ---- other commands: given twice, items twice, options that need or exclude another -----------
+u "history: --last is given twice ('3', then '4')" t 2 "history: last given twice" history --db="$WORK/h.db" --last=3 --last=4
+u "history: --gate-failed needs --import" t 2 "history: gate-failed without import" history --db="$WORK/h.db" --gate-failed
+u "history: --import and --last do not go together" t 2 "history: import with last" \
+	history --db="$WORK/h.db" --import --last=3 "$WORK/broken.json"
+u "history: --db: '$WORK/emptydir' is a directory: give a database file" t 2 "history: db a directory" \
+	history --db="$WORK/emptydir"
+u "report: --threshold needs --baseline" t 2 "report: threshold without baseline" report --threshold=3 "$WORK/broken.json"
+u "report: --gate needs --baseline" t 2 "report: gate without baseline" report --gate=all "$WORK/broken.json"
+u "report: --format is given twice" t 2 "report: format given twice" report --format=text --format=json "$WORK/broken.json"
+u "report: --format names 'text' twice" t 2 "report: format item twice" report --format=text,text "$WORK/broken.json"
+u "report: --host is given twice with 'a'" t 2 "report: the same host twice" report --fleet --db="$WORK/h.db" --host=a --host=a
+u "report: --fleet and --format do not go together" t 2 "report: fleet with format" report --fleet --format=html
+u "report: --last needs --fleet" t 2 "report: last without fleet" report --last=3 "$WORK/broken.json"
+u "report: --db: '$WORK/emptydir' is a directory" t 2 "report: fleet db a directory" report --fleet --db="$WORK/emptydir"
+u "compare: --threshold is given twice" t 2 "compare: threshold given twice" compare --threshold=3 --threshold=4 a b
+u "compare: --threshold: not a percentage from 0 to 1000: '99999" t 2 "compare: threshold 100 KB" \
+	compare --threshold="$LONGREPS" a b
+u "guest program '$WORK/noexec-guest' is not executable: chmod +x it" t 1 "image: guest-bin without its x bit" \
+	image --cache-dir="$CACHE" --guest-bin="$WORK/noexec-guest" show
+u "image: --force is given twice" t 2 "image: force given twice" image --force --force show
+u "image: --packages names 'gcc' twice" t 2 "image: packages item twice" image --packages=gcc,make,gcc show
+u "host set: 'enabled' is given twice ('enabled=never' and 'enabled=always')" h 2 "set: a knob twice" \
+	set enabled=never enabled=always
+u "host set: 'defrag' is given twice" h 2 "set: a knob twice, the same value" set defrag=never enabled=never defrag=never
+u "host: --state-dir is given twice" t 2 "host: state-dir given twice" host --sysfs-root="$FAKE" --state-dir="$STATE" \
+	--state-dir="$STATE" show
 
 # ---- host ----------------------------------------------------------------------------
 h 2 "missing subcommand"

@@ -228,7 +228,7 @@ inventory() {
 				echo "      thpeval_run_lock: $WORK/lab-a/run.lock"
 				[ -n "${BASE_A:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--baseline=$BASE_A'] }}\"" ;;
 			lab-b) echo "      ansible_host: 127.0.0.3"; echo "      ansible_port: $PORT_lab_b"
-				[ -n "${BAD_B:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args + ['--boots=0'] }}\"" ;;
+				[ -n "${BAD_B:-}" ] && echo "      thpeval_run_args: \"{{ fleet_run_args | reject('match', '--boots=') | list + ['--boots=0'] }}\"" ;;
 			lab-c) echo "      ansible_host: 127.0.0.4"; echo "      ansible_port: $PORT_lab_a" ;;
 			esac
 		done
@@ -412,7 +412,7 @@ else
 	ko "playbook exit $PB_RC, last message '$fin'"
 	why "$WORK/pb3"
 fi
-if echo "$sum" | grep -qF "lab-b: failed (thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: '0' is not a boot count"; then
+if echo "$sum" | grep -qF "lab-b: failed (thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: not a boot count from 1 to 50: '0'"; then
 	ok "lab-b reported with thpeval's error"
 else
 	ko "lab-b in the summary: $(echo "$sum" | grep '^lab-b')"

@@ -279,12 +279,12 @@ while IFS='|' read -r name args want; do
 		ko "bad input '$name': exit $rc, stderr: $(cat "$WORK/bad.err")"
 	fi
 done <<'CASES'
-host-thp bogus|--host-thp=bogus|'bogus' is not a host THP setting
-memory abc|--memory=abc|'abc' is not a guest memory size
-reps zero|--reps=0|'0' is not a repetition count
+host-thp bogus|--host-thp=bogus|not a host THP setting: .*: 'bogus'
+memory abc|--memory=abc|not a guest memory size .*: 'abc'
+reps zero|--reps=0|not a repetition count from 1 to 100: '0'
 unreachable connect|--connect=qemu+unix:///system?socket=/nonexistent/sock|cannot connect
-missing kernel|--kernel=/nonexistent/vmlinuz|guest kernel '/nonexistent/vmlinuz'
-kernel path with spaces|'--kernel=/tmp/no such/vm linuz'|guest kernel
+missing kernel|--kernel=/nonexistent/vmlinuz|kernel: cannot use '/nonexistent/vmlinuz'
+kernel path with spaces|'--kernel=/tmp/no such/vm linuz'|kernel: cannot use '/tmp/no such/vm linuz'
 shell metacharacters|'--out=$(touch /tmp/pwned)' --memory='1G;reboot'|not a guest memory size
 unknown option|--bogus|unknown option
 CASES

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <string.h>
 
 #include "lib/parse.h"
 
@@ -93,6 +94,34 @@ static void test_list_check(void **state)
 				 parse_list_check(cases[i].in), cases[i].rc);
 }
 
+static void test_list_dup(void **state)
+{
+	static const struct { const char *name, *in; int rc; const char *item; } cases[] = {
+		{ "one item", "memset", 0, "" },
+		{ "distinct", "memset,tlb,stream", 0, "" },
+		{ "prefix is not a repeat", "mem,memset,memsetx", 0, "" },
+		{ "adjacent", "memset,memset", -EEXIST, "memset" },
+		{ "apart", "always,madvise,always", -EEXIST, "always" },
+		{ "last two", "a,b,c,c", -EEXIST, "c" },
+		{ "first repeat reported", "a,b,b,a", -EEXIST, "a" },
+		{ "empty list", "", 0, "" },
+		{ "empty items are not repeats", ",a,,b,", 0, "" },
+	};
+	char item[32];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		item[0] = '\0';
+		rc = parse_list_dup(cases[i].in, item, sizeof(item));
+		if (rc != cases[i].rc || strcmp(item, cases[i].item))
+			fail_msg("case '%s': %d '%s', want %d '%s'", cases[i].name, rc, item, cases[i].rc,
+				 cases[i].item);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -100,6 +129,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_list_check),
+		cmocka_unit_test(test_list_dup),
 	};
 
 	return cmocka_run_group_tests_name("lib/parse", tests, NULL, NULL);

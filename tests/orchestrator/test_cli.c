@@ -28,26 +28,26 @@ static const struct case_ cases[] = {
 	{ "defaults", { NULL }, 1, NULL },
 	{ "host list", { "--host-thp=always,madvise" }, 1, NULL },
 	{ "host never only", { "--host-thp=never" }, 1, NULL },
-	{ "bogus host thp", { "--host-thp=bogus" }, 0, "'bogus' is not a host THP setting" },
+	{ "bogus host thp", { "--host-thp=bogus" }, 0, "not a host THP setting: use always, madvise, never or SIZE:MODE (e.g. 64K:always, a power of two >= 8K): 'bogus'" },
 	{ "empty host thp", { "--host-thp=" }, 0, "needs a non-empty value" },
 	{ "comma only", { "--host-thp=," }, 0, "empty item in host THP list" },
 	{ "empty item", { "--host-thp=always,,never" }, 0, "empty item in host THP list" },
 	{ "bogus guest thp", { "--guest-thp=sometimes" }, 0, "not a guest THP setting" },
-	{ "memory abc", { "--memory=abc" }, 0, "'abc' is not a guest memory size" },
+	{ "memory abc", { "--memory=abc" }, 0, "not a guest memory size from 256M to 1T (e.g. 1G): 'abc'" },
 	{ "memory tiny", { "--memory=1M" }, 0, "not a guest memory size" },
-	{ "reps zero", { "--reps=0" }, 0, "'0' is not a repetition count" },
-	{ "boots zero", { "--boots=0" }, 0, "'0' is not a boot count" },
+	{ "reps zero", { "--reps=0" }, 0, "not a repetition count from 1 to 100: '0'" },
+	{ "boots zero", { "--boots=0" }, 0, "not a boot count from 1 to 50: '0'" },
 	{ "boots 51", { "--boots=51" }, 0, "not a boot count" },
 	{ "boots 1", { "--boots=1" }, 1, NULL },
 	{ "max-reps below reps x boots", { "--target-ci=5", "--reps=3", "--boots=4", "--max-reps=10" }, 0,
 	  "--max-reps 10 is below --reps 3 x --boots 4" },
 	{ "target ci both", { "--target-ci=15,5" }, 1, NULL },
 	{ "target ci none", { "--target-ci=none" }, 1, NULL },
-	{ "target ci zero", { "--target-ci=0" }, 0, "'0' is not a CI target" },
-	{ "target ci empty guest", { "--target-ci=15," }, 0, "'15,' is not a CI target" },
-	{ "target ci empty host", { "--target-ci=,5" }, 0, "is not a CI target" },
-	{ "target ci three", { "--target-ci=15,5,2" }, 0, "is not a CI target" },
-	{ "target ci words", { "--target-ci=narrow" }, 0, "is not a CI target" },
+	{ "target ci zero", { "--target-ci=0" }, 0, "not a CI target" },
+	{ "target ci empty guest", { "--target-ci=15," }, 0, "not a CI target: use HOST[,GUEST] half-widths in percentage points (0-100], e.g. 15,5, or none: '15,'" },
+	{ "target ci empty host", { "--target-ci=,5" }, 0, "not a CI target" },
+	{ "target ci three", { "--target-ci=15,5,2" }, 0, "not a CI target" },
+	{ "target ci words", { "--target-ci=narrow" }, 0, "not a CI target" },
 	{ "budget with fixed boots", { "--boots=2", "--budget=5m" }, 0, "only apply with a CI target" },
 	{ "max-reps with target none", { "--target-ci=none", "--max-reps=12" }, 0, "only apply with a CI target" },
 	{ "budget with the default target", { "--budget=5m" }, 1, NULL },
@@ -64,7 +64,8 @@ static const struct case_ cases[] = {
 	{ "min coverage", { "--min-coverage=101" }, 0, "percentage" },
 	{ "unknown option", { "--frobnicate" }, 0, "unknown option '--frobnicate'" },
 	{ "missing value", { "--reps" }, 0, "needs a value" },
-	{ "missing kernel", { "--kernel=/nonexistent/vmlinuz" }, 0, "guest kernel '/nonexistent/vmlinuz'" },
+	{ "missing kernel", { "--kernel=/nonexistent/vmlinuz" }, 0, "--kernel: cannot use '/nonexistent/vmlinuz'" },
+	{ "kernel a directory", { "--kernel=/" }, 0, "--kernel: '/' is a directory, not a regular file" },
 	{ "shell metachars", { "--memory=1G;reboot" }, 0, "not a guest memory size" },
 	{ "bad workload list", { "--workloads=mem;set" }, 0, "not a workload list" },
 	{ "bad target", { "--target=moon" }, 0, "not a target" },
@@ -72,12 +73,40 @@ static const struct case_ cases[] = {
 	{ "guests zero", { "--guests=0" }, 0, "not a guest count from 1 to 8" },
 	{ "guests nine", { "--guests=9" }, 0, "not a guest count" },
 	{ "host state both", { "--host-state=fresh,fragmented" }, 1, NULL },
-	{ "host state bogus", { "--host-state=aged" }, 0, "'aged' is not a host state" },
+	{ "host state bogus", { "--host-state=aged" }, 0, "not a host state: use fresh or fragmented: 'aged'" },
 	{ "sized host thp", { "--host-thp=64K:always,2048K:madvise,always" }, 1, NULL },
 	{ "sized not power of two", { "--host-thp=96K:always" }, 0, "SIZE:MODE" },
-	{ "sized never", { "--host-thp=64K:never" }, 0, "is not a host THP setting" },
+	{ "sized never", { "--host-thp=64K:never" }, 0, "not a host THP setting" },
 	{ "sized guest thp", { "--guest-thp=64K:always" }, 0, "not a guest THP setting" },
 	{ "mthp sweep", { "--mthp-sweep" }, 1, NULL },
+	/* given twice, a list item twice, options that need or exclude another */
+	{ "reps twice", { "--reps=3", "--reps=5" }, 0, "run: --reps is given twice ('3', then '5'): give it once" },
+	{ "reps twice, same value", { "--reps=3", "--reps=3" }, 0, "--reps is given twice" },
+	{ "flag twice", { "--quiet", "--quiet" }, 0, "run: --quiet is given twice" },
+	{ "workloads item twice", { "--workloads=memset,memset" }, 0, "--workloads names 'memset' twice" },
+	{ "host thp item twice", { "--host-thp=always,madvise,always" }, 0, "--host-thp names 'always' twice" },
+	{ "host state item twice", { "--host-state=fresh,fresh" }, 0, "--host-state names 'fresh' twice" },
+	{ "format item twice", { "--format=text,json,text" }, 0, "--format names 'text' twice" },
+	{ "image packages item twice", { "--image-packages=gcc,gcc" }, 0, "--image-packages names 'gcc' twice" },
+	{ "threshold without baseline", { "--threshold=3" }, 0, "--threshold needs --baseline" },
+	{ "gate without baseline", { "--gate=all" }, 0, "--gate needs --baseline" },
+	{ "guests on the bare host", { "--guests=2", "--target=host" }, 0,
+	  "--guests and --target=host do not go together" },
+	{ "pin on the bare host", { "--target=host", "--pin=none" }, 0, "--pin and --target=host" },
+	{ "guests with both targets", { "--guests=2", "--target=both" }, 1, NULL },
+	{ "kcompile without the workload", { "--kcompile=defconfig:vmlinux" }, 0,
+	  "--kcompile is for the kcompile workload" },
+	{ "kcompile-timeout without the workload", { "--kcompile-timeout=30m" }, 0,
+	  "--kcompile-timeout is for the kcompile workload" },
+	{ "baseline last without a database", { "--baseline=last", "--db=none" }, 0,
+	  "--baseline=last and --db=none do not go together" },
+	{ "baseline missing", { "--baseline=/nonexistent/results.json" }, 0,
+	  "--baseline: cannot use '/nonexistent/results.json'" },
+	{ "baseline a device", { "--baseline=/dev/null" }, 0, "'/dev/null' is a device, not a regular file" },
+	{ "baseline a directory without results", { "--baseline=/" }, 0, "--baseline" },
+	{ "db a directory", { "--db=/" }, 0, "--db: '/' is a directory: give a database file" },
+	{ "state-dir a file", { "--state-dir=/dev/null" }, 0, "--state-dir: '/dev/null' is not a directory" },
+	{ "state-dir under a file", { "--state-dir=/dev/null/x" }, 0, "--state-dir: cannot use '/dev/null/x'" },
 };
 
 static void test_run_options(void **state)
@@ -90,6 +119,7 @@ static void test_run_options(void **state)
 		char store[MAXARGS + 1][128];
 		struct run_config cfg;
 		struct err e = ERR_INIT;
+		uint64_t given;
 		bool help;
 		int argc = 0, first, r;
 
@@ -102,9 +132,15 @@ static void test_run_options(void **state)
 		}
 		argv[argc] = NULL;
 		run_config_defaults(&cfg);
-		r = cli_parse(&run_cmd, argc, argv, run_config_opt, &cfg, &first, &help, &e);
+		r = cli_parse(&run_cmd, argc, argv, run_config_opt, &cfg, &first, &help, &given, &e);
 		if (!r)
 			r = run_config_check(&cfg, &e);
+		if (!r)
+			r = run_opts_check(&cfg, given, &e);
+		if (!r && !strcmp(cfg.state_dir, "/var/lib/thpeval"))	/* not this machine's */
+			snprintf(cfg.state_dir, sizeof(cfg.state_dir), "/tmp/thpeval-test-cli-%d/state", (int)getpid());
+		if (!r)
+			r = run_paths_check(&cfg, &e);
 		if (c->ok && r)
 			fail_msg("case '%s' failed: %s", c->name, e.msg);
 		if (!c->ok && !r)
@@ -132,7 +168,7 @@ static int parse(const char *const *args, struct run_config *cfg, struct err *e)
 	}
 	argv[argc] = NULL;
 	run_config_defaults(cfg);
-	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, e);
+	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, NULL, e);
 	return r ? r : run_config_check(cfg, e);
 }
 
@@ -204,7 +240,7 @@ static void test_values(void **state)
 	int first;
 
 	run_config_defaults(&cfg);
-	assert_int_equal(cli_parse(&run_cmd, 6, argv, run_config_opt, &cfg, &first, &help, &e), 0);
+	assert_int_equal(cli_parse(&run_cmd, 6, argv, run_config_opt, &cfg, &first, &help, NULL, &e), 0);
 	assert_false(help);
 	assert_int_equal(first, 6);
 	assert_int_equal(cfg.reps, 5);
@@ -217,7 +253,7 @@ static void test_values(void **state)
 
 static void test_sized_and_new_values(void **state)
 {
-	char a0[] = "run", a1[] = "--guests=3", a2[] = "--host-state=fragmented,fresh,fragmented",
+	char a0[] = "run", a1[] = "--guests=3", a2[] = "--host-state=fragmented,fresh",
 	     a3[] = "--host-thp=64K:always,never,1024K:madvise", a4[] = "--mthp-sweep";
 	char *argv[] = { a0, a1, a2, a3, a4, NULL };
 	struct run_config cfg;
@@ -231,9 +267,9 @@ static void test_sized_and_new_values(void **state)
 	assert_int_equal(cfg.n_host_state, 1);
 	assert_string_equal(host_state_name(cfg.host_state[0]), "fresh");
 	assert_false(cfg.mthp_sweep);
-	assert_int_equal(cli_parse(&run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, &e), 0);
+	assert_int_equal(cli_parse(&run_cmd, 5, argv, run_config_opt, &cfg, &first, &help, NULL, &e), 0);
 	assert_int_equal(cfg.guests, 3);
-	assert_int_equal(cfg.n_host_state, 2);	/* order kept, duplicates dropped */
+	assert_int_equal(cfg.n_host_state, 2);	/* order kept */
 	assert_string_equal(host_state_name(cfg.host_state[0]), "fragmented");
 	assert_string_equal(host_state_name(cfg.host_state[1]), "fresh");
 	assert_int_equal(cfg.n_host_thp, 2);
@@ -372,6 +408,81 @@ static void test_run_enums(void **state)
 	}
 }
 
+/* the rule table of any command: needs, conflicts, repeats; the given-set */
+enum { T_A, T_B, T_C, T_FLAG, T_LIST };
+
+static const struct opt t_opts[] = {
+	{ "a", "N", NULL, "a", T_A },
+	{ "b", "N", NULL, "b", T_B },
+	{ "c", "N", NULL, "c, repeats", T_C },
+	{ "flag", NULL, NULL, "a flag", T_FLAG },
+	{ "list", "LIST", NULL, "a list", T_LIST },
+};
+
+static const struct opt_rule t_rules[] = {
+	{ OPT_NEEDS, T_A, T_B, "a is about b" },
+	{ OPT_CONFLICTS, T_FLAG, T_C, "the flag says otherwise" },
+	{ OPT_REPEATS, T_C, T_C, NULL },
+};
+
+static const struct command t_cmd = {
+	.name = "t", .summary = "rules", CLI_OPTS(t_opts), CLI_RULES(t_rules),
+};
+
+static int t_opt(void *ctx, int id, const char *arg, struct err *e)
+{
+	(void)ctx, (void)id, (void)arg, (void)e;
+	return 0;
+}
+
+static void test_rules(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *args[MAXARGS];
+		uint64_t given;		/* when accepted */
+		const char *msg;	/* when refused */
+	} t[] = {
+		{ "none", { NULL }, 0, NULL },
+		{ "a with b", { "--a=1", "--b=2" }, CLI_BIT(T_A) | CLI_BIT(T_B), NULL },
+		{ "a without b", { "--a=1" }, 0, "t: --a needs --b: a is about b" },
+		{ "b alone", { "--b=1" }, CLI_BIT(T_B), NULL },
+		{ "flag with c", { "--c=1", "--flag" }, 0, "t: --flag and --c do not go together: the flag says otherwise" },
+		{ "c repeats", { "--c=1", "--c=2", "--c=3" }, CLI_BIT(T_C), NULL },
+		{ "c with a value twice", { "--c=1", "--c=2", "--c=1" }, 0, "t: --c is given twice with '1'" },
+		{ "b twice", { "--b=1", "--b=2" }, 0, "t: --b is given twice ('1', then '2'): give it once" },
+		{ "flag twice", { "--flag", "--flag" }, 0, "t: --flag is given twice: give it once" },
+		{ "list", { "--list=x,y,z" }, CLI_BIT(T_LIST), NULL },
+		{ "list item twice", { "--list=x,y,x" }, 0, "t: --list names 'x' twice: give each once" },
+		{ "help skips the rules", { "--a=1", "--help" }, CLI_BIT(T_A), NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *argv[MAXARGS + 2];
+		char store[MAXARGS + 1][64];
+		struct err e = ERR_INIT;
+		uint64_t given = 0;
+		bool help;
+		int argc = 0, first, r;
+
+		snprintf(store[0], sizeof(store[0]), "t");
+		argv[argc++] = store[0];
+		while (argc - 1 < MAXARGS && t[i].args[argc - 1]) {
+			snprintf(store[argc], sizeof(store[argc]), "%s", t[i].args[argc - 1]);
+			argv[argc] = store[argc];
+			argc++;
+		}
+		argv[argc] = NULL;
+		r = cli_parse(&t_cmd, argc, argv, t_opt, NULL, &first, &help, &given, &e);
+		if (t[i].msg && (!r || !strstr(e.msg, t[i].msg)))
+			fail_msg("case '%s': want '%s', got %d '%s'", t[i].name, t[i].msg, r, e.msg);
+		if (!t[i].msg && (r || given != t[i].given))
+			fail_msg("case '%s': %d '%s', given %llx", t[i].name, r, e.msg, (unsigned long long)given);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_help_golden),
 		cmocka_unit_test(test_target_defaults),
 		cmocka_unit_test(test_run_enums),
+		cmocka_unit_test(test_rules),
 	};
 
 	return cmocka_run_group_tests_name("orchestrator/cli", tests, NULL, NULL);

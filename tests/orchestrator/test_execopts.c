@@ -47,24 +47,24 @@ static struct opt_case opt_cases[] = {
 	  "[A-Za-z0-9_./-]); 1200 fit there: shorten it" },
 	{ "a pattern", METRIC, "ops/s: ([0-9.]+)", 0, "ops/s:3A:20:28:5B0-9.:5D:2B:29" },
 	{ "a pattern with no group", METRIC, "ops/s: [0-9]+", -EINVAL,
-	  "'ops/s: [0-9]+' has 0 capture groups: the pattern needs exactly one, around the number "
-	  "(e.g. 'ops/s: ([0-9.]+)')" },
+	  "0 capture groups: the pattern needs exactly one, around the number "
+	  "(e.g. 'ops/s: ([0-9.]+)'): 'ops/s: [0-9]+'" },
 	{ "a pattern with two groups", METRIC, "(a)|(b)", -EINVAL,
-	  "'(a)|(b)' has 2 capture groups: the pattern needs exactly one, around the number "
-	  "(e.g. 'ops/s: ([0-9.]+)')" },
-	{ "not a regex", METRIC, "x([0-9]", -EINVAL, "'x([0-9]' is not a POSIX extended regex: " },
+	  "2 capture groups: the pattern needs exactly one, around the number "
+	  "(e.g. 'ops/s: ([0-9.]+)'): '(a)|(b)'" },
+	{ "not a regex", METRIC, "x([0-9]", -EINVAL, "not a POSIX extended regex: " },
 	{ "a pattern too long", METRIC, long_pattern, -E2BIG, "the pattern is 600 characters long: at most 512" },
 	{ "a pattern with a tab", METRIC, "a\t(b)", -EINVAL,
 	  "the pattern has a control character (0x09) at character 2: give printable text" },
 	{ "higher", DIRECTION, "higher", 0, "higher" },
 	{ "lower", DIRECTION, "lower", 0, "lower" },
 	{ "a direction that is neither", DIRECTION, "better", -EINVAL,
-	  "'better' is not a direction: use higher or lower (which way the number --exec-metric reads is better)" },
+	  "not a direction: use higher or lower (which way the number --exec-metric reads is better): 'better'" },
 	{ "a timeout", TIMEOUT, "90s", 0, "" },
-	{ "a timeout of 0", TIMEOUT, "0", -ERANGE, "'0' is not a duration from 1s to 24h (e.g. 90s, 10m)" },
-	{ "a timeout over a day", TIMEOUT, "25h", -ERANGE, "'25h' is not a duration from 1s to 24h (e.g. 90s, 10m)" },
+	{ "a timeout of 0", TIMEOUT, "0", -ERANGE, "not a duration from 1s to 24h (e.g. 90s, 10m): '0'" },
+	{ "a timeout over a day", TIMEOUT, "25h", -ERANGE, "not a duration from 1s to 24h (e.g. 90s, 10m): '25h'" },
 	{ "a timeout that is not one", TIMEOUT, "soon", -EINVAL,
-	  "'soon' is not a duration from 1s to 24h (e.g. 90s, 10m)" },
+	  "not a duration from 1s to 24h (e.g. 90s, 10m): 'soon'" },
 };
 
 static void test_opt(void **state)
