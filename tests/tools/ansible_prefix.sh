@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fleet role's install step (contrib/ansible/roles/thpeval) on this
+# The fleet role's install and run log (contrib/ansible/roles/thpeval) on this
 # machine through a local connection, no guest booted:
 #   1. thpeval_prefix is refused unless it resolves to a directory of its own:
 #      '/.', '/..', '/./', '/usr/..', '/opt/../', '//usr/', '/usr', a relative
@@ -8,6 +8,8 @@
 #   2. unpacking (a real run, a package made here): into a new directory it
 #      installs; a prefix (through a symbolic link) whose lib/ the role did not
 #      unpack is refused and its lib/ kept.
+#   3. thpeval.log of a run (a stand-in thpeval) is mode 0600 and holds no
+#      password of a postgresql:// --db.
 # Exit 77 without ansible-playbook, dpkg-deb or realpath.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -32,6 +34,9 @@ printf '%s\n' 'Package: thpeval' 'Version: 0.0-test' 'Architecture: all' 'Mainta
 printf '%s\n' '#!/bin/sh' 'echo "thpeval 0.0-test"' >"$WORK/pkg/usr/bin/thpeval"
 chmod 0755 "$WORK/pkg/usr/bin/thpeval"
 dpkg-deb --root-owner-group -b "$WORK/pkg" "$WORK/thpeval_0.0-test_all.deb" >/dev/null || { ko "dpkg-deb"; exit 1; }
+# a thpeval run
+printf '%s\n' '#!/bin/sh' 'echo "ran with $# arguments"' >"$WORK/fakerun"
+chmod 0755 "$WORK/fakerun"
 mkdir -p "$WORK/foreign/lib" "$WORK/out"
 echo keep >"$WORK/foreign/lib/keep"
 ln -s "$WORK/foreign" "$WORK/link"
@@ -50,6 +55,16 @@ hosts() {
 hosts dot /. dotdot /.. dotslash /./ usrdotdot /usr/.. optdotdot /opt/../ dslash //usr/ usr /usr \
 	relative opt/thpeval proclink "$WORK/proclink" good "$WORK/check-good" >"$WORK/inv1.yml"
 hosts good "$WORK/good" foreign "$WORK/link" >"$WORK/inv2.yml"
+cat >"$WORK/inv3.yml" <<YAML
+all:
+  vars: {ansible_connection: local, ansible_python_interpreter: $(command -v python3)}
+  hosts:
+    log:
+      thpeval_bin: $WORK/fakerun
+      thpeval_host_db: postgresql://u:s3cretPW@db.invalid/history
+      thpeval_stamp: T1
+YAML
+
 # the install step in a block: the host's outcome in $WORK/out/HOST
 cat >"$WORK/install.yml" <<'YAML'
 - name: Install
@@ -72,6 +87,19 @@ cat >"$WORK/install.yml" <<'YAML'
     - name: Outcome
       ansible.builtin.copy: {content: "{{ outcome }}\n", dest: "{{ work }}/out/{{ inventory_hostname }}", mode: "0644"}
       check_mode: false
+YAML
+cat >"$WORK/run.yml" <<'YAML'
+- name: Run
+  hosts: all
+  gather_facts: false
+  vars:
+    thpeval_remote_dir: "{{ work }}/remote/{{ inventory_hostname }}"
+    thpeval_results_dir: "{{ work }}/results"
+    thpeval_run_async: 60
+    thpeval_run_poll: 1
+  tasks:
+    - name: The role's run
+      ansible.builtin.include_role: {name: thpeval, tasks_from: run}
 YAML
 printf '[defaults]\nretry_files_enabled = false\n' >"$WORK/ansible.cfg"
 play() {
@@ -118,6 +146,24 @@ if [[ "$o" == *"has a lib/ that this role did not unpack"* ]] && [ "$(cat "$WORK
 	ok "a prefix whose lib/ the role did not unpack refused, its lib/ kept"
 else
 	ko "a prefix with someone else's lib/: $o; lib/keep: $(cat "$WORK/foreign/lib/keep" 2>&1)"
+fi
+
+# ---- 3. the run's log -----------------------------------------------------------------
+play -i "$WORK/inv3.yml" "$WORK/run.yml" >"$WORK/run.log" 2>&1
+logf=$WORK/results/log/T1/thpeval.log
+if [ ! -f "$logf" ]; then
+	ko "no thpeval.log (play: $(grep -E '^(fatal|failed)' "$WORK/run.log" | head -n 2))"
+else
+	mode=$(stat -c %a "$logf")
+	if [ "$mode" = 600 ]; then ok "thpeval.log is mode 0600"; else ko "thpeval.log is mode $mode"; fi
+	if grep -q s3cretPW "$logf"; then
+		ko "thpeval.log holds the --db password: $(grep s3cretPW "$logf" | head -n 2 | tr '\n' ' ')"
+	elif grep -qF -- "--db=postgresql://<not shown>" "$logf" && grep -q "^\\$ $WORK/fakerun run " "$logf" &&
+		grep -qx "ran with 8 arguments" "$logf"; then
+		ok "thpeval.log: the command line without the --db URI's parts, and the output"
+	else
+		ko "thpeval.log: $(head -c 400 "$logf" | tr '\n' '|')"
+	fi
 fi
 
 echo "ansible prefix: $pass passed, $fail failed"
