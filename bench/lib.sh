@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench scripts that boot guests (run.sh, calibration.sh): root
 # or a skip, libvirtd started where it is not running (tools/services.sh), a work
 # directory removed on exit, and the guest image built first so that its build is

@@ -426,11 +426,14 @@ static int pkgs_build(const struct image_opts *o, struct inputs *in,
 		const char *p = i < N_BASE_PACKAGES ? base_packages[i] :
 				i == N_BASE_PACKAGES ? kpkg :
 				x < nextra ? o->extra_packages[x] : o->user_packages[x - nextra];
+		char *dup;
 
-		in->pkgs[n] = strdup(p);
-		if (!in->pkgs[n])
+		/* into a local, checked, then stored: gcc 12's -fanalyzer loses a pointer stored
+		 * in an array element and read back from it there, and calls it a leak */
+		dup = strdup(p);
+		if (!dup)
 			return err_set(e, -ENOMEM, "cannot list packages: out of memory");
-		n++;
+		in->pkgs[n++] = dup;
 		in->npkgs = n;
 	}
 	qsort(in->pkgs, n, sizeof(*in->pkgs), cmp_str);

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int err_set(struct err *e, int code, const char *fmt, ...)
+/* in parentheses: the function, not err.h's macro of the same name */
+int (err_set)(struct err *e, int code, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -6,6 +6,7 @@
 #ifndef THPEVAL_LIB_ERR_H
 #define THPEVAL_LIB_ERR_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,9 +19,19 @@ struct err {
 
 #define ERR_INIT { 0, { 0 } }
 
-/* Record an error unless one is already set; returns the code kept. */
+/* Record an error unless one is already set; returns the code kept, never 0. */
 int err_set(struct err *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * The same call, its "never 0" visible where it is made: callers write
+ * `return err_set(...)` on failure paths and test the result for non-zero,
+ * and gcc -fanalyzer (make lint) sees into this line but not into err.c.
+ */
+static inline int err_nonzero(int code)
+{
+	return code ? code : -EINVAL;
+}
+#define err_set(e, code, ...) err_nonzero(err_set((e), (code), __VA_ARGS__))
 /* Prefix the stored message with context ("while X: <old msg>"). */
 int err_wrap(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

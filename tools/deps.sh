@@ -9,6 +9,7 @@ libguestfs-dev supermin linux-image-amd64
 libcmocka-dev libjson-c-dev libsqlite3-dev libpq-dev postgresql libxml2-dev libxml2-utils jq stress-ng tini python3-jsonschema python3-scipy valgrind liblzma-dev clang libclang-rt-14-dev chromium
 linux-source-6.1 bc flex bison libelf-dev libssl-dev e2fsprogs xz-utils
 dpkg-dev debhelper lintian
+ansible-lint shellcheck
 ansible-core openssh-server
 redis-server redis-tools"
 

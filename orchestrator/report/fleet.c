@@ -121,6 +121,7 @@ static void split_table(FILE *o, const struct results *r)
 static struct fx_series *series_find(struct fx_series *s, size_t *ns, size_t cap, const char *key, const char *label,
 				     size_t npts, size_t *dropped, bool *oom)
 {
+	struct fx_point *pts;
 	size_t i;
 
 	for (i = 0; i < *ns; i++)
@@ -130,10 +131,14 @@ static struct fx_series *series_find(struct fx_series *s, size_t *ns, size_t cap
 		(*dropped)++;
 		return NULL;
 	}
-	if (!(s[*ns].pts = calloc(npts, sizeof(*s[*ns].pts)))) {
+	/* into a local, checked, then stored: gcc 12's -fanalyzer loses a pointer stored
+	 * in an array element and read back from it there, and calls it a leak */
+	pts = calloc(npts, sizeof(*pts));
+	if (!pts) {
 		*oom = true;
 		return NULL;
 	}
+	s[*ns].pts = pts;
 	snprintf(s[*ns].key, sizeof(s[*ns].key), "%s", key);
 	snprintf(s[*ns].label, sizeof(s[*ns].label), "%s", label);
 	return &s[(*ns)++];

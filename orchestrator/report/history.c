@@ -135,16 +135,18 @@ static const char *step_sql(const struct histdb *h, const struct history_migrati
 }
 
 /* the larger of the schema_version table's and the legacy (SQLite user_version) version */
+/* the failing call's own code returned (not e->code, which the analyzer cannot see set) */
 static int read_version(struct histdb *h, long long *v, struct err *e)
 {
 	long long legacy = 0, sv = 0;
 	bool has;
+	int rc;
 
-	if (histdb_legacy_version(h, &legacy, e) || histdb_has_table(h, "schema_version", &has, e))
-		return e->code;
-	if (has && histdb_query_int(h, "SELECT coalesce(max(version), 0) FROM schema_version", NULL, 0, &sv,
-				    "read", e))
-		return e->code;
+	if ((rc = histdb_legacy_version(h, &legacy, e)) || (rc = histdb_has_table(h, "schema_version", &has, e)))
+		return rc;
+	if (has && (rc = histdb_query_int(h, "SELECT coalesce(max(version), 0) FROM schema_version", NULL, 0,
+					  &sv, "read", e)))
+		return rc;
 	*v = legacy > sv ? legacy : sv;
 	return 0;
 }
@@ -502,6 +504,8 @@ struct pathlist {
 
 static int pathlist_add(struct pathlist *l, const char *p, struct err *e)
 {
+	char *s;
+
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
 		char **v = realloc(l->v, cap * sizeof(*v));
@@ -511,9 +515,12 @@ static int pathlist_add(struct pathlist *l, const char *p, struct err *e)
 		l->v = v;
 		l->cap = cap;
 	}
-	if (!(l->v[l->n] = strdup(p)))
+	/* into a local, checked, then stored: gcc 12's -fanalyzer loses a pointer stored
+	 * in an array element and read back from it there, and calls it a leak */
+	s = strdup(p);
+	if (!s)
 		return err_set(e, -ENOMEM, "out of memory");
-	l->n++;
+	l->v[l->n++] = s;
 	return 0;
 }
 

@@ -124,14 +124,16 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 {
 	char *resolved;
 	struct virt *v;
+	int r;
 
 	*out = NULL;
 	if (!uri)
 		uri = VIRT_DEFAULT_URI;
 	if (!*uri)
 		return err_set(e, -EINVAL, "libvirt URI is empty: use e.g. '%s'", VIRT_DEFAULT_URI);
-	if (virt_uri_check_local(uri, e))
-		return e->code;
+	/* its code, not e->code: e may be NULL (err_set takes one) */
+	if ((r = virt_uri_check_local(uri, e)))
+		return r;
 	pthread_once(&libvirt_once, libvirt_init);
 	if (libvirt_init_rc < 0)
 		return lv_err(e, -EIO, "cannot initialise libvirt: %s", virt_lv_msg());
@@ -142,8 +144,7 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 	}
 	v->conn = virConnectOpen(uri);
 	if (!v->conn) {
-		int r = open_error(uri, e);
-
+		r = open_error(uri, e);
 		free(v->uri);
 		free(v);
 		return r;
@@ -151,11 +152,11 @@ int virt_open(const char *uri, struct virt **out, struct err *e)
 	virConnSetErrorFunc(v->conn, NULL, quiet_error);
 	/* what libvirt made of it: an alias from libvirt.conf may name a remote host */
 	resolved = virConnectGetURI(v->conn);
-	if (resolved && strcmp(resolved, uri) && virt_uri_check_local(resolved, e)) {
+	if (resolved && strcmp(resolved, uri) && (r = virt_uri_check_local(resolved, e))) {
 		err_wrap(e, "'%s' resolves to another host", uri);
 		free(resolved);
 		virt_close(v);
-		return e->code;
+		return r;
 	}
 	free(resolved);
 	/* a hung daemon must not hang us: without an answer to 3 probes 5 s apart

@@ -290,7 +290,7 @@ task_status() {
 		in_t && /^(ok|changed|skipping|fatal|failed): \[/ && index($0, h) { sub(/:.*/, ""); print; exit }' "$1.log"
 }
 # the summary's lines (one per host: "NAME: STATUS (ERROR) -> RESULTS")
-summary() { result_json "$1" "thpeval | every host's outcome" localhost | jq -r '.msg[]' 2>/dev/null; }
+summary() { result_json "$1" "Thpeval | every host's outcome" localhost | jq -r '.msg[]' 2>/dev/null; }
 # the play recap of HOST: "changed=N unreachable=N failed=N"
 recap() { sed -n "s/^$2 *: ok=[0-9]* *\(changed=[0-9]*\) *\(unreachable=[0-9]*\) *\(failed=[0-9]*\).*/\1 \2 \3/p" "$1.log"; }
 # the number of runs of HOST in the history (0 when none)
@@ -370,7 +370,7 @@ else
 	ko "--check: exit $PB_RC, recap lab-a [$(recap "$WORK/pb2" lab-a)] lab-b [$(recap "$WORK/pb2" lab-b)]"
 	why "$WORK/pb2"
 fi
-st=$(task_status "$WORK/pb2" "thpeval | run thpeval" lab-a)
+st=$(task_status "$WORK/pb2" "Thpeval | run thpeval" lab-a)
 if [ "$st" = skipping ]; then ok "--check: the run is skipped"; else ko "--check: run thpeval: '$st'"; fi
 if [ "$tree0" = "$tree1" ] && [ "$h0" = "$h1" ] && [ "$thp1" = "$thp2" ]; then
 	ok "--check: the hosts' and the controller's files, the history ($h1 runs) and host THP as before"
@@ -383,7 +383,7 @@ fi
 dpkg0=$(dpkg-query -W -f '${Status} ${Version}' thpeval 2>&1)
 playbook "$WORK/pb2d" "$WORK/inv1.yml" --check --limit lab-a -e thpeval_install=deb
 dpkg1=$(dpkg-query -W -f '${Status} ${Version}' thpeval 2>&1)
-st=$(task_status "$WORK/pb2d" "thpeval | install the package (apt)" lab-a)
+st=$(task_status "$WORK/pb2d" "Thpeval | install the package (apt)" lab-a)
 if [ "$PB_RC" -eq 0 ] && { [ "$st" = changed ] || [ "$st" = ok ]; } && [ "$dpkg0" = "$dpkg1" ] && [ "$tree1" = "$(tree)" ]; then
 	ok "--check with thpeval_install=deb: apt would install the package ($st), the system's packages as before ($dpkg1)"
 else
@@ -405,19 +405,19 @@ playbook "$WORK/pb3" "$WORK/inv3.yml"
 thp3=$(thp_snapshot)
 sum=$(summary "$WORK/pb3")
 echo "$sum" | sed 's/^/     /'
-fin=$(result_json "$WORK/pb3" "thpeval | the fleet's result" localhost | jq -r '.msg // ""' 2>/dev/null)
+fin=$(result_json "$WORK/pb3" "Thpeval | the fleet's result" localhost | jq -r '.msg // ""' 2>/dev/null)
 if [ "$PB_RC" -ne 0 ] && [ "$fin" = "3 of 3 host(s) failed or regressed: see the outcomes above" ]; then
 	ok "the playbook fails at the end: '$fin' ($PB_S s)"
 else
 	ko "playbook exit $PB_RC, last message '$fin'"
 	why "$WORK/pb3"
 fi
-if echo "$sum" | grep -qF "lab-b: failed (thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: not a boot count from 1 to 50: '0'"; then
+if echo "$sum" | grep -qF "lab-b: failed (Thpeval | the run failed: thpeval run exited 2: thpeval: error: run: --boots: not a boot count from 1 to 50: '0'"; then
 	ok "lab-b reported with thpeval's error"
 else
 	ko "lab-b in the summary: $(echo "$sum" | grep '^lab-b')"
 fi
-if echo "$sum" | grep -q "^lab-c: failed (thpeval | the host answered: unreachable: .*127.0.0.4"; then
+if echo "$sum" | grep -q "^lab-c: failed (Thpeval | the host answered: unreachable: .*127.0.0.4"; then
 	ok "lab-c reported unreachable"
 else
 	ko "lab-c in the summary: $(echo "$sum" | grep '^lab-c')"
@@ -429,8 +429,8 @@ if echo "$sum" | grep -q "^lab-a: regression (regression gate failed) -> $WORK/r
 else
 	ko "lab-a after the failed hosts: $(echo "$sum" | grep '^lab-a'), $na run directories"
 fi
-cp=$(task_status "$WORK/pb3" "thpeval | copy the package to the host" lab-a)
-un=$(task_status "$WORK/pb3" "thpeval | unpack the package (prefix)" lab-a)
+cp=$(task_status "$WORK/pb3" "Thpeval | copy the package to the host" lab-a)
+un=$(task_status "$WORK/pb3" "Thpeval | unpack the package (prefix)" lab-a)
 if [ "$cp" = ok ] && [ "$un" = skipping ]; then ok "lab-a again: the package neither copied nor unpacked again"; else
 	ko "lab-a again: copy '$cp', unpack '$un'"; fi
 if [ -n "$HWHY" ]; then

@@ -222,6 +222,10 @@ static void test_uri_check_local(void **state)
 		assert_int_equal(virt_open(cases[i].uri, &v, &e), -EREMOTE);
 		assert_null(v);
 		assert_non_null(strstr(e.msg, cases[i].msg));
+		/* and without an error slot (err_set takes NULL): the code, no crash */
+		v = (struct virt *)&e;
+		assert_int_equal(virt_open(cases[i].uri, &v, NULL), -EREMOTE);
+		assert_null(v);
 	}
 }
 
