@@ -478,7 +478,8 @@ int frag_reap_stale(const char *proc_root, const char *state_dir, int *killed, s
 		return err_set(e, -EBADMSG, "corrupt fragmenter record '%s' (removed): check 'pgrep %s'", path,
 			       FRAG_COMM);
 	}
-	if (is_fragmenter(proc_root, (int)pid)) {
+	/* a fake tree's comm says nothing about the real process of that pid */
+	if (!strcmp(proc_root, "/proc") && is_fragmenter(proc_root, (int)pid)) {
 		kill((pid_t)pid, SIGKILL);
 		*killed = 1;
 		/* not our child: wait for it to be gone */

@@ -543,10 +543,10 @@ int host_restore_journal(const char *root, const char *state_dir, bool *restored
 	host_lock_release(&lock);
 	if (r)
 		return r;
-	if (pid) {
+	/* pid -1: no journal, only a fragmenter of a killed run was ended */
+	if (pid > 0)
 		*restored = true;
-		if (holder_info && len)
-			snprintf(holder_info, len, "pid %d", pid);
-	}
+	if (pid && holder_info && len)
+		snprintf(holder_info, len, pid > 0 ? "pid %d" : "ended the host fragmenter it left", pid);
 	return 0;
 }
