@@ -118,7 +118,7 @@ static void test_input_errors(void **state)
 		  -ENOENT, "cannot open guest program '/nonexistent/thpeval-guest'" },
 		{ "guest program is a directory",
 		  { .kernel = fx->fake_kernel, .guest_bin = fx->dir },
-		  -EINVAL, "is not a regular file" },
+		  -EINVAL, "is a directory, not a regular file" },
 		{ "package name that looks like an option",
 		  { .kernel = fx->fake_kernel, .guest_bin = fx->guest_a, .extra_packages = bad_pkgs },
 		  -EINVAL, "invalid package name '-rf'" },
