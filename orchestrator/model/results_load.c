@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/fstree.h"
+#include "lib/jsonscan.h"
 #include "orchestrator/model/jtable.h"
 
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
@@ -81,6 +83,7 @@ int results_path_resolve(const char *path, char *buf, size_t len, struct err *e)
 static int read_all(const char *path, char **text, size_t *len, struct err *e)
 {
 	struct err why = ERR_INIT;
+	struct json_counts n;
 	int r;
 
 	/* a FIFO, device or directory is refused before anything blocks on it */
@@ -92,6 +95,17 @@ static int read_all(const char *path, char **text, size_t *len, struct err *e)
 			       RESULTS_MAX_BYTES >> 20);
 	if (r)
 		return err_set(e, r, "%s", why.msg);
+	/* counted before json-c builds a tree many times the text's size */
+	json_scan(*text, *len, "cells", &n);
+	if (n.key_objects > RESULTS_MAX_CELLS || n.values > RESULTS_MAX_VALUES) {
+		free(*text);
+		*text = NULL;
+		if (n.key_objects > RESULTS_MAX_CELLS)
+			return err_set(e, -EFBIG, "'%s' has %" PRIu64 " cells, more than the %u a thpeval results file holds",
+				       path, n.key_objects, RESULTS_MAX_CELLS);
+		return err_set(e, -EFBIG, "'%s' has %" PRIu64 " JSON values, more than the %u a thpeval results file holds",
+			       path, n.values, RESULTS_MAX_VALUES);
+	}
 	return 0;
 }
 
