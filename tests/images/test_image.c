@@ -375,6 +375,14 @@ static void test_load_rejects(void **state)
 		assert_int_equal(image_load(fx->dir, "fedcba9876543210", &img, &e), -EBADMSG);
 		assert_non_null(strstr(e.msg, "--force"));
 		err_clear(&e);
+		/* metadata that is a FIFO: refused, never waited on */
+		snprintf(p, sizeof(p), "%s/meta", d);
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(mkfifo(p, 0600), 0);
+		assert_int_equal(image_load(fx->dir, "fedcba9876543210", &img, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "meta' is a FIFO, not a regular file"));
+		err_clear(&e);
+		assert_int_equal(unlink(p), 0);
 		/* well-formed metadata: loads, paths absolute */
 		snprintf(p, sizeof(p), "%s/meta", d);
 		write_bytes(p, "id=fedcba9876543210\nkernel_version=6.1.0-57-amd64\n"
