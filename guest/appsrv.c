@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,10 +62,24 @@ static int log_open(const char *log, const struct appsrv_user *u, struct err *e)
 
 	if (!log)
 		return -1;
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	/*
+	 * The log's directory may be the user's: a link or a second name of
+	 * another file planted there must never be written or handed over
+	 */
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err_set(e, -errno, "cannot create '%s': %s", log, strerror(errno));
 		return -2;
+	}
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+		    (st.st_uid != geteuid() && !(u && u->set && st.st_uid == u->uid))) {
+			err_set(e, -EPERM, "log '%s' is not a file of this run's: remove it", log);
+			close(fd);
+			return -2;
+		}
 	}
 	if (u && u->set && fchown(fd, u->uid, u->gid)) {
 		err_set(e, -errno, "cannot hand '%s' to uid %u: %s", log, (unsigned)u->uid, strerror(errno));
@@ -298,11 +313,16 @@ void appsrv_log_tail(const char *path, char *out, size_t len)
 	char buf[4096];
 	ssize_t n = -1;
 	off_t size;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 
 	out[0] = '\0';
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
 	size = lseek(fd, 0, SEEK_END);
 	if (size >= 0)
 		n = pread(fd, buf, sizeof(buf), size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0);

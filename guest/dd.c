@@ -1,10 +1,12 @@
 #include "dd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -16,6 +18,7 @@
 
 #include "child.h"
 #include "harness.h"
+#include "lib/fstree.h"
 #include "lib/parse.h"
 #include "prng.h"
 #include "region.h"
@@ -320,15 +323,17 @@ static int add_coverage(const struct wl_env *env, enum dd_target t, const char *
 }
 
 static int one(const struct dd_opts *a, const struct wl_env *env, enum dd_target t, size_t b,
-	       const char *tmpdir, const char *skip_why, struct err *e)
+	       const char *tmpdir, const char *filedir, const char *skip_why, struct err *e)
 {
 	uint64_t bs = block_sizes[b].bytes, count = a->volume / bs;
 	char path[512], of[600], o_if[600], o_of[640], o_bs[32], o_count[40], variant[32];
 	char shm[THP_VALUE_MAX];
 	uint64_t shm0 = 0, shm1 = 0;
 	bool have_shm;
-	char a0[] = "dd";
-	char *argv[] = { a0, o_if, o_of, o_bs, o_count, NULL };
+	char a0[] = "dd", o_excl[] = "conv=excl", o_nofollow[] = "oflag=nofollow";
+	/* the file: made by dd itself, never over anything there nor through a link (the
+	 * /dev/null runs end at the NULL) */
+	char *argv[] = { a0, o_if, o_of, o_bs, o_count, t == DD_TMPFS ? o_excl : NULL, o_nofollow, NULL };
 	struct dd_result res;
 	struct record r;
 	struct stat st;
@@ -346,13 +351,11 @@ static int one(const struct dd_opts *a, const struct wl_env *env, enum dd_target
 	if (t == DD_NULL)
 		snprintf(of, sizeof(of), "%s/dev/null", env->root);
 	else
-		snprintf(of, sizeof(of), "%s/%s", tmpdir, DD_FILE);
+		snprintf(of, sizeof(of), "%s/%s", filedir, DD_FILE);
 	snprintf(o_if, sizeof(o_if), "if=%.500s/dev/zero", env->root);
 	snprintf(o_of, sizeof(o_of), "of=%s", of);
 	snprintf(o_bs, sizeof(o_bs), "bs=%s", block_sizes[b].name);
 	snprintf(o_count, sizeof(o_count), "count=%" PRIu64, count);
-	if (t == DD_TMPFS)
-		unlink(of);	/* a file left by a killed run */
 	thp_knob_get(env->root, "shmem_enabled", shm, sizeof(shm), NULL);
 	have_shm = t == DD_TMPFS && !meminfo_get(env->root, "ShmemHugePages", &shm0, NULL);
 	ret = run_dd(path, argv, &res, e);
@@ -389,18 +392,58 @@ static int one(const struct dd_opts *a, const struct wl_env *env, enum dd_target
 	return harness_emit(env, &r, e);
 }
 
+/*
+ * The directories of killed runs, each with up to a volume of tmpfs memory:
+ * only ours (owner, 0700, DD_DIR_PREFIX), removed without following links
+ */
+static void remove_stale(const char *tmpdir)
+{
+	size_t plen = strlen(DD_DIR_PREFIX);
+	struct dirent *de;
+	DIR *d = opendir(tmpdir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[800];
+		struct stat st;
+
+		if (strncmp(de->d_name, DD_DIR_PREFIX, plen) || strlen(de->d_name) != plen + 6)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    (st.st_mode & 07777) == 0700)
+			fstree_remove(path);
+	}
+	closedir(d);
+}
+
 static int dd_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
 	const struct dd_opts *a = opts;
 	unsigned char order[DD__TARGETS * DD_NBS];
-	char tmpdir[512], why[256] = "";
+	char tmpdir[512], filedir[540] = "", why[256] = "";
 	uint64_t st = prng_mix(env->common->seed ^ 0xddu);
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	find_tmpfs(env->root, tmpdir, sizeof(tmpdir), why, sizeof(why));
 	if (tmpdir[0])
 		tmpfs_room(env->root, tmpdir, a->volume, why, sizeof(why));
+	/*
+	 * dd's file goes in a directory of this run's own (0700): the tmpfs is
+	 * world-writable (/dev/shm on a bare host), where a fixed name could be
+	 * a link someone planted
+	 */
+	if (tmpdir[0] && !why[0]) {
+		remove_stale(tmpdir);
+		snprintf(filedir, sizeof(filedir), "%s/" DD_DIR_PREFIX "XXXXXX", tmpdir);
+		if (!mkdtemp(filedir)) {
+			snprintf(why, sizeof(why), "cannot create a directory in '%s': %s", tmpdir,
+				 strerror(errno));
+			filedir[0] = '\0';
+		}
+	}
 	/* the variants in a seeded random order */
 	for (i = 0; i < sizeof(order); i++)
 		order[i] = (unsigned char)i;
@@ -413,12 +456,14 @@ static int dd_run(const void *opts, const struct wl_env *env, struct record *res
 	}
 	for (i = 0; i < sizeof(order); i++) {
 		ret = one(a, env, (enum dd_target)(order[i] / DD_NBS), order[i] % DD_NBS, tmpdir,
-			  why, e);
+			  filedir, why, e);
 		if (ret)
-			return ret;
+			break;
 	}
+	if (filedir[0])
+		fstree_remove(filedir);
 	(void)res;	/* one record per variant, no summary */
-	return 0;
+	return ret;
 }
 
 const struct workload wl_dd = {

@@ -2,6 +2,8 @@
  * dd: the real coreutils dd inside the guest (seeds/003), fork/exec of
  * <root>/bin/dd with an argv (no shell): if=/dev/zero to of=/dev/null and to
  * a file on a tmpfs (deleted after), for block sizes 4K, 64K, 1M and 2M.
+ * The file is made by dd with conv=excl oflag=nofollow in a directory of the
+ * run's own (mkdtemp): never over, or through, anything someone left there.
  * Throughput is measured here (bytes / wall time) with the child's user and
  * sys time from wait4(); dd's own report is only a cross-check. One result
  * (or skip) record per (target, block size). Coverage: the tmpfs file's huge
@@ -20,7 +22,8 @@
 #include "workload.h"
 
 #define DD_PATH "/bin/dd"
-#define DD_FILE "thpeval-dd"
+#define DD_FILE "thpeval-dd"	/* in a fresh DD_DIR_PREFIX-XXXXXX directory on the tmpfs */
+#define DD_DIR_PREFIX "thpeval-dd-"
 #define DD_MARGIN (32ull << 20)	/* memory left to the rest of the system */
 #define DD_STDERR_MAX 4096	/* bytes of dd's stderr kept */
 

@@ -577,15 +577,35 @@ static int pg_init(struct pg_run *pr, const char *data, struct err *e)
 	return pg_stop(pr, e) ? e->code : r;
 }
 
-/* a directory of the user's, mode 0700 */
-static int user_dir(const struct pg_run *pr, const char *path, struct err *e)
+/*
+ * A directory of the user's, mode 0700: made here (fresh is true: nothing
+ * may be there already) or by mkdtemp, handed over through a descriptor of
+ * the directory itself, so that a link planted at path is never followed.
+ */
+static int user_dir(const struct pg_run *pr, const char *path, bool fresh, struct err *e)
 {
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return err_set(e, -errno, "cannot create '%s': %s", path, strerror(errno));
-	if (chown(path, pr->user.uid, pr->user.gid) || chmod(path, 0700))
-		return err_set(e, -errno, "cannot hand '%s' to uid %u: %s", path, (unsigned)pr->user.uid,
-			       strerror(errno));
-	return 0;
+	int fd, r = 0;
+
+	if (fresh && mkdir(path, 0700))
+		return err_set(e, -errno, "cannot create '%s': %s%s", path, strerror(errno),
+			       errno == EEXIST ? ": someone else made it, remove it" : "");
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open directory '%s': %s", path, strerror(errno));
+	if (fchown(fd, pr->user.uid, pr->user.gid) || fchmod(fd, 0700))
+		r = err_set(e, -errno, "cannot hand '%s' to uid %u: %s", path, (unsigned)pr->user.uid,
+			    strerror(errno));
+	close(fd);
+	return r;
+}
+
+/* a template left by an earlier run is used only when it is the user's own, private directory */
+static bool template_ours(const struct pg_run *pr, const char *tdir)
+{
+	struct stat st;
+
+	return !lstat(tdir, &st) && S_ISDIR(st.st_mode) && st.st_uid == pr->user.uid &&
+	       !(st.st_mode & 077);
 }
 
 /* the run's cluster: a copy of the template (made first where missing), or a fresh one */
@@ -594,6 +614,7 @@ static int pg_setup(struct pg_run *pr, const char **how, struct err *e)
 	char tdir[WL_PATH_MAX + 96], tdata[WL_PATH_MAX + 112], mark[WL_PATH_MAX + 112], a_cp[] = "cp",
 	     o_a[] = "-a", src[WL_PATH_MAX + 112], dst[WL_PATH_MAX + 112];
 	char *cp_argv[] = { a_cp, o_a, src, dst, NULL };
+	struct stat st;
 	int r;
 
 	if (!pg_template(pr->a, pr->env)) {
@@ -605,11 +626,16 @@ static int pg_setup(struct pg_run *pr, const char **how, struct err *e)
 	snprintf(tdata, sizeof(tdata), "%s/data", tdir);
 	snprintf(mark, sizeof(mark), "%s/complete", tdir);
 	*how = "copy";
+	if (!lstat(tdir, &st) && !template_ours(pr, tdir)) {
+		/* something else at the template's name: neither used nor removed */
+		*how = "init";
+		return pg_init(pr, pr->data, e);
+	}
 	if (access(mark, F_OK)) {
 		/* none, or one a killed run left half made */
 		*how = "init";
 		fstree_remove(tdir);
-		if ((r = user_dir(pr, tdir, e)) || (r = pg_init(pr, tdata, e)))
+		if ((r = user_dir(pr, tdir, true, e)) || (r = pg_init(pr, tdata, e)))
 			return r;
 		if (write_file_atomic(mark, "1\n", 2, 0644, e))
 			return e->code;
@@ -805,7 +831,7 @@ static int pg_run(const void *opts, const struct wl_env *env, struct record *res
 	pr->envp[2] = pg_env_tz;
 	pr->envp[3] = pr->envhome;
 	pr->envp[4] = NULL;
-	r = user_dir(pr, pr->base, e);
+	r = user_dir(pr, pr->base, false, e);
 	if (!r && strcmp(a->shmem_thp, "keep")) {
 		/* shared_buffers' page size for this run: set, read back, restored below */
 		r = thp_knob_get(env->root, "shmem_enabled", old, sizeof(old), e);

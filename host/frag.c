@@ -16,6 +16,7 @@
 
 #include "host/procfs.h"
 #include "lib/clock.h"
+#include "lib/fstree.h"
 #include "lib/parse.h"
 
 #define BLOCK (2ull << 20)
@@ -459,26 +460,34 @@ int frag_reap_stale(const char *proc_root, const char *state_dir, int *killed, s
 {
 	char path[PATH_MAX], line[64];
 	uint64_t pid;
-	FILE *fp;
 	int i;
 
 	*killed = 0;
 	if (pid_file(state_dir, path, sizeof(path), e))
 		return e->code;
-	fp = fopen(path, "re");
-	if (!fp)
-		return errno == ENOENT ? 0 : err_set(e, -errno, "cannot read '%s': %s", path, strerror(errno));
-	if (!fgets(line, sizeof(line), fp)) {
-		line[0] = '\0';
+	{
+		struct err why = ERR_INIT;
+		size_t n;
+		char *text;
+		int r;
+
+		/* a FIFO or a link planted there is refused, never waited on */
+		r = read_regular(path, "fragmenter record", "", RF_NOFOLLOW, sizeof(line) - 1, &text, &n, &why);
+		if (r == -ENOENT)
+			return 0;
+		if (r && r != -EFBIG)
+			return err_set(e, r, "%s: check 'pgrep %s', then remove it", why.msg, FRAG_COMM);
+		snprintf(line, sizeof(line), "%s", r ? "" : text);	/* too long: corrupt, below */
+		free(text);
 	}
-	fclose(fp);
 	line[strcspn(line, "\n")] = '\0';
 	if (strncmp(line, "pid ", 4) || parse_u64_range(line + 4, 2, INT32_MAX, &pid)) {
 		unlink(path);
 		return err_set(e, -EBADMSG, "corrupt fragmenter record '%s' (removed): check 'pgrep %s'", path,
 			       FRAG_COMM);
 	}
-	if (is_fragmenter(proc_root, (int)pid)) {
+	/* a fake tree's comm says nothing about the real process of that pid */
+	if (!strcmp(proc_root, "/proc") && is_fragmenter(proc_root, (int)pid)) {
 		kill((pid_t)pid, SIGKILL);
 		*killed = 1;
 		/* not our child: wait for it to be gone */

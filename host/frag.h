@@ -80,7 +80,10 @@ int frag_stop(struct frag *f, struct err *e);
 /*
  * After a crash: kill a holder named in state_dir's pid file if it is still
  * a thpeval fragmenter (comm checked, so a reused pid is left alone), and
- * remove the file. *killed = 1 when one was killed. No file: 0.
+ * remove the file. *killed = 1 when one was killed. No file: 0. The pid is
+ * a real one, so its identity is checked, and it is signalled, only through
+ * the real /proc: under any other proc_root (a fake tree) nothing is ever
+ * signalled and the file is only removed (the holder dies with its thpeval).
  */
 int frag_reap_stale(const char *proc_root, const char *state_dir, int *killed, struct err *e);
 

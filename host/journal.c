@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host/frag.h"
+#include "lib/fstree.h"
 #include "lib/parse.h"
 
 #define JOURNAL_MAGIC "thpeval-journal 1"
@@ -110,56 +111,24 @@ static int parse_line(struct journal *j, const char *path, unsigned no, char *li
 /* 0 loaded, -ENOENT (e untouched) when there is no journal */
 static int journal_load(const char *state_dir, struct journal *j, struct err *e)
 {
+	struct err why = ERR_INIT;
 	char path[PATH_MAX];
-	struct stat st;
 	char *buf = NULL, *p, *nl;
 	size_t off = 0;
 	unsigned no = 0;
-	ssize_t n;
-	int fd, r, saved;
+	int r;
 
 	memset(j, 0, sizeof(*j));
 	r = state_path(state_dir, HOST_JOURNAL_NAME, path, sizeof(path), e);
 	if (r)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		saved = errno;
-		if (saved == ENOENT)
-			return -ENOENT;
-		return err_set(e, -saved, "cannot open host journal '%s': %s", path, strerror(saved));
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return corrupt(e, path, 0, "not a regular file");
-	}
-	if (st.st_size > JOURNAL_MAX) {
-		close(fd);
-		return corrupt(e, path, 0, "file too large");
-	}
-	buf = malloc(JOURNAL_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return err_set(e, -ENOMEM, "out of memory reading '%s'", path);
-	}
-	for (;;) {
-		n = read(fd, buf + off, JOURNAL_MAX + 1 - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			saved = errno;
-			r = err_set(e, -saved, "cannot read host journal '%s': %s", path, strerror(saved));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-		if (off > JOURNAL_MAX) {
-			r = corrupt(e, path, 0, "file too large");
-			goto out;
-		}
-	}
-	buf[off] = '\0';
+	/* never blocks on a FIFO planted there, never follows a link */
+	r = read_regular(path, "host journal", "", RF_NOFOLLOW, JOURNAL_MAX, &buf, &off, &why);
+	if (r == -ENOENT)
+		return -ENOENT;
+	if (r)
+		return err_set(e, r == -EFBIG ? -EBADMSG : r,
+			       "%s: check the thp settings by hand, then remove it with 'rm %s'", why.msg, path);
 	if (memchr(buf, '\0', off)) {
 		r = corrupt(e, path, 0, "contains NUL bytes");
 		goto out;
@@ -183,7 +152,6 @@ static int journal_load(const char *state_dir, struct journal *j, struct err *e)
 	r = no < 3 ? corrupt(e, path, no + 1, "missing header") : 0;
 out:
 	free(buf);
-	close(fd);
 	return r;
 }
 
@@ -543,10 +511,10 @@ int host_restore_journal(const char *root, const char *state_dir, bool *restored
 	host_lock_release(&lock);
 	if (r)
 		return r;
-	if (pid) {
+	/* pid -1: no journal, only a fragmenter of a killed run was ended */
+	if (pid > 0)
 		*restored = true;
-		if (holder_info && len)
-			snprintf(holder_info, len, "pid %d", pid);
-	}
+	if (pid && holder_info && len)
+		snprintf(holder_info, len, pid > 0 ? "pid %d" : "ended the host fragmenter it left", pid);
 	return 0;
 }

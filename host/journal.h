@@ -62,7 +62,8 @@ int host_session_end(struct host_session *s, struct err *e);
 /*
  * `thpeval host restore`: restore from the on-disk journal if there is one
  * (*restored = true, holder_info = "pid N" of the run that wrote it), else
- * *restored = false. Takes the lock itself: a live run holding it gives
+ * *restored = false (holder_info says so when a killed run's fragmenter was
+ * ended all the same). Takes the lock itself: a live run holding it gives
  * -EBUSY with holder_info describing it. A missing state_dir is no journal.
  */
 int host_restore_journal(const char *root, const char *state_dir, bool *restored,

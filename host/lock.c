@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fstree.h"
 #include "lib/parse.h"
 
 #define LOCK_NAME "lock"
@@ -122,9 +123,15 @@ int host_lock_holder(const char *state_dir, char *info, size_t len)
 		info[0] = '\0';
 	if (lock_path(state_dir, path, sizeof(path), NULL))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	{
+		struct err ignore = ERR_INIT;
+		struct stat st;
+
+		/* a FIFO there must not hang the one asking */
+		fd = open_regular_flags(path, "", "", RF_NOFOLLOW, &st, &ignore);
+	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = read_record(fd, rec, sizeof(rec));
 	close(fd);
 	if (n < 0)

@@ -692,9 +692,9 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 			       id, abs);
 	if (path_join(p, img.dir, "meta", e))
 		return e->code;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(p, "image metadata", "", &fst, e);	/* never waits on a FIFO there */
 	if (fd < 0)
-		return err_set(e, -errno, "cannot open '%s': %s", p, strerror(errno));
+		return fd;
 	n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n < 0)

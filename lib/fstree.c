@@ -5,7 +5,9 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,14 +109,62 @@ int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode
 	return 0;
 }
 
-int open_regular(const char *path, const char *what, const char *advice, struct stat *st, struct err *e)
+const char *file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return "of an unknown type";
+}
+
+static int not_regular(const char *path, const char *what, mode_t mode, struct err *e)
+{
+	return err_set(e, -EINVAL, "%s%s'%s' is %s, not a regular file", what,
+		       *what ? " " : "", path, file_kind(mode));
+}
+
+int check_regular(const char *path, const char *what, unsigned flags, struct err *e)
+{
+	struct stat st;
+	int saved;
+
+	if ((flags & RF_NOFOLLOW ? lstat(path, &st) : stat(path, &st)) < 0) {
+		saved = errno;
+		if (saved == ENOENT)
+			return -ENOENT;
+		return err_set(e, -saved, "cannot stat %s%s'%s': %s", what, *what ? " " : "", path,
+			       strerror(saved));
+	}
+	return S_ISREG(st.st_mode) ? 0 : not_regular(path, what, st.st_mode, e);
+}
+
+int open_regular_flags(const char *path, const char *what, const char *advice, unsigned flags, struct stat *st,
+		       struct err *e)
 {
 	const char *sp = *what ? " " : "";
-	int fd, saved;
+	struct err pre = ERR_INIT;
+	int fd, saved, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the type first, so that a device is never opened (opening some has effects) */
+	r = check_regular(path, what, flags, &pre);
+	if (r && r != -ENOENT)
+		return err_set(e, r, "%s", pre.msg);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (flags & RF_NOFOLLOW ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		saved = errno;
+		if (saved == ELOOP && (flags & RF_NOFOLLOW))
+			return err_set(e, -ELOOP, "%s%s'%s' is a symbolic link, not a regular file", what, sp, path);
 		return err_set(e, -saved, "cannot open %s%s'%s': %s%s", what, sp, path, strerror(saved),
 			       saved == ENOENT ? advice : "");
 	}
@@ -123,9 +173,87 @@ int open_regular(const char *path, const char *what, const char *advice, struct 
 		close(fd);
 		return err_set(e, -saved, "cannot stat %s%s'%s': %s", what, sp, path, strerror(saved));
 	}
+	/* swapped since the stat: what was opened is what counts */
 	if (!S_ISREG(st->st_mode)) {
 		close(fd);
-		return err_set(e, -EINVAL, "%s%s'%s' is not a regular file", what, sp, path);
+		return not_regular(path, what, st->st_mode, e);
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		saved = errno;
+		close(fd);
+		return err_set(e, -saved, "cannot read %s%s'%s': %s", what, sp, path, strerror(saved));
 	}
 	return fd;
+}
+
+int open_regular(const char *path, const char *what, const char *advice, struct stat *st, struct err *e)
+{
+	return open_regular_flags(path, what, advice, 0, st, e);
+}
+
+int read_regular(const char *path, const char *what, const char *advice, unsigned flags, size_t max, char **buf,
+		 size_t *len, struct err *e)
+{
+	const char *sp = *what ? " " : "";
+	size_t off = 0, cap;
+	struct stat st;
+	char *b;
+	int fd, saved;
+
+	*buf = NULL;
+	*len = 0;
+	fd = open_regular_flags(path, what, advice, flags, &st, e);
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_size > (uint64_t)max) {
+		close(fd);
+		return err_set(e, -EFBIG, "%s%s'%s' is %lld bytes, over the limit of %zu", what, sp, path,
+			       (long long)st.st_size, max);
+	}
+	/* one byte more than the limit, to see a file that grew past it */
+	cap = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max + 1;
+	b = malloc(cap + 1);
+	if (!b) {
+		close(fd);
+		return err_set(e, -ENOMEM, "out of memory reading %s%s'%s'", what, sp, path);
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (off == cap) {
+			char *nb;
+
+			if (cap > max)
+				break;
+			cap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return err_set(e, -ENOMEM, "out of memory reading %s%s'%s'", what, sp, path);
+			}
+			b = nb;
+		}
+		n = read(fd, b + off, cap - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			free(b);
+			close(fd);
+			return err_set(e, -saved, "cannot read %s%s'%s': %s", what, sp, path, strerror(saved));
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (off > max) {
+		free(b);
+		return err_set(e, -EFBIG, "%s%s'%s' grew over the limit of %zu bytes while read", what, sp, path, max);
+	}
+	b[off] = '\0';
+	*buf = b;
+	*len = off;
+	return 0;
 }

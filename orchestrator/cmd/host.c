@@ -124,8 +124,12 @@ static int host_restore(const struct host_args *a)
 		return CMD_ERROR;
 	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
 		return cmd_fail(&e, CMD_ERROR);
-	printf("%s\n", restored ? "host THP settings restored from the journal"
-				: "nothing to restore: no journal of a killed run");
+	if (restored)
+		printf("host THP settings restored from the journal\n");
+	else if (holder[0])
+		printf("nothing to restore: no journal of a killed run (%s)\n", holder);
+	else
+		printf("nothing to restore: no journal of a killed run\n");
 	return CMD_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fstree.h"
+#include "lib/jsonscan.h"
 #include "orchestrator/model/jtable.h"
 
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
@@ -79,54 +82,30 @@ int results_path_resolve(const char *path, char *buf, size_t len, struct err *e)
 
 static int read_all(const char *path, char **text, size_t *len, struct err *e)
 {
-	struct stat st;
-	size_t off = 0;
-	char *buf;
-	int fd;
+	struct err why = ERR_INIT;
+	struct json_counts n;
+	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-
-		if (err == ENOENT)
-			return err_set(e, -err, "'%s' does not exist: give a results.json or the directory of a run",
-				       path);
-		return err_set(e, -err, "cannot open '%s': %s", path, strerror(err));
+	/* a FIFO, device or directory is refused before anything blocks on it */
+	r = read_regular(path, "", "", 0, RESULTS_MAX_BYTES, text, len, &why);
+	if (r == -ENOENT)
+		return err_set(e, r, "'%s' does not exist: give a results.json or the directory of a run", path);
+	if (r == -EFBIG)
+		return err_set(e, r, "'%s' is larger than %u MiB, the most a thpeval results file holds", path,
+			       RESULTS_MAX_BYTES >> 20);
+	if (r)
+		return err_set(e, r, "%s", why.msg);
+	/* counted before json-c builds a tree many times the text's size */
+	json_scan(*text, *len, "cells", &n);
+	if (n.key_objects > RESULTS_MAX_CELLS || n.values > RESULTS_MAX_VALUES) {
+		free(*text);
+		*text = NULL;
+		if (n.key_objects > RESULTS_MAX_CELLS)
+			return err_set(e, -EFBIG, "'%s' has %" PRIu64 " cells, more than the %u a thpeval results file holds",
+				       path, n.key_objects, RESULTS_MAX_CELLS);
+		return err_set(e, -EFBIG, "'%s' has %" PRIu64 " JSON values, more than the %u a thpeval results file holds",
+			       path, n.values, RESULTS_MAX_VALUES);
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(e, -EINVAL, "'%s' is not a regular file, not a thpeval results file", path);
-	}
-	if ((uint64_t)st.st_size > RESULTS_MAX_BYTES) {
-		close(fd);
-		return err_set(e, -EFBIG, "'%s' is %lld bytes, too large for a thpeval results file", path,
-			       (long long)st.st_size);
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return err_set(e, -ENOMEM, "out of memory reading '%s'", path);
-	}
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = errno;
-
-			free(buf);
-			close(fd);
-			return err_set(e, -err, "cannot read '%s': %s", path, strerror(err));
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
-	close(fd);
-	buf[off] = '\0';
-	*text = buf;
-	*len = off;
 	return 0;
 }
 

@@ -18,6 +18,16 @@
 
 #define RESULTS_FILE "results.json"
 #define RESULTS_MAX_BYTES (256u << 20)	/* larger is not a results file */
+/*
+ * More cells, or more JSON values (lib/jsonscan.h's count), is not a results
+ * file either; both are counted before json-c builds a tree (about 200 bytes
+ * a value: at most ~900 MB) and the model (about 330 KB a cell: at most
+ * ~660 MB). A default run has 4 cells and 2.2k values; every workload at
+ * both host THP settings, both prefaults and a fragmented host ~530 cells;
+ * a cell at the most samples the loader takes (512 a metric) ~25k values.
+ */
+#define RESULTS_MAX_CELLS 2000u
+#define RESULTS_MAX_VALUES (4u << 20)
 
 /*
  * Load path (a results.json, or a directory holding one) into out, which is

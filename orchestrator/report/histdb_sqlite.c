@@ -60,25 +60,31 @@ static int sq_open(struct histdb *h, bool write, struct err *e)
 	struct stat st;
 	int rc;
 
+	/* SQLite would block on a FIFO: the type is checked before it opens anything */
+	rc = check_regular(path, "history database", 0, e);
+	if (rc && rc != -ENOENT)
+		return rc;
 	if (write) {
 		int fd;
 
 		if (mkdir_parents(path, 0700, e))
 			return err_wrap(e, "history database");
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
 			int err = errno;
 
 			return err_set(e, -err, "cannot open history database '%s': %s", path, strerror(err));
 		}
+		/* what was opened, should it have been swapped since the check */
+		if (fstat(fd, &st) < 0)
+			st.st_mode = 0;
 		close(fd);
-	} else if (stat(path, &st) < 0) {
-		int err = errno;
-
-		if (err == ENOENT)
-			return err_set(e, -ENOENT, "no history database at '%s' yet: it is created by the first recorded run",
-				       path);
-		return err_set(e, -err, "cannot open history database '%s': %s", path, strerror(err));
+		if (!S_ISREG(st.st_mode))
+			return err_set(e, -EINVAL, "history database '%s' is %s, not a regular file", path,
+				       file_kind(st.st_mode));
+	} else if (rc == -ENOENT) {
+		return err_set(e, -ENOENT, "no history database at '%s' yet: it is created by the first recorded run",
+			       path);
 	}
 	rc = sqlite3_open_v2(path, &db, write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, NULL);
 	h->conn = db;

@@ -91,7 +91,12 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 	run_note(io, "round %u, bare host, host THP enabled=%s", round + 1, host_thp);
 	for (w = 0; w < cfg->n_wl && !*io->stop; w++) {
 		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+		struct thp_settings knobs_before;
 
+		/* the host knobs its options ask for: journaled, here, never by the workload */
+		r = host_knob_opts_set(hs, cfg->wl_opts, cfg->wl[w], &knobs_before, e);
+		if (r)
+			return r;
 		for (rep = 0; rep < cfg->warmup + cfg->reps && !*io->stop; rep++) {
 			char a[12][PATH_MAX + 16], u[WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8];
 			const char *args[14 + WLOPTS_MAX];
@@ -120,7 +125,8 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 			/* the user's own parameters of this workload (--workload-opts) */
 			nu = workload_opts_args(cfg->wl_opts, cfg->wl[w], u, WLOPTS_MAX);
 			for (k = 0; k < nu; k++)
-				args[n++] = u[k];
+				if (!host_knob_opt(cfg->wl[w], u[k]))
+					args[n++] = u[k];
 			args[n] = NULL;
 			r = workload_run_local(cfg->guest_bin, args,
 					       (int)(wi && wi->has_src ? cfg->kc_timeout_ms : cfg->timeout_ms), io->stop,
@@ -138,6 +144,9 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 				run_note(io, "  bare host=%s %s rep %u done", host_thp, cfg->wl[w], rep - cfg->warmup + 1);
 			}
 		}
+		r = host_knob_opts_restore(hs, &knobs_before, e);
+		if (r)
+			return r;
 	}
 	return 0;
 }

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/wlopts.h"
+
 
 /*
  * Put the host THP setting of a group in place. A plain value sets 'enabled'
@@ -40,6 +42,77 @@ int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const st
 			return r;
 	}
 	return host_session_set(hs, "enabled", thp_mode_name(t->mode), e);
+}
+
+/*
+ * The workload options that are host knobs; "keep" leaves the knob alone.
+ * (pgbench's shmem-thp is not one: --workload-opts cannot give it.)
+ */
+static const struct {
+	const char *workload, *param, *knob;
+} knob_opts[] = {
+	{ "hzp", "zero-page", "use_zero_page" },
+};
+
+static const char *knob_of(const char *workload, const char *param)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(knob_opts) / sizeof(knob_opts[0]); i++)
+		if (!strcmp(knob_opts[i].workload, workload) && !strcmp(knob_opts[i].param, param))
+			return knob_opts[i].knob;
+	return NULL;
+}
+
+bool host_knob_opt(const char *workload, const char *arg)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(knob_opts) / sizeof(knob_opts[0]); i++) {
+		n = strlen(knob_opts[i].param);
+		if (!strcmp(knob_opts[i].workload, workload) && !strncmp(arg, "--", 2) &&
+		    !strncmp(arg + 2, knob_opts[i].param, n) && arg[2 + n] == '=')
+			return true;
+	}
+	return false;
+}
+
+int host_knob_opts_set(struct host_session *hs, const char *spec, const char *workload, struct thp_settings *prev,
+		       struct err *e)
+{
+	struct wlopt o[WLOPTS_MAX];
+	char cur[THP_VAL_MAX], why[256];
+	size_t n, i;
+	int r;
+
+	prev->n = 0;
+	if (!spec || !spec[0])
+		return 0;
+	if (wlopts_parse(spec, o, WLOPTS_MAX, &n, why, sizeof(why)))
+		return err_set(e, -EINVAL, "--workload-opts: %s", why);
+	for (i = 0; i < n; i++) {
+		const char *knob = strcmp(o[i].workload, workload) ? NULL : knob_of(workload, o[i].param);
+
+		if (!knob || !strcmp(o[i].value, "keep"))
+			continue;
+		if ((r = thp_read_one(hs->root, knob, cur, sizeof(cur), e)) ||
+		    (r = thp_settings_put(prev, knob, cur, e)) || (r = host_session_set(hs, knob, o[i].value, e)))
+			return err_wrap(e, "%s:%s=%s on the bare host", workload, o[i].param, o[i].value);
+	}
+	return 0;
+}
+
+int host_knob_opts_restore(struct host_session *hs, const struct thp_settings *prev, struct err *e)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < prev->n; i++) {
+		int ri = host_session_set(hs, prev->s[i].key, prev->s[i].value, e);
+
+		r = r ? r : ri;
+	}
+	return r;
 }
 
 /* /proc for the memory checks: <sysfs-root>/proc when a test tree has one, else the host's */

@@ -447,11 +447,13 @@ int workload_run_local(const char *guest_bin, const char *const *args, int timeo
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!r && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		/* argv[2], the name: args has been walked to its end */
+		const char *name = n > 2 ? argv[2] : "?";
+
 		if (WIFSIGNALED(status))
-			r = err_set(e, -EIO, "workload '%s' was killed by signal %d", args ? args[0] : "?", WTERMSIG(status));
+			r = err_set(e, -EIO, "workload '%s' was killed by signal %d", name, WTERMSIG(status));
 		else
-			r = err_set(e, -EIO, "workload '%s' exited with status %d", args ? args[0] : "?",
-				    WEXITSTATUS(status));
+			r = err_set(e, -EIO, "workload '%s' exited with status %d", name, WEXITSTATUS(status));
 	}
 	free(rd);
 	return r;

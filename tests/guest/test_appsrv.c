@@ -447,6 +447,44 @@ static void test_start_stop(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A log name that is a link to, or a second name of, another file (what the
+ * user owning the log's directory could plant): never written or handed over
+ */
+static void test_log_planted(void **state)
+{
+	const char *sleeper[] = { "sleep", "30", NULL };
+	char dir[] = "/tmp/thpeval-appsrv-XXXXXX", log[64], victim[64], buf[32] = "";
+	struct err e = ERR_INIT;
+	size_t i;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	for (i = 0; i < 2; i++) {
+		f = fopen(victim, "w");
+		assert_non_null(f);
+		fputs("precious\n", f);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(i ? link(victim, log) : symlink(victim, log), 0);
+		err_clear(&e);
+		assert_true(appsrv_start("/bin/sleep", (char *const *)(uintptr_t)sleeper, envp, NULL, log, &pid,
+					 &e) < 0);
+		assert_int_equal(pid, -1);
+		f = fopen(victim, "r");
+		assert_non_null(f);
+		assert_non_null(fgets(buf, sizeof(buf), f));
+		fclose(f);
+		assert_string_equal(buf, "precious\n");
+		unlink(log);
+		unlink(victim);
+	}
+	rmdir(dir);
+}
+
 /* a child under another user runs with its ids (root only) */
 static void test_run_user(void **state)
 {
@@ -477,7 +515,7 @@ static void test_run_user(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(rollup_cases) + N(shm_cases) + N(ppid_cases) + N(passwd_cases) + N(line_cases) + 12];
+	struct CMUnitTest tests[N(rollup_cases) + N(shm_cases) + N(ppid_cases) + N(passwd_cases) + N(line_cases) + 13];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(rollup_cases); i++)
@@ -496,6 +534,8 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){ line_cases[i].name, test_line, NULL, NULL, &line_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "run: exit status and output", test_run_status, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "run: stderr to a file", test_run_err_log, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "start: a planted log link or second name refused", test_log_planted, NULL,
+					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "run: a program that is not there", test_run_missing, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "run: output cut at the cap", test_run_truncated, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "run: deadline and ticks", test_run_deadline, NULL, NULL, NULL };

@@ -11,8 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -25,6 +28,7 @@
 static char small_root[] = "/tmp/thpeval-dd-small-XXXXXX";	/* MemAvailable 900M, no dd */
 static char bare_root[] = "/tmp/thpeval-dd-bare-XXXXXX";	/* real /proc, no dd */
 static char mnt_root[] = "/tmp/thpeval-dd-mnt-XXXXXX";	/* a fake mounts file */
+static char race_root[] = "/tmp/thpeval-dd-race-XXXXXX";	/* a dd that plants a link first */
 
 struct parse_case {
 	const char *name;
@@ -186,6 +190,17 @@ static void test_real_run(void **state)
 		} else {
 			double pct;
 
+			const char *dest = rec_get(r, "dest_path");
+			char dir[512], *slash;
+
+			/* in a directory of the run's own, removed with it */
+			assert_non_null(dest);
+			snprintf(dir, sizeof(dir), "%s", dest);
+			slash = strrchr(dir, '/');
+			assert_non_null(slash);
+			*slash = '\0';
+			assert_non_null(strstr(dir, "/" DD_DIR_PREFIX));
+			assert_int_equal(access(dir, F_OK), -1);
 			assert_non_null(rec_get(r, "tmpfs_huge"));
 			assert_int_equal(rec_get_u64(r, "tmpfs_huge_want", &u), 0);
 			assert_true(u <= 1);
@@ -199,11 +214,61 @@ static void test_real_run(void **state)
 	wlt_free(&o);
 }
 
+/*
+ * The race a planted link wins against a fixed name: <root>/bin/dd plants a
+ * link at its of= file, to a victim, just before the real dd opens it (what
+ * another user of a world-writable tmpfs could do between thpeval's check
+ * and dd's open). dd must never write through it: the victim keeps its
+ * bytes, and the run fails with dd's reason.
+ */
+static void test_planted_link(void **state)
+{
+	const char *argv[] = { "dd", "--volume=2M", "--label=guest_thp=test" };
+	char path[512], script[1024], victim[512], buf[64];
+	struct wlt_out o;
+	struct statfs sf;
+	FILE *f;
+
+	(void)state;
+	if (access(DD_PATH, X_OK) || statfs("/dev/shm", &sf) || (unsigned long)sf.f_type != 0x01021994) {
+		print_message("skipped: needs %s and a tmpfs at /dev/shm\n", DD_PATH);
+		skip();
+	}
+	snprintf(victim, sizeof(victim), "%s/victim", race_root);
+	wlt_put(race_root, "/victim", "precious\n");
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\n"
+		 "for a in \"$@\"; do case $a in of=*/dev/null) ;; of=*) ln -s '%s' \"${a#of=}\" ;; esac; done\n"
+		 "exec %s \"$@\"\n", victim, DD_PATH);
+	wlt_put(race_root, "/bin/dd", script);
+	snprintf(path, sizeof(path), "%s/bin/dd", race_root);
+	assert_int_equal(chmod(path, 0755), 0);
+	wlt_put(race_root, "/dev/.keep", "");
+	snprintf(path, sizeof(path), "%s/dev/zero", race_root);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	snprintf(path, sizeof(path), "%s/dev/null", race_root);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	snprintf(path, sizeof(path), "%s/dev/shm", race_root);
+	assert_int_equal(symlink("/dev/shm", path), 0);
+
+	wlt_run(race_root, argv, N(argv), &o);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious\n");	/* never written through the link */
+	if (o.rc == HARNESS_OK)
+		fail_msg("the run wrote a file where a link was planted: %s", o.msg);
+	if (!strstr(o.msg, "File exists"))
+		fail_msg("dd's reason missing: %s", o.msg);
+	wlt_free(&o);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	return wlt_tree(small_root, false, 921600) && wlt_tree(bare_root, true, 0) &&
-	       wlt_tree(mnt_root, false, 921600) ? 0 : -1;
+	       wlt_tree(mnt_root, false, 921600) && wlt_tree(race_root, true, 0) ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -212,12 +277,13 @@ static int teardown(void **state)
 	wlt_tree_free(small_root);
 	wlt_tree_free(bare_root);
 	wlt_tree_free(mnt_root);
+	wlt_tree_free(race_root);
 	return 0;
 }
 
 int main(void)
 {
-	struct CMUnitTest tests[N(parse_cases) + N(bad_cases) + 3];
+	struct CMUnitTest tests[N(parse_cases) + N(bad_cases) + 4];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(parse_cases); i++)
@@ -232,5 +298,7 @@ int main(void)
 					  test_mount_huge, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "short real run of /bin/dd: records parse, fields positive",
 					  test_real_run, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "a link planted at dd's file is never written through",
+					  test_planted_link, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("dd", tests, n, setup, teardown);
 }

@@ -360,6 +360,39 @@ static void test_real_runs(void **state)
 	real_run(arg, "copy");
 }
 
+static char planted_dir[] = "/tmp/thpeval-pg-planted-XXXXXX";
+
+/*
+ * Something not the user's at the template's name (here a root-owned 0755
+ * directory with a "complete" mark and data that is no cluster): neither
+ * used nor removed; the run makes its cluster afresh.
+ */
+static void test_planted_template(void **state)
+{
+	const char *why = real_skip();
+	char arg[64], tdir[256], path[320], lib[] = PG_LIBDIR;
+	unsigned v;
+
+	(void)state;
+	if (why) {
+		print_message("skipped: %s\n", why);
+		skip();
+	}
+	assert_int_equal(pg_find_version(lib, &v), 0);
+	assert_non_null(mkdtemp(planted_dir));
+	assert_int_equal(chmod(planted_dir, 0755), 0);
+	snprintf(tdir, sizeof(tdir), "%s/thpeval-pgbench-template-%u-s2", planted_dir, v);
+	assert_int_equal(mkdir(tdir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/data", tdir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	wlt_put(tdir, "/complete", "1\n");
+	wlt_put(tdir, "/data/postgresql.conf", "planted\n");
+	snprintf(arg, sizeof(arg), "--dir=%s", planted_dir);
+	real_run(arg, "init");
+	snprintf(path, sizeof(path), "%s/data/postgresql.conf", tdir);
+	assert_int_equal(access(path, F_OK), 0);	/* left alone */
+}
+
 /* its traits: coverage as the record's shmem_huge_want says, the gate's metrics, the split */
 static void test_traits(void **state)
 {
@@ -413,12 +446,14 @@ static int teardown(void **state)
 	wlt_tree_free(root_small);
 	if (!strstr(real_dir, "XXXXXX"))
 		wlt_tree_free(real_dir);
+	if (!strstr(planted_dir, "XXXXXX"))
+		wlt_tree_free(planted_dir);
 	return 0;
 }
 
 int main(void)
 {
-	struct CMUnitTest tests[N(report_cases) + N(pidfile_cases) + N(bad_cases) + 8];
+	struct CMUnitTest tests[N(report_cases) + N(pidfile_cases) + N(bad_cases) + 9];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(report_cases); i++)
@@ -432,6 +467,8 @@ int main(void)
 	for (i = 0; i < N(bad_cases); i++)
 		tests[n++] = (struct CMUnitTest){ bad_cases[i].name, test_bad, NULL, NULL, &bad_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "check writes no passwd", test_check_writes_nothing, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "a template not the user's is neither used nor removed",
+					  test_planted_template, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "two short real runs: template made, then copied", test_real_runs, NULL,
 					  NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "traits", test_traits, NULL, NULL, NULL };

@@ -257,6 +257,37 @@ static void test_frag_reused_pid(void **state)
 	assert_non_null(strstr(e.msg, "corrupt fragmenter record"));
 }
 
+/*
+ * A record under a fake proc root whose comm there says "thpeval-frag" for a
+ * real pid (a child of ours): that comm says nothing of the real process, so
+ * it is never signalled; the record goes.
+ */
+static void test_frag_fake_proc_never_signals(void **state)
+{
+	struct fx *f = *state;
+	struct err e = ERR_INIT;
+	char rec[32], rel[64], proc[PATH_MAX];
+	int killed = 1, st;
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(rel, sizeof(rel), "proc/%d/comm", (int)child);
+	assert_int_equal(fake_write(f->dir, rel, FRAG_COMM "\n"), 0);
+	snprintf(rec, sizeof(rec), "pid %d\n", (int)child);
+	assert_int_equal(fake_write(f->dir, FRAG_PID_FILE, rec), 0);
+	assert_int_equal(fake_join(proc, sizeof(proc), f->dir, "proc"), 0);
+	assert_int_equal(frag_reap_stale(proc, f->dir, &killed, &e), 0);
+	assert_int_equal(killed, 0);
+	assert_int_equal(waitpid(child, &st, WNOHANG), 0);	/* still running */
+	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &st, 0), child);
+}
+
 /* `thpeval host restore` after a crash ends the holder (the journal's restore path) */
 static void test_restore_ends_holder(void **state)
 {
@@ -285,7 +316,8 @@ static void test_restore_ends_holder(void **state)
 		skip();
 	}
 	assert_int_equal(r, 0);
-	assert_true(restored);
+	assert_false(restored);	/* no journal: only the holder was ended */
+	assert_string_equal(info, "ended the host fragmenter it left");
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st));
 	assert_false(fake_exists(f->dir, FRAG_PID_FILE));
@@ -415,6 +447,7 @@ int main(void)
 	ADD_ONE("frag/undo_drains_per_cpu_lists", test_frag_stop_drains_pcp);
 	ADD_ONE("frag/reap_stale_after_crash", test_frag_reap_stale);
 	ADD_ONE("frag/reused_pid_left_alone", test_frag_reused_pid);
+	ADD_ONE("frag/fake_proc_never_signals", test_frag_fake_proc_never_signals);
 	ADD_ONE("frag/host_restore_ends_holder", test_restore_ends_holder);
 	return _cmocka_run_group_tests("host/frag", tests, n, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "host/frag.h"
 #include "host/journal.h"
 #include "tests/host/fixtures/fakefs.h"
 
@@ -349,6 +350,43 @@ static void test_restore_journal_nothing(void **state)
 	assert_int_equal(e.code, 0);
 }
 
+/*
+ * `host restore` under a fake root with no journal and a fragmenter record
+ * whose fake comm names a real process of ours: nothing is signalled and
+ * nothing is said to be restored.
+ */
+static void test_restore_fake_root_frag(void **state)
+{
+	struct fx *f = *state;
+	struct err e = ERR_INIT;
+	struct paths p;
+	char info[64] = "junk", rel[64], rec[32];
+	bool restored = true;
+	int st;
+	pid_t child;
+
+	make_paths(f, &p);
+	assert_int_equal(fake_mkdir_p(p.state), 0);
+	assert_int_equal(chmod(p.state, 0700), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(rel, sizeof(rel), "proc/%d/comm", (int)child);
+	assert_int_equal(fake_write(p.root, rel, FRAG_COMM "\n"), 0);
+	snprintf(rec, sizeof(rec), "pid %d\n", (int)child);
+	assert_int_equal(fake_write(p.state, FRAG_PID_FILE, rec), 0);
+	assert_int_equal(host_restore_journal(p.root, p.state, &restored, info, sizeof(info), &e), 0);
+	assert_false(restored);
+	assert_string_equal(info, "");
+	assert_int_equal(waitpid(child, &st, WNOHANG), 0);	/* still running */
+	assert_false(fake_exists(p.state, FRAG_PID_FILE));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &st, 0), child);
+}
+
 static void test_partial_restore_failure(void **state)
 {
 	struct fx *f = *state;
@@ -589,6 +627,7 @@ int main(void)
 	ADD_ONE("crash/begin_restores_stale", test_crash_begin_restores_stale);
 	ADD_ONE("restore_journal/live_run_busy", test_restore_journal_busy);
 	ADD_ONE("restore_journal/nothing_to_do", test_restore_journal_nothing);
+	ADD_ONE("restore_journal/fake_root_never_signals", test_restore_fake_root_frag);
 	ADD_ONE("journal/root_mismatch", test_root_mismatch);
 	ADD_TABLE(corrupt_cases, test_corrupt);
 	return _cmocka_run_group_tests("host/journal", tests, n, NULL, NULL);

@@ -118,7 +118,7 @@ static void test_input_errors(void **state)
 		  -ENOENT, "cannot open guest program '/nonexistent/thpeval-guest'" },
 		{ "guest program is a directory",
 		  { .kernel = fx->fake_kernel, .guest_bin = fx->dir },
-		  -EINVAL, "is not a regular file" },
+		  -EINVAL, "is a directory, not a regular file" },
 		{ "package name that looks like an option",
 		  { .kernel = fx->fake_kernel, .guest_bin = fx->guest_a, .extra_packages = bad_pkgs },
 		  -EINVAL, "invalid package name '-rf'" },
@@ -375,6 +375,14 @@ static void test_load_rejects(void **state)
 		assert_int_equal(image_load(fx->dir, "fedcba9876543210", &img, &e), -EBADMSG);
 		assert_non_null(strstr(e.msg, "--force"));
 		err_clear(&e);
+		/* metadata that is a FIFO: refused, never waited on */
+		snprintf(p, sizeof(p), "%s/meta", d);
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(mkfifo(p, 0600), 0);
+		assert_int_equal(image_load(fx->dir, "fedcba9876543210", &img, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "meta' is a FIFO, not a regular file"));
+		err_clear(&e);
+		assert_int_equal(unlink(p), 0);
 		/* well-formed metadata: loads, paths absolute */
 		snprintf(p, sizeof(p), "%s/meta", d);
 		write_bytes(p, "id=fedcba9876543210\nkernel_version=6.1.0-57-amd64\n"

@@ -401,6 +401,80 @@ static void test_missing_file(void **state)
 	free(r);
 }
 
+/* `{"schema_version": 1, "KEY": [ITEM,ITEM,...]}` with n items, into a temporary file */
+static char *plant(const char *key, const char *item, size_t n)
+{
+	char *path = strdup("/tmp/thpeval-test-big-XXXXXX");
+	FILE *f;
+	size_t i;
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"schema_version\": 1, \"%s\": [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? "," : "", item);
+	fprintf(f, "]}\n");
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+struct big_case {
+	const char *name;
+	const char *key, *item;
+	size_t n;
+	const char *msg;	/* in the error */
+};
+
+static const struct big_case big_cases[] = {
+	{ "one cell over the cap", "cells", "{}", RESULTS_MAX_CELLS + 1, "has 2001 cells, more than the 2000" },
+	{ "values over the cap", "x", "0", RESULTS_MAX_VALUES + 1, "JSON values, more than the 4194304" },
+};
+
+/* refused by counting, before json-c builds anything: the message says which cap */
+static void test_too_big(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(big_cases) / sizeof(big_cases[0]); i++) {
+		const struct big_case *c = &big_cases[i];
+		struct results *r = malloc(sizeof(*r));
+		struct err e = ERR_INIT;
+		char *path = plant(c->key, c->item, c->n);
+
+		assert_non_null(r);
+		assert_int_equal(results_load(path, r, &e), -EFBIG);
+		if (!strstr(e.msg, c->msg))
+			fail_msg("%s: '%s' does not say '%s'", c->name, e.msg, c->msg);
+		unlink(path);
+		free(path);
+		free(r);
+	}
+}
+
+/* a FIFO is refused at once, never opened blocking */
+static void test_fifo(void **state)
+{
+	char path[] = "/tmp/thpeval-test-fifo-XXXXXX", fifo[64];
+	struct results *r = malloc(sizeof(*r));
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(mkdtemp(path));
+	snprintf(fifo, sizeof(fifo), "%s/results.json", path);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(results_load(path, r, &e), -EINVAL);	/* the run directory */
+	assert_non_null(strstr(e.msg, "results.json' is a FIFO, not a regular file"));
+	unlink(fifo);
+	rmdir(path);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_load_directory),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
