@@ -8,8 +8,8 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
 #include "orchestrator/model/results.h"
 
 enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED };

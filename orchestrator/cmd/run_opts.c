@@ -13,7 +13,7 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/run.h"

@@ -10,7 +10,7 @@
 #include "lib/fstree.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 #include "orchestrator/report/html.h"
 
 /* the trend's series colours (inline attributes: the page has no script and no external style) */

@@ -1,9 +1,9 @@
 /*
  * The history's queries for people: the trend of the headline metrics per
  * cell (thpeval history) and every host's runs (the fleet page); the schema,
- * appending, importing and the baseline are report/history.c.
+ * appending, importing and the baseline are history/history.c.
  */
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,9 +16,9 @@
 
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
-#include "orchestrator/report/history_internal.h"
+#include "orchestrator/history/history_internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -24,8 +24,8 @@
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/fleet.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
 #include "tests/orchestrator/fixture.h"
 
 #define FIX_TCG "tests/orchestrator/fixtures/results-tcg-2x2.json"

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report/history.c and `thpeval history` (cmd/history.c),
+ * tests for orchestrator/history/history.c and `thpeval history` (cmd/history.c),
  * each on both backends: append (once per run key), trend (all hosts, one
  * host), baseline choice (same host and setup), import of results.json files
  * and directories (idempotent), the migration table and upgrades from every
@@ -30,8 +30,8 @@
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
 #include "tests/orchestrator/fixture.h"
 
 #define FIXTURE_V1 "tests/orchestrator/fixtures/history-v1.sql"

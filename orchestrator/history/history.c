@@ -1,4 +1,4 @@
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,8 +11,8 @@
 
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history_internal.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history_internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
