@@ -9,6 +9,7 @@
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/history/histdb.h"
+#include "orchestrator/history/gatedb.h"
 #include "orchestrator/history/history.h"
 #include "orchestrator/model/results.h"
 
@@ -113,7 +114,7 @@ int cmd_history(int argc, char **argv_in)
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
 	} else if (a.import) {
-		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed };
+		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed, gatedb_insert };
 
 		if (first >= argc) {
 			cmd_error("history: --import needs the results.json files or directories to import");

@@ -18,7 +18,7 @@
 #include "orchestrator/model/results.h"
 
 #define HISTORY_DEFAULT_DB "/var/lib/thpeval/history.db"
-#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_SCHEMA_VERSION 3
 #define HISTORY_BUSY_MS 5000		/* = HISTDB_RETRY_MS */
 #define HISTORY_DEFAULT_LAST 10
 
@@ -71,12 +71,19 @@ struct history_query {
  */
 int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e);
 
+/* more rows of a run, written inside its append transaction (run: its runs row id); not for a run recorded before */
+struct histdb;
+typedef int (*history_hook)(struct histdb *h, long long run, const struct results *r, const void *arg, struct err *e);
+int history_append_hooked(const char *db, const struct results *r, bool gate_passed, history_hook hook,
+			  const void *hook_arg, struct err *e);
+
 /* a run's identity across databases and imports: host name, CPU model, kernel, start time */
 void history_run_key(const struct results *r, char *buf, size_t len);
 
 struct history_import_opts {
 	const char *host;	/* record under this host name; NULL: each file's host.name */
-	bool gate_passed;	/* what the runs' regression gate said; a failed one is never a baseline */
+	bool gate_passed;	/* what the runs' regression gate said (kept; the gate uses every complete run) */
+	history_hook hook;	/* more rows of each new run (NULL: none); called with a NULL arg */
 };
 
 /*

@@ -57,7 +57,7 @@ static void pg_wipe(const struct backend *b)
 
 static void import(const struct backend *b, const char *fixture, const char *host)
 {
-	struct history_import_opts o = { host, true };
+	struct history_import_opts o = { host, true, NULL };
 	char path[4096], *paths[1] = { path };
 	struct err e = ERR_INIT;
 	FILE *devnull = fopen("/dev/null", "w");

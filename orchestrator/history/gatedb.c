@@ -1,0 +1,261 @@
+#include "orchestrator/history/gatedb.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "orchestrator/history/history_internal.h"
+#include "orchestrator/model/results_load.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static const struct gate_kind *kind_of(const struct gate_result *g, const struct gate_point *p)
+{
+	size_t i;
+
+	for (i = 0; g && i < g->n; i++)
+		if (!strcmp(g->kinds[i].cur.kind, p->kind))
+			return &g->kinds[i];
+	return NULL;
+}
+
+int gatedb_insert(struct histdb *h, long long run, const struct results *r, const void *arg, struct err *e)
+{
+	const struct gate_result *g = arg;
+	static const char sql[] =
+		"INSERT INTO gate_points (run_id, kind, dir, mean_log, se_log, boots, cells, cells_key, verdict)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+	struct gate_points pts;
+	size_t i;
+	int rc = 0;
+
+	if (gate_points_compute(r, &pts, e))
+		return e->code;
+	for (i = 0; i < pts.n && !rc; i++) {
+		const struct gate_point *p = &pts.v[i];
+		const struct gate_kind *k = kind_of(g, p);
+		struct histdb_val v[] = {
+			HV_INT(run), HV_TEXT(p->kind), HV_TEXT(p->dir == DIR_HIGHER ? "higher" : "lower"),
+			HV_NUM(p->mean_log), HV_NUM(p->se_log), HV_INT(p->boots), HV_INT(p->ncells),
+			HV_TEXT(p->cells_key), k ? HV_TEXT(gate_verdict_name(k->verdict)) : HV_NULL,
+		};
+
+		rc = histdb_query(h, sql, v, ARRAY_SIZE(v), NULL, "write to", e);
+	}
+	gate_points_release(&pts);
+	if (!rc && g) {
+		struct histdb_val v[] = { HV_TEXT(gate_verdict_name(g->verdict)), HV_INT(run) };
+
+		rc = histdb_query(h, "UPDATE runs SET gate_verdict = ?1 WHERE id = ?2", v, 2, NULL, "write to", e);
+	}
+	return rc;
+}
+
+int history_append_gated(const char *db, const struct results *r, bool gate_passed, const struct gate_result *g,
+			 struct err *e)
+{
+	return history_append_hooked(db, r, gate_passed, gatedb_insert, g, e);
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+struct hrun {
+	long long id;
+	time_t started;
+	struct gate_points pts;
+};
+
+/* the stored points of run id; none stored (recorded before they were): computed from its results.json */
+static int load_points(struct histdb *h, long long id, struct gate_points *out, struct err *e)
+{
+	struct histdb_val p[] = { HV_INT(id) };
+	struct histdb_rows *rows = NULL;
+	struct results *r;
+	char name[64];
+	const char *json;
+	size_t cap = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (histdb_query(h, "SELECT kind, dir, mean_log, se_log, boots, cells, cells_key FROM gate_points"
+			 " WHERE run_id = ?1 ORDER BY kind", p, 1, &rows, "read", e))
+		return e->code;
+	while ((rc = histdb_next(rows, e)) == 1) {
+		struct gate_point *g;
+
+		if (out->n == cap) {
+			size_t ncap = cap ? 2 * cap : 8;
+			struct gate_point *v = realloc(out->v, ncap * sizeof(*v));
+
+			if (!v) {
+				rc = err_set(e, -ENOMEM, "out of memory reading the gate's history");
+				break;
+			}
+			out->v = v;
+			cap = ncap;
+		}
+		g = &out->v[out->n++];
+		memset(g, 0, sizeof(*g));
+		snprintf(g->kind, sizeof(g->kind), "%s", histdb_text(rows, 0));
+		g->dir = strcmp(histdb_text(rows, 1), "higher") ? DIR_LOWER : DIR_HIGHER;
+		g->mean_log = histdb_num(rows, 2);
+		g->se_log = histdb_num(rows, 3);
+		g->boots = (unsigned)histdb_int(rows, 4);
+		g->ncells = (unsigned)histdb_int(rows, 5);
+		snprintf(g->cells_key, sizeof(g->cells_key), "%s", histdb_text(rows, 6));
+		if (!isfinite(g->se_log))
+			g->se_log = 0;
+	}
+	histdb_rows_free(rows);
+	if (rc < 0 || out->n) {
+		if (rc < 0)
+			gate_points_release(out);
+		return rc < 0 ? rc : 0;
+	}
+	if (histdb_query(h, "SELECT results_json FROM runs WHERE id = ?1", p, 1, &rows, "read", e))
+		return e->code;
+	rc = histdb_next(rows, e);
+	if (rc != 1 || !(r = malloc(sizeof(*r)))) {
+		histdb_rows_free(rows);
+		return rc < 0 ? rc : rc == 0 ? 0 : err_set(e, -ENOMEM, "out of memory");
+	}
+	json = histdb_text(rows, 0);
+	snprintf(name, sizeof(name), "run %lld", id);
+	rc = results_load_text(json, strlen(json), name, r, e);
+	histdb_rows_free(rows);
+	if (!rc) {
+		rc = gate_points_compute(r, out, e);
+		results_release(r);
+	}
+	free(r);
+	return rc;
+}
+
+static void hruns_free(struct hrun *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		gate_points_release(&v[i].pts);
+	free(v);
+}
+
+/* the earlier runs of cur's key, newest first, at most max */
+static int load_runs(struct histdb *h, const struct results *cur, const char *host, size_t max, struct hrun **out,
+		     size_t *nout, struct history_run_ref *newest, struct err *e)
+{
+	static const char sql[] =
+		"SELECT id, started_unix FROM runs WHERE status = 'complete' AND cpu_model = ?1 AND accel = ?2"
+		" AND settings = ?3 AND (host_name = ?4 OR host_name = '') AND (run_key IS NULL OR run_key <> ?5)"
+		" AND started_unix < ?6 ORDER BY started_unix DESC, id DESC LIMIT ?7";
+	char settings[1024], key[512];
+	struct histdb_rows *rows = NULL;
+	struct hrun *v;
+	size_t n = 0, i;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	history_settings_key(&cur->settings, settings, sizeof(settings));
+	history_run_key(cur, key, sizeof(key));
+	if (!(v = calloc(max, sizeof(*v))))
+		return err_set(e, -ENOMEM, "out of memory");
+	{
+		struct histdb_val p[] = {
+			HV_TEXT(cur->host.cpu_model), HV_TEXT(cur->accel), HV_TEXT(settings), HV_TEXT(host),
+			HV_TEXT(key), HV_INT(cur->started), HV_INT(max),
+		};
+
+		if (histdb_query(h, sql, p, ARRAY_SIZE(p), &rows, "read", e)) {
+			free(v);
+			return e->code;
+		}
+	}
+	while (n < max && (rc = histdb_next(rows, e)) == 1) {
+		v[n].id = histdb_int(rows, 0);
+		v[n].started = (time_t)histdb_int(rows, 1);
+		n++;
+	}
+	histdb_rows_free(rows);
+	if (err_isset(e)) {
+		free(v);
+		return e->code;
+	}
+	for (i = 0; i < n; i++)
+		if (load_points(h, v[i].id, &v[i].pts, e)) {
+			hruns_free(v, n);
+			return err_wrap(e, "history gate");
+		}
+	if (newest && n) {
+		newest->id = v[0].id;
+		newest->started = v[0].started;
+		snprintf(newest->desc, sizeof(newest->desc), "run %lld of '%s'", v[0].id, histdb_shown(h));
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int history_gate(const char *db, const struct results *cur, const char *host, const struct gate_opts *o,
+		 struct gate_result *out, struct history_run_ref *newest, struct err *e)
+{
+	struct gate_points pts = { NULL, 0 };
+	struct hrun *runs = NULL;
+	struct histdb *h = NULL;
+	size_t nruns = 0, i, j;
+	double *y = NULL, *se = NULL;
+	bool empty = false;
+	int rc;
+
+	gate_result_init(out, o);
+	if (newest)
+		memset(newest, 0, sizeof(*newest));
+	rc = hopen(db, false, &h, &empty, e);
+	if (rc == -ENOENT) {		/* no database yet: no history */
+		err_clear(e);
+		empty = true;
+	} else if (rc) {
+		return rc;
+	}
+	if ((rc = gate_points_compute(cur, &pts, e)))
+		goto out;
+	if (!empty && (rc = load_runs(h, cur, host ? host : cur->host.name, (size_t)o->k + GATE_NEWEST - 1, &runs,
+				       &nruns, newest, e)))
+		goto out;
+	y = calloc(nruns + 1, sizeof(*y));
+	se = calloc(nruns + 1, sizeof(*se));
+	if (!y || !se) {
+		rc = err_set(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < pts.n && !rc; i++) {
+		const struct gate_point *p = &pts.v[i];
+		size_t n = 0;
+
+		for (j = nruns; j-- > 0;) {	/* oldest first */
+			const struct gate_point *q = gate_points_find(&runs[j].pts, p->kind, p->cells_key);
+
+			if (!q || q->dir != p->dir)
+				continue;
+			y[n] = q->mean_log;
+			se[n] = q->se_log;
+			n++;
+		}
+		rc = gate_add_kind(out, o, p, y, se, n, e);
+	}
+	gate_finish(out);
+out:
+	free(y);
+	free(se);
+	hruns_free(runs, nruns);
+	gate_points_release(&pts);
+	histdb_close(h);
+	if (rc)
+		gate_result_release(out);
+	return rc;
+}

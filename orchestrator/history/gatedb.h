@@ -1,0 +1,38 @@
+/*
+ * gatedb: the history gate's storage. Each recorded run keeps one row per
+ * metric kind (analysis/gate.h's point: log mean, standard error over boots,
+ * boots, cells) and the verdict it got; gating a run reads the points of the
+ * earlier complete runs of its host and setup, passing or not. Never prints,
+ * never exits.
+ */
+#ifndef THPEVAL_ORCH_GATEDB_H
+#define THPEVAL_ORCH_GATEDB_H
+
+#include "lib/err.h"
+#include "orchestrator/analysis/gate.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
+#include "orchestrator/model/results.h"
+
+/*
+ * A history_hook (history.h): inside the append transaction of run (the runs
+ * row id), r's points, each with its kind's verdict from arg (a const struct
+ * gate_result *; NULL: not gated, verdicts NULL), and the run's verdict.
+ */
+int gatedb_insert(struct histdb *h, long long run, const struct results *r, const void *arg, struct err *e);
+/* history_append with the run's points and the verdicts of g (NULL: not gated) */
+int history_append_gated(const char *db, const struct results *r, bool gate_passed, const struct gate_result *g,
+			 struct err *e);
+
+/*
+ * Gate cur against the earlier complete runs of the same host (host, or
+ * cur's host.name when NULL), CPU model, accelerator and settings in db,
+ * passing their gates or not: the newest o->k + 2 of them. A run recorded
+ * before the points were kept is read from its stored results.json. A
+ * database with no run yet gives every kind no-history. out is initialised
+ * here; newest (may be NULL) names the newest such run (id 0: none).
+ */
+int history_gate(const char *db, const struct results *cur, const char *host, const struct gate_opts *o,
+		 struct gate_result *out, struct history_run_ref *newest, struct err *e);
+
+#endif
