@@ -25,7 +25,7 @@ static const struct opt history_opts[] = {
 	{ "import", NULL, NULL, "record the runs of the results.json files given (a directory: every results.json "
 	  "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT },
 	{ "gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
-	  "exited 1), so none of them becomes a baseline", HIO_GATE_FAILED },
+	  "exited 1): recorded so; like every complete run they stay in the gate's history", HIO_GATE_FAILED },
 };
 
 const struct command history_cmd = {

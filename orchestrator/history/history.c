@@ -628,7 +628,7 @@ int history_baseline_last(const char *db, const struct results *cur, enum histor
 {
 	static const char sql[] =
 		"SELECT id, started_unix, results_json, host_kernel, hypervisor_version, thpeval_version FROM runs"
-		" WHERE gate_passed = 1 AND status = 'complete' AND cpu_model = ?1 AND accel = ?2 AND settings = ?3"
+		" WHERE status = 'complete' AND cpu_model = ?1 AND accel = ?2 AND settings = ?3"
 		" AND (host_name = ?10 OR host_name = '')"
 		" AND (?4 = 0 OR (host_kernel = ?5 AND hypervisor_version = ?6 AND libvirt_version = ?7"
 		" AND thpeval_version = ?8 AND image_id = ?9))"
@@ -669,7 +669,7 @@ int history_baseline_last(const char *db, const struct results *cur, enum histor
 		goto out;
 	}
 	if (rc == 0) {
-		r = err_set(e, -ENOENT, "no baseline in '%s': no earlier complete run with the same %s passed its gate",
+		r = err_set(e, -ENOENT, "no baseline in '%s': no earlier complete run with the same %s",
 			    histdb_shown(h), match == HISTORY_SAME_STACK ? "host, setup and software stack"
 									 : "host, CPU, accelerator and settings");
 		goto out;

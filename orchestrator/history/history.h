@@ -39,7 +39,8 @@ extern const struct history_migration history_migrations[HISTORY_SCHEMA_VERSION]
  * Which earlier run is a fair baseline. Both require the same host (name;
  * runs recorded before thpeval kept names match any), CPU model,
  * accelerator and settings (every run_settings field but the seed: the THP
- * lists, workloads, reps, sizes, ...), status "complete" and a passed gate.
+ * lists, workloads, reps, sizes, ...) and status "complete", passing its gate
+ * or not (a baseline that had to pass would ratchet: a fast night stays it).
  *   SAME_SETUP  the software may differ (host kernel, QEMU, libvirt, thpeval,
  *               guest image): the nightly gate that catches regressions from
  *               updates. compare_print() shows what changed.
@@ -98,8 +99,7 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		   FILE *out, struct err *e);
 
 /*
- * The newest run matching current (see enum history_match) that passed its
- * gate, loaded into out from its stored results.json. -ENOENT when there is
+ * The newest complete run matching current (see enum history_match), loaded into out from its stored results.json. -ENOENT when there is
  * none (or no database yet). ref may be NULL.
  */
 int history_baseline_last(const char *db, const struct results *current, enum history_match match,

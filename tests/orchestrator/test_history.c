@@ -290,14 +290,15 @@ static void test_baseline_last(void **state)
 	err_clear(&e);
 	if (history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e))
 		fail_msg("%s", e.msg);
-	/* B: the newest passed run of the same host and setup (E is another host, C failed its
-	 * gate, D has other settings) */
-	assert_int_equal(ref.id, 2);
-	assert_int_equal(base->started, 2000);
+	/* C: the newest complete run of the same host and setup, though it failed its gate (no
+	 * ratchet: a baseline that had to pass stays a fast night's); E is another host, D has
+	 * other settings */
+	assert_int_equal(ref.id, 3);
+	assert_int_equal(base->started, 3000);
 	assert_string_equal(base->host.kernel, "k2");
 	assert_string_equal(base->host.name, "lab-a");
 	assert_int_equal(base->ncells, 4);
-	assert_non_null(strstr(ref.desc, "run 2 of '"));
+	assert_non_null(strstr(ref.desc, "run 3 of '"));
 	assert_non_null(strstr(ref.desc, "kernel k2"));
 	results_release(base);
 	/* the same stack too: A (kernel k1) */
@@ -411,10 +412,11 @@ static void test_import(void **state)
 		free(out);
 	}
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs WHERE host_name = 'web-1' AND gate_passed = 0"), 1);
-	/* a failed gate is never a baseline: web-1 has none */
+	/* a run that failed its gate is still web-1's newest, so its baseline */
 	snprintf(cur->host.name, sizeof(cur->host.name), "web-1");
-	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), -ENOENT);
-	err_clear(&e);
+	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), 0);
+	assert_int_equal(base->started, 3000);
+	results_release(base);
 	/* lab-a's newest imported run is its baseline */
 	snprintf(cur->host.name, sizeof(cur->host.name), "lab-a");
 	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), 0);
@@ -905,13 +907,13 @@ static void test_sqlite_upgrade_v1_history(void **state)
 	assert_int_equal(db_count(b, "SELECT count(*) FROM metrics"), 3 * 56);
 	assert_int_equal(db_count(b, "SELECT sum(length(results_json)) FROM runs"), 3 * 30686);
 
-	/* the nightly gate goes on: its last passed run is the baseline of a named host */
+	/* the nightly gate goes on: its last complete run is the baseline of a named host */
 	snprintf(r->host.kernel, sizeof(r->host.kernel), "k2");
 	r->started = 5000;
 	if (history_baseline_last(b->db, r, HISTORY_SAME_SETUP, &ref, base, &e))
 		fail_msg("%s", e.msg);
-	assert_int_equal(ref.id, 2);
-	assert_int_equal(base->started, 2000);
+	assert_int_equal(ref.id, 3);
+	assert_int_equal(base->started, 3000);
 	results_release(base);
 	append(b, r, true);
 	append(b, r, true);
