@@ -28,7 +28,7 @@ enum run_opt {
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
-	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS,
+	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON,
 };
 
 static const struct opt run_opts[] = {
@@ -74,7 +74,8 @@ static const struct opt run_opts[] = {
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
 	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
 	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
-	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "baseline", "FILE|DIR|last|history", NULL, "regression gate at the end: history judges the run against the last 10 complete runs of this host and setup in --db with their run-to-run drift (per metric kind: ok, suspect, regression, no-history; doc/gate.md); last compares with the newest complete run of this setup, passing or not; FILE|DIR with a stored run; exit 1 on a regression", RO_BASELINE },
+	{ "fail-on", "regression|suspect", "regression", "with --baseline=history: the verdict that makes the run exit 1 (suspect: one run beyond the threshold; regression: the newest 3)", RO_FAIL_ON },
 	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
 	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
 	{ "db", "PATH|URI", "/var/lib/thpeval/history.db", "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history", RO_DB },
@@ -300,6 +301,11 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (strcmp(arg, "auto") && strcmp(arg, "none"))
 			return err_set(e, -EINVAL, "'%.40s' is not a pinning: use auto or none", arg);
 		c->pin = !strcmp(arg, "auto");
+		return 0;
+	case RO_FAIL_ON:
+		if (strcmp(arg, "regression") && strcmp(arg, "suspect"))
+			return err_set(e, -EINVAL, "'%.40s' is not a verdict to fail on: use regression or suspect", arg);
+		c->fail_on_suspect = !strcmp(arg, "suspect");
 		return 0;
 	case RO_GATE:
 		if (strcmp(arg, "primary") && strcmp(arg, "all"))

@@ -1,0 +1,19 @@
+/*
+ * gatetext: the history gate's verdicts as text: one line per metric kind
+ * (earlier runs, between-run SD, this run's change with its 95% prediction
+ * interval, the newest 3 runs' change, Holm-adjusted p, verdict), then the
+ * summary line. Writes only to the FILE* it is given.
+ */
+#ifndef THPEVAL_ORCH_GATETEXT_H
+#define THPEVAL_ORCH_GATETEXT_H
+
+#include <stdio.h>
+
+#include "orchestrator/analysis/gate.h"
+
+/* where: what the runs were read from ("'DB', host NAME") */
+void gate_print(const struct gate_result *g, const char *where, FILE *out);
+/* "4 kind(s): 3 ok, 1 suspect, 0 regression(s), 0 no-history: pass" */
+void gate_summary(const struct gate_result *g, char *buf, size_t len);
+
+#endif
