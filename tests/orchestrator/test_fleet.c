@@ -50,7 +50,7 @@ static void pg_wipe(const struct backend *b)
 	struct err e = ERR_INIT;
 
 	if (histdb_target_parse(b->db, &t, &e) || histdb_open(&t, true, &h, &e) ||
-	    histdb_exec(h, "DROP TABLE IF EXISTS metrics, runs, schema_version CASCADE", "change", &e))
+	    histdb_exec(h, "DROP TABLE IF EXISTS gate_points, metrics, runs, schema_version CASCADE", "change", &e))
 		fail_msg("wipe: %s", e.msg);
 	histdb_close(h);
 }
