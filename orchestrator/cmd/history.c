@@ -13,7 +13,7 @@
 #include "orchestrator/history/history.h"
 #include "orchestrator/model/results.h"
 
-enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED };
+enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY };
 
 static const struct opt history_opts[] = {
 	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
@@ -26,11 +26,15 @@ static const struct opt history_opts[] = {
 	  "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT },
 	{ "gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
 	  "exited 1): recorded so; like every complete run they stay in the gate's history", HIO_GATE_FAILED },
+	{ "mark-change", "RUN", NULL, "mark run RUN (its number in the trend) as the first after a known change of the "
+	  "host (kernel, QEMU, BIOS): the history gate reads the runs of its host and setup from it on", HIO_MARK_CHANGE },
+	{ "why", "TEXT", NULL, "with --mark-change: what changed (1-200 printable characters), kept with the mark",
+	  HIO_WHY },
 };
 
 const struct command history_cmd = {
 	.name = "history",
-	.args = "[--import FILE|DIR...]",
+	.args = "[--import FILE|DIR... | --mark-change=RUN --why=TEXT]",
 	.summary = "Show the trend of the headline metrics (fault ns/4K, access ns, host and guest\n"
 		   "huge-page coverage) per cell over the recorded runs, oldest first; or, with\n"
 		   "--import, record runs fetched from other hosts.",
@@ -47,6 +51,8 @@ struct history_args {
 	char workload[RES_NAME_MAX];
 	unsigned last;
 	bool last_set, import, gate_failed;
+	long long mark;			/* --mark-change: the run; 0 none */
+	char why[201];
 };
 
 static int history_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -80,6 +86,22 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 	case HIO_GATE_FAILED:
 		a->gate_failed = true;
 		return 0;
+	case HIO_MARK_CHANGE:
+		if (parse_u64_range(arg, 1, INT64_MAX, &v))
+			return err_set(e, -EINVAL, "'%.40s' is not a run number (the first column of 'thpeval history')", arg);
+		a->mark = (long long)v;
+		return 0;
+	case HIO_WHY: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if ((unsigned char)arg[i] < 0x20 || arg[i] == 0x7f)
+				break;
+		if (!n || n >= sizeof(a->why) || i < n)
+			return err_set(e, -EINVAL, "--why: say what changed in 1-200 printable characters");
+		strcpy(a->why, arg);
+		return 0;
+	}
 	case HIO_WORKLOAD:
 		if (strlen(arg) >= sizeof(a->workload))
 			return err_set(e, -EINVAL, "'%s' is not a workload name", arg);
@@ -113,6 +135,18 @@ int cmd_history(int argc, char **argv_in)
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
+	} else if (a.mark || a.why[0]) {
+		if (!a.mark || !a.why[0]) {
+			cmd_error("history: --mark-change=RUN and --why=TEXT go together");
+			rc = CMD_USAGE;
+		} else if (a.import || first < argc || a.workload[0] || a.last_set || a.host[0]) {
+			cmd_error("history: --mark-change takes only --db and --why");
+			rc = CMD_USAGE;
+		} else if (history_mark_change(a.db, a.mark, a.why, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			printf("run %lld marked as the first after a change: %s\n", a.mark, a.why);
+		}
 	} else if (a.import) {
 		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed, gatedb_insert };
 

@@ -152,7 +152,12 @@ static int load_runs(struct histdb *h, const struct results *cur, const char *ho
 	static const char sql[] =
 		"SELECT id, started_unix FROM runs WHERE status = 'complete' AND cpu_model = ?1 AND accel = ?2"
 		" AND settings = ?3 AND (host_name = ?4 OR host_name = '') AND (run_key IS NULL OR run_key <> ?5)"
-		" AND started_unix < ?6 ORDER BY started_unix DESC, id DESC LIMIT ?7";
+		" AND started_unix < ?6"
+		/* from the newest run marked as the first after a known change on */
+		" AND started_unix >= coalesce((SELECT max(c.started_unix) FROM runs c WHERE c.change_why IS NOT NULL"
+		" AND c.status = 'complete' AND c.cpu_model = ?1 AND c.accel = ?2 AND c.settings = ?3"
+		" AND (c.host_name = ?4 OR c.host_name = '') AND c.started_unix <= ?6), 0)"
+		" ORDER BY started_unix DESC, id DESC LIMIT ?7";
 	char settings[1024], key[512];
 	struct histdb_rows *rows = NULL;
 	struct hrun *v;
@@ -257,5 +262,44 @@ out:
 	histdb_close(h);
 	if (rc)
 		gate_result_release(out);
+	return rc;
+}
+
+/* ---- known changes -------------------------------------------------------------------- */
+
+struct mark_ctx {
+	long long run;
+	const char *why;
+	bool found;
+};
+
+static int mark_tx(struct histdb *h, void *vctx, struct err *e)
+{
+	struct mark_ctx *m = vctx;
+	struct histdb_val p[] = { HV_TEXT(m->why), HV_INT(m->run) };
+	long long n = 0;
+
+	if (histdb_query_int(h, "SELECT count(*) FROM runs WHERE id = ?1", p + 1, 1, &n, "read", e))
+		return e->code;
+	m->found = n > 0;
+	if (!m->found)
+		return 0;
+	return histdb_query(h, "UPDATE runs SET change_why = ?1 WHERE id = ?2", p, 2, NULL, "write to", e);
+}
+
+int history_mark_change(const char *db, long long run, const char *why, struct err *e)
+{
+	struct mark_ctx m = { run, why, false };
+	struct histdb *h;
+	bool empty;
+	int rc;
+
+	if (hopen(db, true, &h, &empty, e))
+		return e->code;
+	rc = histdb_transaction(h, mark_tx, &m, e);
+	if (!rc && !m.found)
+		rc = err_set(e, -ENOENT, "no run %lld in history database '%s': 'thpeval history --db=...' lists the runs",
+			     run, histdb_shown(h));
+	histdb_close(h);
 	return rc;
 }

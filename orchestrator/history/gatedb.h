@@ -35,4 +35,11 @@ int history_append_gated(const char *db, const struct results *r, bool gate_pass
 int history_gate(const char *db, const struct results *cur, const char *host, const struct gate_opts *o,
 		 struct gate_result *out, struct history_run_ref *newest, struct err *e);
 
+/*
+ * Mark run (its id in the history) as the first after a known change of the
+ * host (kernel, QEMU, BIOS): the gate then reads the runs of its key from it
+ * on. why is kept with it; marking again replaces it. -ENOENT: no such run.
+ */
+int history_mark_change(const char *db, long long run, const char *why, struct err *e);
+
 #endif

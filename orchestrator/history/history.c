@@ -119,8 +119,9 @@ static const char both_v2[] =
 /*
  * 3: the history gate (history/gatedb.c). One row per run and metric kind;
  * verdict is the kind's when the run was gated against the history (NULL
- * otherwise), runs.gate_verdict the run's. Runs recorded before have no
- * rows: the gate reads them from their results_json.
+ * otherwise), runs.gate_verdict the run's; runs.change_why marks a run as
+ * the first after a known change (the gate reads only from there on). Runs
+ * recorded before have no rows: the gate reads them from their results_json.
  */
 static const char sqlite_v3[] =
 	"CREATE TABLE gate_points ("
@@ -135,7 +136,8 @@ static const char sqlite_v3[] =
 	"  verdict TEXT,"
 	"  PRIMARY KEY (run_id, kind)"
 	");"
-	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;";
+	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;"
+	"ALTER TABLE runs ADD COLUMN change_why TEXT;";
 
 static const char postgres_v3[] =
 	"CREATE TABLE gate_points ("
@@ -150,7 +152,8 @@ static const char postgres_v3[] =
 	"  verdict TEXT,"
 	"  PRIMARY KEY (run_id, kind)"
 	");"
-	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;";
+	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;"
+	"ALTER TABLE runs ADD COLUMN change_why TEXT;";
 
 const struct history_migration history_migrations[HISTORY_SCHEMA_VERSION] = {
 	{ 1, sqlite_v1, postgres_v1 },

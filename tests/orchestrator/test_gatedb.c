@@ -322,6 +322,49 @@ static void test_cmd_compare_history(void **state)
 	}
 }
 
+/*
+ * A known change (a kernel update that makes access 30% slower for good):
+ * a regression against the runs before it; marked, the gate reads from it on
+ * (no-history until 5 runs), then the new level is ok.
+ */
+static void test_mark_change(void **state)
+{
+	struct backend *b = need(state);
+	struct gate_result g;
+	struct err e = ERR_INIT;
+	char dbarg[600];
+	size_t i;
+
+	for (i = 0; i < 12; i++)
+		record(b, (time_t)(1000 + 100 * i), drift[i], true, true);
+	for (i = 0; i < 2; i++)
+		record(b, (time_t)(3000 + 100 * i), 1.3 * drift[i], true, true);
+	assert_int_equal(gate_night(b, 4000, 1.3, &g), GATE_V_REGRESSION);
+	gate_result_release(&g);
+	snprintf(dbarg, sizeof(dbarg), "--db=%s", b->db);
+	{
+		const char *nowhy[] = { dbarg, "--mark-change=13" };
+		const char *norun[] = { dbarg, "--mark-change=999", "--why=kernel 6.19" };
+		const char *badwhy[] = { dbarg, "--mark-change=13", "--why=" };
+		const char *mark[] = { dbarg, "--mark-change=13", "--why=kernel 6.19" };
+
+		assert_int_equal(fixture_run_cmd(cmd_history, "history", nowhy, 2, NULL), CMD_USAGE);
+		assert_int_equal(fixture_run_cmd(cmd_history, "history", badwhy, 3, NULL), CMD_USAGE);
+		assert_int_equal(fixture_run_cmd(cmd_history, "history", norun, 3, NULL), CMD_ERROR);
+		assert_int_equal(fixture_run_cmd(cmd_history, "history", mark, 3, NULL), CMD_OK);
+	}
+	assert_int_equal(db_count(b, "SELECT count(*) FROM runs WHERE id = 13 AND change_why = 'kernel 6.19'"), 1);
+	assert_int_equal(gate_night(b, 4000, 1.3, &g), GATE_V_NO_HISTORY);
+	assert_int_equal(find_kind(&g, "memset access_ns")->nhist, 2);
+	gate_result_release(&g);
+	for (i = 2; i < 8; i++)
+		record(b, (time_t)(3000 + 100 * i), 1.3 * drift[i], true, true);
+	assert_int_equal(gate_night(b, 4000, 1.3 * 1.01, &g), GATE_V_OK);
+	assert_int_equal(find_kind(&g, "memset access_ns")->nhist, 8);
+	gate_result_release(&g);
+	(void)e;
+}
+
 /* JUnit: regression a failure, suspect a skipped case (a failure with --fail-on=suspect) */
 static void test_junit_cases(void **state)
 {
@@ -378,6 +421,7 @@ int main(void)
 		BOTH(test_fast_then_normal),
 		BOTH(test_runs_without_points),
 		BOTH(test_cmd_compare_history),
+		BOTH(test_mark_change),
 		cmocka_unit_test(test_junit_cases),
 	};
 
