@@ -55,7 +55,7 @@ static int cell_logmean(const struct metric *m, double *mean, double *var, size_
 {
 	struct boot_mean b[BOOTS_MAX];
 	double sum = 0, ss = 0;
-	size_t nb, k;
+	size_t nb = 0, k;
 
 	if (boots_group(m, b, BOOTS_MAX, &nb) == 0 && nb >= 2) {
 		for (k = 0; k < nb; k++)
@@ -78,7 +78,7 @@ static int cell_logmean(const struct metric *m, double *mean, double *var, size_
 	for (k = 0; k < m->n; k++)
 		ss += (log(m->samples[k]) - *mean) * (log(m->samples[k]) - *mean);
 	*var = ss / (double)(m->n - 1) / (double)m->n;
-	*nboots = nb ? nb : 1;
+	*nboots = 1;
 	return 0;
 }
 

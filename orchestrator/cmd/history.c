@@ -11,9 +11,10 @@
 #include "orchestrator/history/histdb.h"
 #include "orchestrator/history/gatedb.h"
 #include "orchestrator/history/history.h"
+#include "orchestrator/report/gatetext.h"
 #include "orchestrator/model/results.h"
 
-enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY };
+enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY, HIO_CHANGES };
 
 static const struct opt history_opts[] = {
 	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
@@ -30,6 +31,8 @@ static const struct opt history_opts[] = {
 	  "host (kernel, QEMU, BIOS): the history gate reads the runs of its host and setup from it on", HIO_MARK_CHANGE },
 	{ "why", "TEXT", NULL, "with --mark-change: what changed (1-200 printable characters), kept with the mark",
 	  HIO_WHY },
+	{ "changes", NULL, NULL, "list the change points of each metric kind's series (of --host's runs, or every "
+	  "host's), with the kernel, QEMU and libvirt on both sides, and the marked changes", HIO_CHANGES },
 };
 
 const struct command history_cmd = {
@@ -50,7 +53,7 @@ struct history_args {
 	char host[65];
 	char workload[RES_NAME_MAX];
 	unsigned last;
-	bool last_set, import, gate_failed;
+	bool last_set, import, gate_failed, changes;
 	long long mark;			/* --mark-change: the run; 0 none */
 	char why[201];
 };
@@ -85,6 +88,9 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case HIO_GATE_FAILED:
 		a->gate_failed = true;
+		return 0;
+	case HIO_CHANGES:
+		a->changes = true;
 		return 0;
 	case HIO_MARK_CHANGE:
 		if (parse_u64_range(arg, 1, INT64_MAX, &v))
@@ -135,6 +141,23 @@ int cmd_history(int argc, char **argv_in)
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
+	} else if (a.changes) {
+		struct gate_series *ser = NULL;
+		size_t nser = 0;
+
+		if (a.import || a.mark || a.why[0] || first < argc || a.workload[0] || a.last_set) {
+			cmd_error("history: --changes takes only --db and --host");
+			rc = CMD_USAGE;
+		} else if (history_series_load(a.db, a.host[0] ? a.host : NULL, &ser, &nser, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			changes_print(ser, nser, stdout);
+			gate_series_free(ser, nser);
+			if (fflush(stdout)) {
+				cmd_error("cannot write to stdout");
+				rc = CMD_ERROR;
+			}
+		}
 	} else if (a.mark || a.why[0]) {
 		if (!a.mark || !a.why[0]) {
 			cmd_error("history: --mark-change=RUN and --why=TEXT go together");

@@ -303,3 +303,138 @@ int history_mark_change(const char *db, long long run, const char *why, struct e
 	histdb_close(h);
 	return rc;
 }
+
+/* ---- every series ----------------------------------------------------------------------- */
+
+struct srun {
+	struct series_run r;
+	char key[1400];			/* host, CPU, accelerator, settings */
+	struct gate_points pts;
+};
+
+void gate_series_free(struct gate_series *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s && i < n; i++)
+		free(s[i].runs);
+	free(s);
+}
+
+static int load_sruns(struct histdb *h, const char *host, struct srun **out, size_t *nout, struct err *e)
+{
+	static const char sql[] =
+		"SELECT id, started_unix, host_kernel, hypervisor_version, libvirt_version, change_why, host_name,"
+		" cpu_model, accel, settings FROM runs WHERE status = 'complete' AND (?1 = '' OR host_name = ?1)"
+		" ORDER BY host_name, cpu_model, accel, settings, started_unix, id";
+	struct histdb_val p[] = { HV_TEXT(host ? host : "") };
+	struct histdb_rows *rows;
+	struct srun *v = NULL;
+	size_t n = 0, cap = 0, i;
+	int rc;
+
+	if (histdb_query(h, sql, p, 1, &rows, "read", e))
+		return e->code;
+	while ((rc = histdb_next(rows, e)) == 1) {
+		struct srun *r;
+
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 32;
+			struct srun *nv = realloc(v, ncap * sizeof(*nv));
+
+			if (!nv) {
+				rc = err_set(e, -ENOMEM, "out of memory");
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		r = &v[n++];
+		memset(r, 0, sizeof(*r));
+		r->r.id = histdb_int(rows, 0);
+		r->r.started = (time_t)histdb_int(rows, 1);
+		snprintf(r->r.kernel, sizeof(r->r.kernel), "%s", histdb_text(rows, 2));
+		snprintf(r->r.qemu, sizeof(r->r.qemu), "%s", histdb_text(rows, 3));
+		snprintf(r->r.libvirt, sizeof(r->r.libvirt), "%s", histdb_text(rows, 4));
+		snprintf(r->r.why, sizeof(r->r.why), "%s", histdb_text(rows, 5));
+		snprintf(r->key, sizeof(r->key), "%s\n%s\n%s\n%s", histdb_text(rows, 6), histdb_text(rows, 7),
+			 histdb_text(rows, 8), histdb_text(rows, 9));
+	}
+	histdb_rows_free(rows);
+	for (i = 0; rc >= 0 && i < n; i++)
+		if (load_points(h, v[i].r.id, &v[i].pts, e))
+			rc = e->code;
+	if (rc < 0) {
+		for (i = 0; i < n; i++)
+			gate_points_release(&v[i].pts);
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* the series of each kind of the key's newest run, over runs [lo, hi) of one key */
+static int add_key_series(struct srun *v, size_t lo, size_t hi, struct gate_series **out, size_t *nout,
+			  struct err *e)
+{
+	const struct gate_points *last = &v[hi - 1].pts;
+	size_t k, i;
+
+	for (k = 0; k < last->n; k++) {
+		struct gate_series *ns = realloc(*out, (*nout + 1) * sizeof(*ns)), *s;
+
+		if (!ns)
+			return err_set(e, -ENOMEM, "out of memory");
+		*out = ns;
+		s = &ns[(*nout)++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->host, sizeof(s->host), "%.*s", (int)strcspn(v[lo].key, "\n"), v[lo].key);
+		snprintf(s->kind, sizeof(s->kind), "%s", last->v[k].kind);
+		if (!(s->runs = calloc(hi - lo, sizeof(*s->runs))))
+			return err_set(e, -ENOMEM, "out of memory");
+		for (i = lo; i < hi; i++) {
+			const struct gate_point *q = gate_points_find(&v[i].pts, last->v[k].kind, last->v[k].cells_key);
+
+			if (!q)
+				continue;
+			s->runs[s->n] = v[i].r;
+			s->runs[s->n++].y = q->mean_log;
+		}
+	}
+	return 0;
+}
+
+int history_series_load(const char *db, const char *host, struct gate_series **out, size_t *nout, struct err *e)
+{
+	struct histdb *h = NULL;
+	struct srun *v = NULL;
+	size_t n = 0, i, lo;
+	bool empty;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (hopen(db, false, &h, &empty, e))
+		return e->code;
+	if (!empty && load_sruns(h, host, &v, &n, e)) {
+		histdb_close(h);
+		return e->code;
+	}
+	histdb_close(h);
+	for (lo = 0, i = 1; i <= n && !rc; i++)
+		if (i == n || strcmp(v[i].key, v[lo].key)) {
+			rc = add_key_series(v, lo, i, out, nout, e);
+			lo = i;
+		}
+	for (i = 0; i < n; i++)
+		gate_points_release(&v[i].pts);
+	free(v);
+	if (rc) {
+		gate_series_free(*out, *nout);
+		*out = NULL;
+		*nout = 0;
+	}
+	return rc;
+}

@@ -8,6 +8,8 @@
 #ifndef THPEVAL_ORCH_GATEDB_H
 #define THPEVAL_ORCH_GATEDB_H
 
+#include <time.h>
+
 #include "lib/err.h"
 #include "orchestrator/analysis/gate.h"
 #include "orchestrator/history/histdb.h"
@@ -41,5 +43,30 @@ int history_gate(const char *db, const struct results *cur, const char *host, co
  * on. why is kept with it; marking again replaces it. -ENOENT: no such run.
  */
 int history_mark_change(const char *db, long long run, const char *why, struct err *e);
+
+/* one run of a series: when, on what software, its point of the kind, its mark */
+struct series_run {
+	long long id;
+	time_t started;
+	char kernel[64], qemu[32], libvirt[32];
+	double y;
+	char why[201];			/* "" unless marked as the first after a known change */
+};
+
+/* one metric kind's series of one host and setup, oldest first */
+struct gate_series {
+	char host[65];
+	char kind[GATE_KIND_LEN];
+	size_t n;
+	struct series_run *runs;
+};
+
+/*
+ * Every series of the history (or of host's runs): per host, CPU,
+ * accelerator and settings, per metric kind, the complete runs that have a
+ * point of it with the newest run's cells. Free with gate_series_free.
+ */
+int history_series_load(const char *db, const char *host, struct gate_series **out, size_t *nout, struct err *e);
+void gate_series_free(struct gate_series *s, size_t n);
 
 #endif

@@ -1,6 +1,10 @@
 #include "orchestrator/report/gatetext.h"
 
+#include "orchestrator/analysis/changes.h"
+
 #include <math.h>
+#include <time.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void pct(char *buf, size_t len, double v)
@@ -64,4 +68,62 @@ void gate_print(const struct gate_result *g, const char *where, FILE *out)
 		g->threshold_pct, GATE_NEWEST);
 	gate_summary(g, sum, sizeof(sum));
 	fprintf(out, "history gate: %s\n", sum);
+}
+
+static void when(char *buf, size_t len, time_t t)
+{
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M", &tm))
+		snprintf(buf, len, "?");
+}
+
+/* "kernel a -> b, QEMU same, ..." */
+static void sides(const struct series_run *a, const struct series_run *b, char *buf, size_t len)
+{
+	snprintf(buf, len, "kernel %s%s%s, QEMU %s%s%s, libvirt %s%s%s", a->kernel, strcmp(a->kernel, b->kernel) ?
+		 " -> " : "", strcmp(a->kernel, b->kernel) ? b->kernel : " (same)", a->qemu,
+		 strcmp(a->qemu, b->qemu) ? " -> " : "", strcmp(a->qemu, b->qemu) ? b->qemu : " (same)", a->libvirt,
+		 strcmp(a->libvirt, b->libvirt) ? " -> " : "", strcmp(a->libvirt, b->libvirt) ? b->libvirt : " (same)");
+}
+
+void changes_print(const struct gate_series *s, size_t n, FILE *out)
+{
+	size_t i, j, shown = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct gate_series *g = &s[i];
+		struct change_point cp[16];
+		double *y = malloc((g->n ? g->n : 1) * sizeof(*y));
+		size_t ncp = 0;
+		char w[32], sd[400];
+
+		if (!y)
+			continue;
+		for (j = 0; j < g->n; j++)
+			y[j] = g->runs[j].y;
+		changes_find(y, g->n, cp, sizeof(cp) / sizeof(cp[0]), &ncp);
+		free(y);
+		fprintf(out, "host %s, %s: %zu run(s), %zu change point(s)%s\n", g->host[0] ? g->host : "(unnamed)",
+			g->kind, g->n, ncp, g->n < 2 * CHANGES_MIN_SEGMENT ? " (too few runs to look)" : "");
+		for (j = 0; j < ncp; j++) {
+			const struct series_run *a = &g->runs[cp[j].at - 1], *b = &g->runs[cp[j].at];
+
+			when(w, sizeof(w), b->started);
+			sides(a, b, sd, sizeof(sd));
+			fprintf(out, "  from run %lld (%s): %+.1f%% (permutation p %.3f); %s\n", b->id, w, cp[j].change_pct,
+				cp[j].p, sd);
+		}
+		for (j = 0; j < g->n; j++)
+			if (g->runs[j].why[0]) {
+				when(w, sizeof(w), g->runs[j].started);
+				fprintf(out, "  marked: run %lld (%s) is the first after: %s\n", g->runs[j].id, w, g->runs[j].why);
+			}
+		shown++;
+	}
+	if (!shown)
+		fprintf(out, "no runs in the history yet\n");
+	fprintf(out, "change points: binary segmentation of each series' log means (the split with the largest "
+		"Welch t, kept at permutation p < %g over %d permutations, each side %d runs or more)\n", CHANGES_ALPHA,
+		CHANGES_PERMUTATIONS, CHANGES_MIN_SEGMENT);
 }

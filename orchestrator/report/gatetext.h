@@ -10,10 +10,18 @@
 #include <stdio.h>
 
 #include "orchestrator/analysis/gate.h"
+#include "orchestrator/history/gatedb.h"
 
 /* where: what the runs were read from ("'DB', host NAME") */
 void gate_print(const struct gate_result *g, const char *where, FILE *out);
 /* "4 kind(s): 3 ok, 1 suspect, 0 regression(s), 0 no-history: pass" */
 void gate_summary(const struct gate_result *g, char *buf, size_t len);
+
+/*
+ * thpeval history --changes: per host and metric kind the change points of
+ * its series (analysis/changes.h) with the kernel, QEMU and libvirt on both
+ * sides, and the runs marked as the first after a known change.
+ */
+void changes_print(const struct gate_series *s, size_t n, FILE *out);
 
 #endif

@@ -354,6 +354,7 @@ static void test_mark_change(void **state)
 		assert_int_equal(fixture_run_cmd(cmd_history, "history", mark, 3, NULL), CMD_OK);
 	}
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs WHERE id = 13 AND change_why = 'kernel 6.19'"), 1);
+
 	assert_int_equal(gate_night(b, 4000, 1.3, &g), GATE_V_NO_HISTORY);
 	assert_int_equal(find_kind(&g, "memset access_ns")->nhist, 2);
 	gate_result_release(&g);
@@ -362,6 +363,21 @@ static void test_mark_change(void **state)
 	assert_int_equal(gate_night(b, 4000, 1.3 * 1.01, &g), GATE_V_OK);
 	assert_int_equal(find_kind(&g, "memset access_ns")->nhist, 8);
 	gate_result_release(&g);
+	{
+		const char *changes[] = { dbarg, "--changes" };
+		char outp[700], *text;
+		size_t len;
+
+		snprintf(outp, sizeof(outp), "%s/changes.txt", b->dir);
+		assert_int_equal(fixture_run_cmd(cmd_history, "history", changes, 2, outp), CMD_OK);
+		text = fixture_slurp(outp, &len);
+		assert_non_null(text);
+		if (!strstr(text, "host lab-a, memset access_ns: 20 run(s), 1 change point(s)") ||
+		    !strstr(text, "  from run 13 (") || !strstr(text, "marked: run 13 (") ||
+		    !strstr(text, "is the first after: kernel 6.19"))
+			fail_msg("history --changes:\n%s", text);
+		free(text);
+	}
 	(void)e;
 }
 
