@@ -118,6 +118,8 @@ struct history_run_row {
 	time_t started;
 	char cpu_model[128], kernel[128], status[32];
 	bool gate_passed;
+	char gate_verdict[16];	/* the history gate's verdict on it, "" when it was not gated so */
+	char change_why[201];	/* "" unless marked as the first after a known change */
 	char *results_json;	/* owned */
 };
 

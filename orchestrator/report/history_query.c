@@ -266,7 +266,8 @@ static int host_add(struct history_host **v, size_t *n, const char *name, struct
 static int host_runs_load(struct histdb *h, struct history_host *host, unsigned last, struct err *e)
 {
 	static const char sql[] =
-		"SELECT id, started_unix, cpu_model, host_kernel, status, gate_passed, results_json FROM runs"
+		"SELECT id, started_unix, cpu_model, host_kernel, status, gate_passed, results_json, gate_verdict,"
+		" change_why FROM runs"
 		" WHERE host_name = ?1 ORDER BY started_unix DESC, id DESC LIMIT ?2";
 	struct histdb_val p[] = { HV_TEXT(host->name), HV_INT(last) };
 	struct histdb_rows *rows = NULL;
@@ -290,6 +291,8 @@ static int host_runs_load(struct histdb *h, struct history_host *host, unsigned 
 		snprintf(r->kernel, sizeof(r->kernel), "%s", histdb_text(rows, 3));
 		snprintf(r->status, sizeof(r->status), "%s", histdb_text(rows, 4));
 		r->gate_passed = histdb_int(rows, 5) != 0;
+		snprintf(r->gate_verdict, sizeof(r->gate_verdict), "%s", histdb_text(rows, 7));
+		snprintf(r->change_why, sizeof(r->change_why), "%s", histdb_text(rows, 8));
 		if (!(r->results_json = strdup(histdb_text(rows, 6)))) {
 			err_set(e, -ENOMEM, "out of memory");
 			break;

@@ -26,6 +26,7 @@
 #include "orchestrator/history/history.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_json.h"
+#include "orchestrator/report/fleet.h"
 #include "orchestrator/report/report.h"
 #include "tests/orchestrator/fixture.h"
 
@@ -378,7 +379,27 @@ static void test_mark_change(void **state)
 			fail_msg("history --changes:\n%s", text);
 		free(text);
 	}
-	(void)e;
+	/* the fleet page: the host's latest verdict and its marked change */
+	{
+		struct results *r = night(5000, 1.3);
+		struct fleet_opts fo = { NULL, 0, 20 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m;
+
+		assert_int_equal(history_gate(b->db, r, NULL, &gopts, &g, NULL, &e), 0);
+		assert_int_equal(history_append_gated(b->db, r, true, &g, &e), 0);
+		gate_result_release(&g);
+		fixture_results_free(r);
+		m = open_memstream(&buf, &len);
+		assert_int_equal(fleet_html(b->db, &fo, m, &e), 0);
+		fclose(m);
+		if (!strstr(buf, "complete, gate passed (history gate: ok)") ||
+		    !strstr(buf, "Known changes (the history gate reads from the newest on)") ||
+		    !strstr(buf, "run 13 (") || !strstr(buf, "): kernel 6.19</li>"))
+			fail_msg("fleet page without the verdict or the mark");
+		free(buf);
+	}
 }
 
 /* JUnit: regression a failure, suspect a skipped case (a failure with --fail-on=suspect) */
