@@ -219,16 +219,13 @@ const struct gate_point *gate_points_find(const struct gate_points *p, const cha
 /* the smallest squared standard error taken: a run whose boots agree exactly is not infinitely precise */
 #define SE2_FLOOR 1e-12
 
-struct re_fit {
-	double tau2, mu, var_mu;
-};
 
 /*
  * DerSimonian-Laird over k runs: w = 1/se^2, Q = sum w (y - y_w)^2,
  * tau^2 = max(0, (Q - (k - 1)) / (sum w - sum w^2 / sum w)); then the
  * random-effects mean with weights 1/(se^2 + tau^2) and its variance.
  */
-static void dersimonian_laird(const double *y, const double *se, size_t k, struct re_fit *f)
+static void dersimonian_laird(const double *y, const double *se, size_t k, struct re_pool *f)
 {
 	double sw = 0, sw2 = 0, swy = 0, yw, q = 0, c, sws = 0, swsy = 0;
 	size_t i;
@@ -253,6 +250,12 @@ static void dersimonian_laird(const double *y, const double *se, size_t k, struc
 	}
 	f->mu = swsy / sws;
 	f->var_mu = 1 / sws;
+	f->q = q;
+}
+
+void gate_re_pool(const double *y, const double *se, size_t k, struct re_pool *out)
+{
+	dersimonian_laird(y, se, k, out);
 }
 
 /* P(T > t) with df (INFINITY: the normal) */
@@ -300,7 +303,7 @@ static void test_suspect(struct gate_kind *k, const struct gate_opts *o, const d
 {
 	double sign = k->cur.dir == DIR_HIGHER ? -1 : 1, lim = log1p(o->threshold_pct / 100.0);
 	size_t nk = n < o->k ? n : o->k;
-	struct re_fit f;
+	struct re_pool f;
 	double sd, d, df;
 
 	dersimonian_laird(y + n - nk, se + n - nk, nk, &f);
@@ -322,7 +325,7 @@ static void test_regression(struct gate_kind *k, const struct gate_opts *o, cons
 	double sign = k->cur.dir == DIR_HIGHER ? -1 : 1, lim = log1p(o->threshold_pct / 100.0);
 	size_t before = n - (GATE_NEWEST - 1), nk = before < o->k ? before : o->k, i, nbeyond = 0;
 	double m3 = k->cur.mean_log, v3 = k->cur.se_log * k->cur.se_log, sd, d, df;
-	struct re_fit f;
+	struct re_pool f;
 
 	for (i = n - (GATE_NEWEST - 1); i < n; i++) {
 		m3 += y[i];

@@ -93,6 +93,15 @@ int gate_add_kind(struct gate_result *g, const struct gate_opts *o, const struct
 		  const double *y, const double *se, size_t nhist, struct err *e);
 /* Holm over the kinds (suspect and regression families apart), the verdicts and the counts */
 void gate_finish(struct gate_result *g);
+/*
+ * DerSimonian-Laird over k estimates y with standard errors se: tau^2, the
+ * random-effects mean mu and its variance, and Cochran's Q.
+ */
+struct re_pool {
+	double tau2, mu, var_mu, q;
+};
+void gate_re_pool(const double *y, const double *se, size_t k, struct re_pool *out);
+
 /* exit 1: a regression, or with --fail-on=suspect a suspect */
 bool gate_failed(const struct gate_result *g);
 

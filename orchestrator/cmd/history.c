@@ -14,7 +14,7 @@
 #include "orchestrator/report/gatetext.h"
 #include "orchestrator/model/results.h"
 
-enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY, HIO_CHANGES };
+enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY, HIO_CHANGES, HIO_EFFECTS };
 
 static const struct opt history_opts[] = {
 	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
@@ -33,6 +33,8 @@ static const struct opt history_opts[] = {
 	  HIO_WHY },
 	{ "changes", NULL, NULL, "list the change points of each metric kind's series (of --host's runs, or every "
 	  "host's), with the kernel, QEMU and libvirt on both sides, and the marked changes", HIO_CHANGES },
+	{ "effects", NULL, NULL, "each split effect pooled over the host's runs from its newest marked change on "
+	  "(random effects, with the between-run tau and I2), beside the newest run's", HIO_EFFECTS },
 };
 
 const struct command history_cmd = {
@@ -53,7 +55,7 @@ struct history_args {
 	char host[65];
 	char workload[RES_NAME_MAX];
 	unsigned last;
-	bool last_set, import, gate_failed, changes;
+	bool last_set, import, gate_failed, changes, effects;
 	long long mark;			/* --mark-change: the run; 0 none */
 	char why[201];
 };
@@ -91,6 +93,9 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		return 0;
 	case HIO_CHANGES:
 		a->changes = true;
+		return 0;
+	case HIO_EFFECTS:
+		a->effects = true;
 		return 0;
 	case HIO_MARK_CHANGE:
 		if (parse_u64_range(arg, 1, INT64_MAX, &v))
@@ -141,6 +146,23 @@ int cmd_history(int argc, char **argv_in)
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
+	} else if (a.effects) {
+		struct pooled_effect *pe = NULL;
+		size_t npe = 0;
+
+		if (a.changes || a.import || a.mark || a.why[0] || first < argc || a.workload[0] || a.last_set) {
+			cmd_error("history: --effects takes only --db and --host");
+			rc = CMD_USAGE;
+		} else if (history_effects_pool(a.db, a.host[0] ? a.host : NULL, &pe, &npe, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			effects_pooled_print(pe, npe, stdout);
+			free(pe);
+			if (fflush(stdout)) {
+				cmd_error("cannot write to stdout");
+				rc = CMD_ERROR;
+			}
+		}
 	} else if (a.changes) {
 		struct gate_series *ser = NULL;
 		size_t nser = 0;

@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "orchestrator/history/history_internal.h"
+#include "orchestrator/analysis/effects.h"
+#include "lib/stats.h"
 #include "orchestrator/model/results_load.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -437,4 +439,188 @@ int history_series_load(const char *db, const char *host, struct gate_series **o
 		*nout = 0;
 	}
 	return rc;
+}
+
+/* ---- split effects pooled over runs ----------------------------------------------------- */
+
+struct eff_acc {
+	char key[1400];
+	char label[320];
+	size_t n, cap;
+	double *y, *se;
+	long long from_run, to_run;
+	struct effect newest;
+};
+
+static void effect_label(const struct effect *x, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s %s %s %s (host %s, guest %s%s%s%s%s)", x->workload, x->side, x->component,
+			 x->metric, x->host_thp, x->guest_thp, x->at_guest[0] ? ", at guest " : "", x->at_guest,
+			 x->host_state[0] && strcmp(x->host_state, "fresh") ? ", host " : "",
+			 x->host_state[0] && strcmp(x->host_state, "fresh") ? x->host_state : "");
+
+	if (n < 0 || (size_t)n >= len)
+		buf[len - 1] = '\0';
+}
+
+static int eff_add(struct eff_acc **v, size_t *n, const char *key, const struct effect *x, long long run,
+		   struct err *e)
+{
+	char label[320];
+	struct eff_acc *a = NULL;
+	size_t i;
+
+	effect_label(x, label, sizeof(label));
+	for (i = 0; i < *n && !a; i++)
+		if (!strcmp((*v)[i].key, key) && !strcmp((*v)[i].label, label))
+			a = &(*v)[i];
+	if (!a) {
+		struct eff_acc *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+		if (!nv)
+			return err_set(e, -ENOMEM, "out of memory");
+		*v = nv;
+		a = &nv[(*n)++];
+		memset(a, 0, sizeof(*a));
+		snprintf(a->key, sizeof(a->key), "%s", key);
+		snprintf(a->label, sizeof(a->label), "%s", label);
+		a->from_run = run;
+	}
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		double *y = realloc(a->y, cap * sizeof(*y)), *se;
+
+		if (!y)
+			return err_set(e, -ENOMEM, "out of memory");
+		a->y = y;
+		if (!(se = realloc(a->se, cap * sizeof(*se))))
+			return err_set(e, -ENOMEM, "out of memory");
+		a->se = se;
+		a->cap = cap;
+	}
+	a->y[a->n] = x->log_est;
+	a->se[a->n++] = x->log_se;
+	a->to_run = run;
+	a->newest = *x;
+	return 0;
+}
+
+/* the effects of run id (its stored results.json) into the accumulators of key */
+static int run_effects(struct histdb *h, long long id, const char *key, struct eff_acc **v, size_t *n,
+		       struct err *e)
+{
+	struct histdb_val p[] = { HV_INT(id) };
+	struct histdb_rows *rows;
+	struct results *r = malloc(sizeof(*r));
+	const char *json;
+	char name[64];
+	size_t i;
+	int rc;
+
+	if (!r)
+		return err_set(e, -ENOMEM, "out of memory");
+	if (histdb_query(h, "SELECT results_json FROM runs WHERE id = ?1", p, 1, &rows, "read", e)) {
+		free(r);
+		return e->code;
+	}
+	rc = histdb_next(rows, e);
+	if (rc != 1) {
+		histdb_rows_free(rows);
+		free(r);
+		return rc < 0 ? rc : 0;
+	}
+	json = histdb_text(rows, 0);
+	snprintf(name, sizeof(name), "run %lld", id);
+	rc = results_load_text(json, strlen(json), name, r, e);
+	histdb_rows_free(rows);
+	if (!rc && !(rc = effects_attach(r, e)))
+		for (i = 0; i < r->effects->n && !rc; i++) {
+			const struct effect *x = &r->effects->e[i];
+
+			if (x->available && isfinite(x->log_est) && x->log_se > 0 && strcmp(x->side, "total"))
+				rc = eff_add(v, n, key, x, id, e);
+		}
+	if (rc == -EINVAL) {	/* a stored run that no longer reads is left out */
+		err_clear(e);
+		rc = 0;
+	}
+	results_release(r);
+	free(r);
+	return rc;
+}
+
+static void pool_one(const struct eff_acc *a, struct pooled_effect *o)
+{
+	struct re_pool f;
+	double t, h;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->host, sizeof(o->host), "%.*s", (int)strcspn(a->key, "\n"), a->key);
+	snprintf(o->label, sizeof(o->label), "%s", a->label);
+	o->k = a->n;
+	o->from_run = a->from_run;
+	o->to_run = a->to_run;
+	gate_re_pool(a->y, a->se, a->n, &f);
+	t = t975((double)(a->n - 1));
+	h = t * sqrt(f.var_mu);
+	o->est_pct = effect_pct(f.mu);
+	o->lo_pct = effect_pct(f.mu - h);
+	o->hi_pct = effect_pct(f.mu + h);
+	o->tau_pct = expm1(sqrt(f.tau2)) * 100.0;
+	o->i2_pct = f.q > (double)(a->n - 1) ? (f.q - (double)(a->n - 1)) / f.q * 100.0 : 0;
+	o->new_pct = a->newest.estimate_pct;
+	o->new_lo_pct = a->newest.ci95_low_pct;
+	o->new_hi_pct = a->newest.ci95_high_pct;
+}
+
+int history_effects_pool(const char *db, const char *host, struct pooled_effect **out, size_t *nout,
+			 struct err *e)
+{
+	struct histdb *h = NULL;
+	struct srun *v = NULL;
+	struct eff_acc *acc = NULL;
+	size_t n = 0, nacc = 0, i, lo, k = 0;
+	bool empty;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (hopen(db, false, &h, &empty, e))
+		return e->code;
+	if (!empty && load_sruns(h, host, &v, &n, e)) {
+		histdb_close(h);
+		return e->code;
+	}
+	for (lo = 0, i = 1; i <= n && !rc; i++) {
+		size_t from, j;
+
+		if (i < n && !strcmp(v[i].key, v[lo].key))
+			continue;
+		for (from = lo, j = lo; j < i; j++)	/* the segment: from the newest mark on */
+			if (v[j].r.why[0])
+				from = j;
+		for (j = from; j < i && !rc; j++)
+			rc = run_effects(h, v[j].r.id, v[j].key, &acc, &nacc, e);
+		lo = i;
+	}
+	histdb_close(h);
+	for (i = 0; i < n; i++)
+		gate_points_release(&v[i].pts);
+	free(v);
+	if (!rc && nacc && !(*out = calloc(nacc, sizeof(**out))))
+		rc = err_set(e, -ENOMEM, "out of memory");
+	for (i = 0; i < nacc; i++) {
+		if (!rc && acc[i].n >= 2)
+			pool_one(&acc[i], &(*out)[k++]);
+		free(acc[i].y);
+		free(acc[i].se);
+	}
+	free(acc);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	*nout = k;
+	return 0;
 }

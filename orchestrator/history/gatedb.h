@@ -69,4 +69,24 @@ struct gate_series {
 int history_series_load(const char *db, const char *host, struct gate_series **out, size_t *nout, struct err *e);
 void gate_series_free(struct gate_series *s, size_t n);
 
+/* one split effect pooled over a segment's runs, beside the newest run's own */
+struct pooled_effect {
+	char host[65];
+	char label[320];		/* workload, side, component, metric, levels, host state */
+	size_t k;			/* runs pooled */
+	long long from_run, to_run;	/* the segment: from the newest mark (or the first run) */
+	double est_pct, lo_pct, hi_pct;	/* pooled (random effects), 95% CI with t(k-1) */
+	double tau_pct, i2_pct;		/* between-run SD (as % of time) and I^2 */
+	double new_pct, new_lo_pct, new_hi_pct;	/* the newest run's estimate and its interval */
+};
+
+/*
+ * Each split effect of each host and setup (of host's runs, or every host's)
+ * pooled over the complete runs from the newest --mark-change on: random
+ * effects (DerSimonian-Laird) over the runs' own estimates and standard
+ * errors. Effects available in fewer than 2 runs are left out. Free *out.
+ */
+int history_effects_pool(const char *db, const char *host, struct pooled_effect **out, size_t *nout,
+			 struct err *e);
+
 #endif

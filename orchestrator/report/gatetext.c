@@ -127,3 +127,25 @@ void changes_print(const struct gate_series *s, size_t n, FILE *out)
 		"Welch t, kept at permutation p < %g over %d permutations, each side %d runs or more)\n", CHANGES_ALPHA,
 		CHANGES_PERMUTATIONS, CHANGES_MIN_SEGMENT);
 }
+
+void effects_pooled_print(const struct pooled_effect *p, size_t n, FILE *out)
+{
+	const char *host = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!host || strcmp(host, p[i].host)) {
+			host = p[i].host;
+			fprintf(out, "%shost %s: split effects pooled over its runs (from the newest marked change on)\n"
+				"  %-64s %5s  %-24s %7s %5s  %s\n", i ? "\n" : "", host[0] ? host : "(unnamed)", "effect",
+				"runs", "pooled [95% CI]", "tau", "I2", "newest run [95% CI]");
+		}
+		fprintf(out, "  %-64s %5zu  %+.1f%% [%+.1f, %+.1f]%*s %6.1f%% %4.0f%%  %+.1f%% [%+.1f, %+.1f]\n",
+			p[i].label, p[i].k, p[i].est_pct, p[i].lo_pct, p[i].hi_pct, 1, "", p[i].tau_pct, p[i].i2_pct,
+			p[i].new_pct, p[i].new_lo_pct, p[i].new_hi_pct);
+	}
+	if (!n)
+		fprintf(out, "no split effect available in 2 or more runs of any host\n");
+	fprintf(out, "pooled: random effects (DerSimonian-Laird) over the runs' own estimates and standard errors, "
+		"95%% CI with t(runs-1): the answer with the run-to-run drift inside its interval; %% = time THP saved\n");
+}

@@ -24,4 +24,7 @@ void gate_summary(const struct gate_result *g, char *buf, size_t len);
  */
 void changes_print(const struct gate_series *s, size_t n, FILE *out);
 
+/* thpeval history --effects: each pooled split effect beside the newest run's */
+void effects_pooled_print(const struct pooled_effect *p, size_t n, FILE *out);
+
 #endif

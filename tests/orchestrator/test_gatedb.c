@@ -402,6 +402,46 @@ static void test_mark_change(void **state)
 	}
 }
 
+/* history --effects: each split effect pooled over the runs, from the newest marked change on */
+static void test_effects_pool(void **state)
+{
+	struct backend *b = need(state);
+	struct pooled_effect *pe = NULL;
+	struct err e = ERR_INIT;
+	size_t npe = 0, i;
+
+	/* no database yet (SQLite): said so; PostgreSQL: an empty one, nothing to pool */
+	if (b->kind == HISTDB_SQLITE) {
+		assert_int_equal(history_effects_pool(b->db, NULL, &pe, &npe, &e), -ENOENT);
+		err_clear(&e);
+	} else {
+		assert_int_equal(history_effects_pool(b->db, NULL, &pe, &npe, &e), 0);
+	}
+	assert_int_equal(npe, 0);
+	for (i = 0; i < 6; i++)
+		record(b, (time_t)(1000 + 100 * i), drift[i], true, true);
+	if (history_effects_pool(b->db, "lab-a", &pe, &npe, &e))
+		fail_msg("%s", e.msg);
+	assert_true(npe > 0);
+	for (i = 0; i < npe; i++) {
+		assert_string_equal(pe[i].host, "lab-a");
+		assert_int_equal(pe[i].k, 6);
+		assert_true(pe[i].lo_pct <= pe[i].est_pct && pe[i].est_pct <= pe[i].hi_pct);
+		assert_true(pe[i].i2_pct >= 0 && pe[i].i2_pct <= 100 && pe[i].tau_pct >= 0);
+		assert_int_equal(pe[i].from_run, 1);
+		assert_int_equal(pe[i].to_run, 6);
+	}
+	free(pe);
+	/* marked: from run 4 on */
+	assert_int_equal(history_mark_change(b->db, 4, "QEMU 9.2", &e), 0);
+	assert_int_equal(history_effects_pool(b->db, "lab-a", &pe, &npe, &e), 0);
+	assert_true(npe > 0);
+	assert_int_equal(pe[0].k, 3);
+	assert_int_equal(pe[0].from_run, 4);
+	free(pe);
+	assert_int_equal(history_mark_change(b->db, 99, "x", &e), -ENOENT);
+}
+
 /* JUnit: regression a failure, suspect a skipped case (a failure with --fail-on=suspect) */
 static void test_junit_cases(void **state)
 {
@@ -459,6 +499,7 @@ int main(void)
 		BOTH(test_runs_without_points),
 		BOTH(test_cmd_compare_history),
 		BOTH(test_mark_change),
+		BOTH(test_effects_pool),
 		cmocka_unit_test(test_junit_cases),
 	};
 
