@@ -160,7 +160,7 @@ static int load_runs(struct histdb *h, const struct results *cur, const char *ho
 		" AND c.status = 'complete' AND c.cpu_model = ?1 AND c.accel = ?2 AND c.settings = ?3"
 		" AND (c.host_name = ?4 OR c.host_name = '') AND c.started_unix <= ?6), 0)"
 		" ORDER BY started_unix DESC, id DESC LIMIT ?7";
-	char settings[1024], key[512];
+	char settings[1024], key[1024];	/* key: as long as history.c's run keys can be */
 	struct histdb_rows *rows = NULL;
 	struct hrun *v;
 	size_t n = 0, i;
