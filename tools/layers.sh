@@ -2,7 +2,7 @@
 # Check that orchestrator/ keeps its layers: every dependency points down.
 #
 # The orchestrator is layered, top to bottom:
-#   orchestrator/cmd -> run -> report -> analysis -> model -> base
+#   orchestrator/cmd -> run -> report -> history -> analysis -> model -> base
 # where base is orchestrator/virt/, host/, images/ and lib/. A file may depend on
 # headers of its own layer or of any layer below it, never above; system headers
 # are not looked at. This script fails (exit 1, one line per violation) on:
@@ -108,8 +108,8 @@ done < <(find orchestrator -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C s
 
 awk -v root="$root" '
 BEGIN {
-	rank["cmd"] = 5; rank["run"] = 4; rank["report"] = 3
-	rank["analysis"] = 2; rank["model"] = 1; rank["virt"] = 0; rank["base"] = 0
+	rank["cmd"] = 6; rank["run"] = 5; rank["report"] = 4
+	rank["history"] = 3; rank["analysis"] = 2; rank["model"] = 1; rank["virt"] = 0; rank["base"] = 0
 	MAXCIRCLES = 100; MAXSTEPS = 1000000
 	nfiles = 0; nv = 0; cur = ""
 }
@@ -182,7 +182,7 @@ function finish(   lf, n, deps, i, d, why, chain, links, nl, j, seen) {
 	nfiles++
 	lf = layer(cur)
 	if (lf == "unlayered") {
-		violation(cur " is not in a layer folder (cmd, run, report, analysis, model, virt)")
+		violation(cur " is not in a layer folder (cmd, run, report, history, analysis, model, virt)")
 		return
 	}
 	sub(/^[^:]*:/, "", mm)

@@ -8,11 +8,13 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/gatedb.h"
+#include "orchestrator/history/history.h"
+#include "orchestrator/report/gatetext.h"
 #include "orchestrator/model/results.h"
 
-enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED };
+enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY, HIO_CHANGES, HIO_EFFECTS };
 
 static const struct opt history_opts[] = {
 	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
@@ -24,7 +26,15 @@ static const struct opt history_opts[] = {
 	{ "import", NULL, NULL, "record the runs of the results.json files given (a directory: every results.json "
 	  "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT },
 	{ "gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
-	  "exited 1), so none of them becomes a baseline", HIO_GATE_FAILED },
+	  "exited 1): recorded so; like every complete run they stay in the gate's history", HIO_GATE_FAILED },
+	{ "mark-change", "RUN", NULL, "mark run RUN (its number in the trend) as the first after a known change of the "
+	  "host (kernel, QEMU, BIOS): the history gate reads the runs of its host and setup from it on", HIO_MARK_CHANGE },
+	{ "why", "TEXT", NULL, "with --mark-change: what changed (1-200 printable characters), kept with the mark",
+	  HIO_WHY },
+	{ "changes", NULL, NULL, "list the change points of each metric kind's series (of --host's runs, or every "
+	  "host's), with the kernel, QEMU and libvirt on both sides, and the marked changes", HIO_CHANGES },
+	{ "effects", NULL, NULL, "each split effect pooled over the host's runs from its newest marked change on "
+	  "(random effects, with the between-run tau and I2), beside the newest run's", HIO_EFFECTS },
 };
 
 /* what history's options ask of each other */
@@ -36,7 +46,7 @@ static const struct opt_rule history_rules[] = {
 
 const struct command history_cmd = {
 	.name = "history",
-	.args = "[--import FILE|DIR...]",
+	.args = "[--import FILE|DIR... | --mark-change=RUN --why=TEXT]",
 	.summary = "Show the trend of the headline metrics (fault ns/4K, access ns, host and guest\n"
 		   "huge-page coverage) per cell over the recorded runs, oldest first; or, with\n"
 		   "--import, record runs fetched from other hosts.",
@@ -53,7 +63,9 @@ struct history_args {
 	char host[65];
 	char workload[RES_NAME_MAX];
 	unsigned last;
-	bool import, gate_failed;
+	bool last_set, import, gate_failed, changes, effects;
+	long long mark;			/* --mark-change: the run; 0 none */
+	char why[201];
 };
 
 static int history_opt(void *ctx, int id, const char *arg, struct err *e)
@@ -87,6 +99,28 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 	case HIO_GATE_FAILED:
 		a->gate_failed = true;
 		return 0;
+	case HIO_CHANGES:
+		a->changes = true;
+		return 0;
+	case HIO_EFFECTS:
+		a->effects = true;
+		return 0;
+	case HIO_MARK_CHANGE:
+		if (parse_u64_range(arg, 1, INT64_MAX, &v))
+			return err_set(e, -EINVAL, "not a run number (the first column of 'thpeval history'): %s", err_q(arg));
+		a->mark = (long long)v;
+		return 0;
+	case HIO_WHY: {
+		size_t i, n = strlen(arg);
+
+		for (i = 0; i < n; i++)
+			if ((unsigned char)arg[i] < 0x20 || arg[i] == 0x7f)
+				break;
+		if (!n || n >= sizeof(a->why) || i < n)
+			return err_set(e, -EINVAL, "--why: say what changed in 1-200 printable characters");
+		strcpy(a->why, arg);
+		return 0;
+	}
 	case HIO_WORKLOAD:
 		if (strlen(arg) >= sizeof(a->workload))
 			return err_set(e, -EINVAL, "not a workload name: %s", err_q(arg));
@@ -96,6 +130,7 @@ static int history_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (parse_u64_range(arg, 1, 10000, &v))
 			return err_set(e, -EINVAL, "not a run count from 1 to 10000: %s", err_q(arg));
 		a->last = (unsigned)v;
+		a->last_set = true;
 		return 0;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
@@ -119,8 +154,54 @@ int cmd_history(int argc, char **argv_in)
 		rc = cmd_fail(&e, CMD_USAGE);
 	} else if (help) {
 		cli_help(&history_cmd, stdout);
+	} else if (a.effects) {
+		struct pooled_effect *pe = NULL;
+		size_t npe = 0;
+
+		if (a.changes || a.import || a.mark || a.why[0] || first < argc || a.workload[0] || a.last_set) {
+			cmd_error("history: --effects takes only --db and --host");
+			rc = CMD_USAGE;
+		} else if (history_effects_pool(a.db, a.host[0] ? a.host : NULL, &pe, &npe, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			effects_pooled_print(pe, npe, stdout);
+			free(pe);
+			if (fflush(stdout)) {
+				cmd_error("cannot write to stdout");
+				rc = CMD_ERROR;
+			}
+		}
+	} else if (a.changes) {
+		struct gate_series *ser = NULL;
+		size_t nser = 0;
+
+		if (a.import || a.mark || a.why[0] || first < argc || a.workload[0] || a.last_set) {
+			cmd_error("history: --changes takes only --db and --host");
+			rc = CMD_USAGE;
+		} else if (history_series_load(a.db, a.host[0] ? a.host : NULL, &ser, &nser, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			changes_print(ser, nser, stdout);
+			gate_series_free(ser, nser);
+			if (fflush(stdout)) {
+				cmd_error("cannot write to stdout");
+				rc = CMD_ERROR;
+			}
+		}
+	} else if (a.mark || a.why[0]) {
+		if (!a.mark || !a.why[0]) {
+			cmd_error("history: --mark-change=RUN and --why=TEXT go together");
+			rc = CMD_USAGE;
+		} else if (a.import || first < argc || a.workload[0] || a.last_set || a.host[0]) {
+			cmd_error("history: --mark-change takes only --db and --why");
+			rc = CMD_USAGE;
+		} else if (history_mark_change(a.db, a.mark, a.why, &e)) {
+			rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			printf("run %lld marked as the first after a change: %s\n", a.mark, a.why);
+		}
 	} else if (a.import) {
-		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed };
+		struct history_import_opts io = { a.host[0] ? a.host : NULL, !a.gate_failed, gatedb_insert };
 
 		if (first >= argc) {
 			cmd_error("history: --import needs the results.json files or directories to import");

@@ -18,9 +18,12 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/cmd/histgate.h"
+#include "orchestrator/history/gatedb.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
+#include "orchestrator/report/gatetext.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/text.h"
 #include "orchestrator/run/config.h"
@@ -59,15 +62,36 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 {
 	struct results *base = NULL;
 	struct comparison cmp;
-	struct report_input in = { res, NULL, NULL, NULL };
+	struct report_input in = { .res = res };
 	struct err e = ERR_INIT;
 	char base_name[PATH_MAX + 64] = "";
 	struct err db_err = ERR_INIT;
-	bool gated = false, passed = true, db_down = false;
+	struct gate_result hist;
+	bool gated = false, hist_gated = false, passed = true, db_down = false;
 	int rc = CMD_OK;
 
 	memset(&cmp, 0, sizeof(cmp));
-	if (cfg->baseline[0]) {
+	memset(&hist, 0, sizeof(hist));
+	if (!strcmp(cfg->baseline, "history")) {
+		struct gate_opts go = { cfg->threshold, GATE_DEFAULT_K, cfg->fail_on_suspect ? GATE_FAIL_ON_SUSPECT :
+					GATE_FAIL_ON_REGRESSION, false };
+		struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
+
+		if (!cfg->db[0]) {
+			cmd_error("--baseline=history needs a history database: drop --db=none");
+			rc = CMD_ERROR;
+		} else if (histgate_run(cfg->db, res, &go, &co, &hist, stdout, &e)) {
+			db_down = e.code == -ECONNREFUSED;
+			if (db_down)
+				db_err = e;
+			else
+				rc = cmd_fail(&e, CMD_ERROR);
+		} else {
+			hist_gated = true;
+			passed = !gate_failed(&hist);
+			in.gate = &hist;
+		}
+	} else if (cfg->baseline[0]) {
 		base = calloc(1, sizeof(*base));
 		if (!base) {
 			cmd_error("out of memory");
@@ -83,7 +107,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 				char shown[PATH_MAX];
 
 				histdb_redact(cfg->db, shown, sizeof(shown));
-				fprintf(stderr, "thpeval: no earlier run of this setup passed its gate in '%s': this run becomes the baseline\n",
+				fprintf(stderr, "thpeval: no earlier complete run of this setup in '%s': this run becomes the baseline\n",
 					shown);
 				err_clear(&e);
 			} else if (err_isset(&e)) {
@@ -137,7 +161,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 	}
 	if (cfg->db[0]) {
 		err_clear(&e);
-		if (db_down || history_append(cfg->db, res, passed, &e)) {
+		if (db_down || history_append_gated(cfg->db, res, passed, hist_gated ? &hist : NULL, &e)) {
 			/* results.json is written: the run can be recorded later */
 			cmd_error("%s (the run is kept in %s/results.json: 'thpeval history --import' records it later)",
 				  db_down ? db_err.msg : e.msg, cfg->out_dir);
@@ -149,6 +173,14 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 			"in all, against %s\n", cmp.nregressions, cmp.nfailed, base_name);
 		rc = CMD_ERROR;
 	}
+	if (hist_gated && !passed) {
+		char sum[200];
+
+		gate_summary(&hist, sum, sizeof(sum));
+		fprintf(stderr, "thpeval: history gate failed: %s\n", sum);
+		rc = CMD_ERROR;
+	}
+	gate_result_release(&hist);
 	comparison_release(&cmp);
 	if (base) {
 		results_release(base);

@@ -15,8 +15,8 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/history/histdb.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/run.h"
@@ -31,7 +31,7 @@ enum run_opt {
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
-	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS,
+	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON,
 };
 
 static const struct opt run_opts[] = {
@@ -77,7 +77,8 @@ static const struct opt run_opts[] = {
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
 	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
 	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
-	{ "baseline", "FILE|DIR|last", NULL, "regression gate at the end: compare with a stored run, or the last run of this setup that passed its gate (from --db); exit 1 on a regression", RO_BASELINE },
+	{ "baseline", "FILE|DIR|last|history", NULL, "regression gate at the end: history judges the run against the last 10 complete runs of this host and setup in --db with their run-to-run drift (per metric kind: ok, suspect, regression, no-history; doc/gate.md); last compares with the newest complete run of this setup, passing or not; FILE|DIR with a stored run; exit 1 on a regression", RO_BASELINE },
+	{ "fail-on", "regression|suspect", "regression", "with --baseline=history: the verdict that makes the run exit 1 (suspect: one run beyond the threshold; regression: the newest 3)", RO_FAIL_ON },
 	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
 	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
 	{ "db", "PATH|URI", "/var/lib/thpeval/history.db", "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history", RO_DB },
@@ -88,6 +89,7 @@ static const struct opt run_opts[] = {
 static const struct opt_rule run_rules[] = {
 	{ OPT_NEEDS, RO_THRESHOLD, RO_BASELINE, "the threshold is the regression gate's, which --baseline turns on" },
 	{ OPT_NEEDS, RO_GATE, RO_BASELINE, "it chooses what the regression gate tests, which --baseline turns on" },
+	{ OPT_NEEDS, RO_FAIL_ON, RO_BASELINE, "it chooses the history gate's verdict that fails the run, which --baseline=history turns on" },
 };
 
 const struct command run_cmd = {
@@ -317,6 +319,11 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return err_set(e, -EINVAL, "not a pinning: use auto or none: %s", err_q(arg));
 		c->pin = !strcmp(arg, "auto");
 		return 0;
+	case RO_FAIL_ON:
+		if (strcmp(arg, "regression") && strcmp(arg, "suspect"))
+			return err_set(e, -EINVAL, "not a verdict to fail on: use regression or suspect: %s", err_q(arg));
+		c->fail_on_suspect = !strcmp(arg, "suspect");
+		return 0;
 	case RO_GATE:
 		if (strcmp(arg, "primary") && strcmp(arg, "all"))
 			return err_set(e, -EINVAL, "not a gate: use primary or all: %s", err_q(arg));
@@ -542,7 +549,7 @@ static bool reads_source(const struct run_config *c, const char *name)
 /* a --baseline that names a run of the history database (--db), not a file */
 static bool baseline_from_db(const char *baseline)
 {
-	return !strcmp(baseline, "last");
+	return !strcmp(baseline, "last") || !strcmp(baseline, "history");
 }
 
 /* options that set up guests: nothing to do in a run that boots none */

@@ -10,7 +10,7 @@
 #include "lib/fstree.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 #include "orchestrator/report/html.h"
 
 /* the trend's series colours (inline attributes: the page has no script and no external style) */
@@ -310,6 +310,26 @@ static void kv(FILE *o, const char *k, const char *v)
 	fputs("</td></tr>\n", o);
 }
 
+/* the shown runs marked as the first after a known change (thpeval history --mark-change) */
+static void marked_changes(FILE *o, const struct history_host *h)
+{
+	char when[32];
+	size_t i, n = 0;
+
+	for (i = 0; i < h->n; i++) {
+		if (!h->runs[i].change_why[0])
+			continue;
+		if (!n++)
+			fputs("<p>Known changes (the history gate reads from the newest on):</p>\n<ul>\n", o);
+		report_fmt_time(when, sizeof(when), h->runs[i].started);
+		fputs("<li>", o);
+		html_escf(o, "run %lld (%s): %s", h->runs[i].id, when, h->runs[i].change_why);
+		fputs("</li>\n", o);
+	}
+	if (n)
+		fputs("</ul>\n", o);
+}
+
 static int host_section(FILE *o, size_t idx, const struct history_host *h, struct results *r, struct err *e)
 {
 	const struct history_run_row *last = h->n ? &h->runs[0] : NULL;
@@ -339,6 +359,7 @@ static int host_section(FILE *o, size_t idx, const struct history_host *h, struc
 	} else if (!last->gate_passed) {
 		fputs("<div class=\"banner bad\">The last run failed its regression gate.</div>\n", o);
 	}
+	marked_changes(o, h);
 	fputs("<h3>", o);
 	html_escf(o, "Split of the latest run (run %lld)", last->id);
 	fputs("</h3>\n", o);
@@ -389,8 +410,10 @@ static void summary_table(FILE *o, const struct history_host *v, size_t n)
 			fputs("</td>", o);
 		}
 		else
-			fprintf(o, "<td class=\"%s\">%s</td>", last->gate_passed ? "mark-ok" : "mark-bad",
-				last->gate_passed ? "complete, gate passed" : "gate failed");
+			fprintf(o, "<td class=\"%s\">%s%s%s%s</td>", last->gate_passed ? "mark-ok" : "mark-bad",
+				last->gate_passed ? "complete, gate passed" : "gate failed",
+				last->gate_verdict[0] ? " (history gate: " : "", last->gate_verdict,
+				last->gate_verdict[0] ? ")" : "");
 		fputs("</tr>\n", o);
 	}
 	fputs("</table>\n", o);

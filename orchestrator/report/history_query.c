@@ -1,9 +1,9 @@
 /*
  * The history's queries for people: the trend of the headline metrics per
  * cell (thpeval history) and every host's runs (the fleet page); the schema,
- * appending, importing and the baseline are report/history.c.
+ * appending, importing and the baseline are history/history.c.
  */
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
-#include "orchestrator/report/history_internal.h"
+#include "orchestrator/history/history_internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -268,7 +268,8 @@ static int host_add(struct history_host **v, size_t *n, const char *name, struct
 static int host_runs_load(struct histdb *h, struct history_host *host, unsigned last, struct err *e)
 {
 	static const char sql[] =
-		"SELECT id, started_unix, cpu_model, host_kernel, status, gate_passed, results_json FROM runs"
+		"SELECT id, started_unix, cpu_model, host_kernel, status, gate_passed, results_json, gate_verdict,"
+		" change_why FROM runs"
 		" WHERE host_name = ?1 ORDER BY started_unix DESC, id DESC LIMIT ?2";
 	struct histdb_val p[] = { HV_TEXT(host->name), HV_INT(last) };
 	struct histdb_rows *rows = NULL;
@@ -293,6 +294,8 @@ static int host_runs_load(struct histdb *h, struct history_host *host, unsigned 
 		snprintf(r->kernel, sizeof(r->kernel), "%s", histdb_text(rows, 3));
 		snprintf(r->status, sizeof(r->status), "%s", histdb_text(rows, 4));
 		r->gate_passed = histdb_int(rows, 5) != 0;
+		snprintf(r->gate_verdict, sizeof(r->gate_verdict), "%s", histdb_text(rows, 7));
+		snprintf(r->change_why, sizeof(r->change_why), "%s", histdb_text(rows, 8));
 		/* into a local, checked, then stored: gcc 12's -fanalyzer loses a pointer stored
 		 * in an array element and read back from it there, and calls it a leak */
 		json = strdup(histdb_text(rows, 6));

@@ -7,6 +7,7 @@
 
 #include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
+#include "orchestrator/analysis/gate.h"
 
 /* ---- junit (libxml2 xmlTextWriter) ------------------------------------------------ */
 
@@ -104,6 +105,45 @@ static int jw_element(xmlTextWriterPtr w, const char *name, const char *text)
 	return r;
 }
 
+/*
+ * The history gate, one case per metric kind: regression a failure of type
+ * "regression"; suspect a skipped case with its reason (the run passes), a
+ * failure of type "suspect" under --fail-on=suspect; no-history skipped.
+ */
+static void junit_gate_case(const struct gate_result *g, const struct gate_kind *k, struct junit_case *jc)
+{
+	memset(jc, 0, sizeof(*jc));
+	snprintf(jc->classname, sizeof(jc->classname), "thpeval.history_gate");
+	snprintf(jc->name, sizeof(jc->name), "%.*s", (int)sizeof(jc->name) - 1, k->cur.kind);
+	snprintf(jc->detail, sizeof(jc->detail), "%zu earlier run(s), %u cell(s), %u boot(s)", k->nhist,
+		 k->cur.ncells, k->cur.boots);
+	switch (k->verdict) {
+	case GATE_V_REGRESSION:
+		jc->fail_type = "regression";
+		snprintf(jc->message, sizeof(jc->message), "regression: the newest %d runs %+.1f%% against the %zu "
+			 "before them (Holm-adjusted p=%.3g, threshold %g%%, between-run SD %.1f%%)", GATE_NEWEST,
+			 k->change3_pct, k->nk_reg, k->holm_regression, g->threshold_pct, k->tau * 100.0);
+		break;
+	case GATE_V_SUSPECT:
+		snprintf(jc->message, sizeof(jc->message), "suspect: this run %+.1f%% [%+.1f, %+.1f] against the last %zu "
+			 "runs (Holm-adjusted p=%.3g, threshold %g%%); a regression if the next runs agree",
+			 k->change_pct, k->lo_pct, k->hi_pct, k->nk, k->holm_suspect, g->threshold_pct);
+		if (g->fail_on == GATE_FAIL_ON_SUSPECT)
+			jc->fail_type = "suspect";
+		else
+			jc->skipped = jc->message;
+		break;
+	case GATE_V_NO_HISTORY:
+		snprintf(jc->message, sizeof(jc->message), "no-history: %zu earlier run(s) of this host and setup, the "
+			 "gate needs %d", k->nhist, GATE_MIN_K);
+		jc->skipped = jc->message;
+		break;
+	case GATE_V_OK:
+	case GATE_V__COUNT:
+		break;
+	}
+}
+
 static int jw_case(xmlTextWriterPtr w, const struct junit_case *jc)
 {
 	int r = 0;
@@ -149,6 +189,7 @@ static int junit_cases(const struct report_input *in, struct junit_case **out, s
 
 	for (i = 0; i < r->ncells; i++)
 		cap += 1 + r->cells[i].nmetrics + 2;
+	cap += in->gate ? in->gate->n : 0;
 	jc = calloc(cap, sizeof(*jc));
 	if (!jc)
 		return -ENOMEM;
@@ -161,6 +202,8 @@ static int junit_cases(const struct report_input *in, struct junit_case **out, s
 			 r->error);
 	}
 	k++;
+	for (i = 0; in->gate && i < in->gate->n; i++)
+		junit_gate_case(in->gate, &in->gate->kinds[i], &jc[k++]);
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
 

@@ -52,12 +52,15 @@ _Static_assert(REPORT__COUNT < 32, "a format mask is an unsigned");
 #define REPORT_FORMATS_HELP REPORT_FORMATS(REPORT_HELP_, ", ")
 #define REPORT_CSV_HEADER "host_thp,guest_thp,workload,target,metric,rep,value,host_prefault,variant"
 
+struct gate_result;
+
 struct report_input {
 	const struct results *res;
 	/* optional: a baseline and the comparison of res against it (compare gates) */
 	const struct results *base;
 	const struct comparison *cmp;
 	const char *base_name;		/* where the baseline came from, for the reader */
+	const struct gate_result *gate;	/* optional: the history gate's verdicts (analysis/gate.h) */
 };
 
 /* each from REPORT_FORMATS; "?" for a value out of range */

@@ -95,9 +95,10 @@ struct run_config {
 	unsigned n_hugetlb;
 	unsigned formats;		/* report formats written under --out (report.h bits) */
 	char db[PATH_MAX];		/* history database, "" = none */
-	char baseline[PATH_MAX];	/* results file, run dir or "last"; "" = no gate */
+	char baseline[PATH_MAX];	/* results file, run dir, "last" or "history"; "" = no gate */
 	double threshold;		/* regression threshold, percent */
 	bool gate_all;			/* --gate=all: every metric with a direction gates */
+	bool fail_on_suspect;		/* --fail-on=suspect: a suspect fails the history gate too */
 	double target_ci_host;		/* pct points, host-side effects and interactions; 0 = none */
 	double target_ci_guest;		/* pct points, guest-side effects; 0 = none */
 	bool target_ci_set;		/* --target-ci given (also "none") */

@@ -237,6 +237,7 @@ r 2 "boots: too many" --boots=51
 r 2 "boots: not a number" --boots=four
 r 2 "pin: unknown" --pin=sometimes
 r 2 "gate: unknown" --gate=some
+r 2 "fail-on: unknown" --fail-on=sometimes
 r 2 "host-thp: trailing comma" --host-thp=always,
 r 2 "guest-thp: leading comma" --guest-thp=,always
 r 2 "workloads: empty item" --workloads=memset,,tlb

@@ -15,7 +15,8 @@
 # Then the cmocka history tests (build/tests/orchestrator/test_history) run on
 # the server (their postgresql/ cases: append, trend, --host, baseline=last,
 # import, migration from each older version, newer and foreign schemas,
-# concurrent appends), and the upgrade of a history of the thpeval before
+# concurrent appends), test_fleet's and test_gatedb's (the history gate: its
+# points table, the gate read back, compare --history), and the upgrade of a history of the thpeval before
 # schema 2 (SQLite: the cmocka case, and through the CLI with sqlite3(1)).
 # Without PostgreSQL's binaries, or as root without a postgres user, the
 # PostgreSQL checks are skipped with the reason.
@@ -169,6 +170,10 @@ backend_checks() {
 	check "$B: --host: no other host" out_lacks "lab-a "
 	tp history --db="$DB" --host=lab-a --last=1 --workload=memset
 	check "$B: --host with --last" out_has "the last 1 of 2 run(s) of host lab-a, oldest first; workload memset"
+	tp compare --history --db="$DB" --host=lab-a "$RUNS/single/results.json"
+	check "$B: compare --history with 2 runs of the host: exit 0" test "$RC" -eq 0
+	check "$B: ... no-history, said so" out_has "history gate: no-history: fewer than 5 earlier complete runs"
+	check "$B: ... and the A/B against the newest run instead, labelled" out_has "no history yet, so the A/B comparison"
 
 	# two writers at once, 100 runs each, into a new database (they also race to create the schema)
 	"$THPEVAL" history --db="$CONC_DB" --import "$RUNS/conc1" >"$WORK/w1.out" 2>"$WORK/w1.err" &
@@ -206,7 +211,9 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	sqlite3 "$WORK/sqlite/v1.db" <"$FIXTURE_V1"
 	tp history --db="$WORK/sqlite/v1.db"
 	check "sqlite: a history of the thpeval before schema 2 is read (and upgraded)" out_has "the last 3 of 3 run(s)"
-	check "sqlite: ... to schema version 2" test "$(sqlite3 "$WORK/sqlite/v1.db" 'PRAGMA user_version')" = 2
+	check "sqlite: ... to schema version 3" test "$(sqlite3 "$WORK/sqlite/v1.db" 'PRAGMA user_version')" = 3
+	check "sqlite: ... with the history gate's points table" \
+		test "$(sqlite3 "$WORK/sqlite/v1.db" "SELECT count(*) FROM sqlite_master WHERE name = 'gate_points'")" = 1
 	tp history --db="$WORK/sqlite/v1.db" --import "$RUNS/fetched"
 	check "sqlite: ... and takes new runs beside its own" out_has "3 run(s) imported"
 	check "sqlite: ... its own runs kept" test "$(sqlite3 "$WORK/sqlite/v1.db" "SELECT count(*) FROM runs WHERE host_name = ''")" = 3
@@ -269,6 +276,12 @@ else
 			CMOCKA_BIN="$(dirname "$UNIT")/test_fleet" cmocka "*" THPEVAL_TEST_PG="$(pg_uri thpeval_unit)"
 		else
 			skipped "the fleet page on PostgreSQL: test_fleet is not built ('make unit' builds it)"
+		fi
+		# the history gate on PostgreSQL (gate_points, compare --history): test_gatedb beside it
+		if [ -x "$(dirname "$UNIT")/test_gatedb" ]; then
+			CMOCKA_BIN="$(dirname "$UNIT")/test_gatedb" cmocka "postgresql/*" THPEVAL_TEST_PG="$(pg_uri thpeval_unit)"
+		else
+			skipped "the history gate on PostgreSQL: test_gatedb is not built ('make unit' builds it)"
 		fi
 	else
 		skipped "the cmocka history tests on PostgreSQL: ${PG_WHY:-the cluster did not start}"

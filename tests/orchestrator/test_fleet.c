@@ -24,8 +24,8 @@
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/fleet.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
 #include "tests/orchestrator/fixture.h"
 
 #define FIX_TCG "tests/orchestrator/fixtures/results-tcg-2x2.json"
@@ -50,14 +50,14 @@ static void pg_wipe(const struct backend *b)
 	struct err e = ERR_INIT;
 
 	if (histdb_target_parse(b->db, &t, &e) || histdb_open(&t, true, &h, &e) ||
-	    histdb_exec(h, "DROP TABLE IF EXISTS metrics, runs, schema_version CASCADE", "change", &e))
+	    histdb_exec(h, "DROP TABLE IF EXISTS gate_points, metrics, runs, schema_version CASCADE", "change", &e))
 		fail_msg("wipe: %s", e.msg);
 	histdb_close(h);
 }
 
 static void import(const struct backend *b, const char *fixture, const char *host)
 {
-	struct history_import_opts o = { host, true };
+	struct history_import_opts o = { host, true, NULL };
 	char path[4096], *paths[1] = { path };
 	struct err e = ERR_INIT;
 	FILE *devnull = fopen("/dev/null", "w");

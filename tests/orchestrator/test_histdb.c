@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report/histdb.c: what --db names (an SQLite path or a
+ * tests for orchestrator/history/histdb.c: what --db names (an SQLite path or a
  * PostgreSQL URI), the URI shown in messages without its password, backend
  * messages on one line, and a server that is down: one line, no password,
  * -ECONNREFUSED. The backends against real databases are tested through
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
 static void test_target_parse(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/report/history.c and `thpeval history` (cmd/history.c),
+ * tests for orchestrator/history/history.c and `thpeval history` (cmd/history.c),
  * each on both backends: append (once per run key), trend (all hosts, one
  * host), baseline choice (same host and setup), import of results.json files
  * and directories (idempotent), the migration table and upgrades from every
@@ -31,8 +31,8 @@
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history.h"
 #include "tests/orchestrator/fixture.h"
 
 #define FIXTURE_V1 "tests/orchestrator/fixtures/history-v1.sql"
@@ -78,7 +78,7 @@ static long long db_count(const struct backend *b, const char *sql)
 
 static void pg_wipe(const struct backend *b)
 {
-	db_exec(b, "DROP TABLE IF EXISTS metrics, runs, schema_version, songs CASCADE");
+	db_exec(b, "DROP TABLE IF EXISTS gate_points, metrics, runs, schema_version, songs CASCADE");
 }
 
 static int setup(void **state)
@@ -384,14 +384,15 @@ static void test_baseline_last(void **state)
 	err_clear(&e);
 	if (history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e))
 		fail_msg("%s", e.msg);
-	/* B: the newest passed run of the same host and setup (E is another host, C failed its
-	 * gate, D has other settings) */
-	assert_int_equal(ref.id, 2);
-	assert_int_equal(base->started, 2000);
+	/* C: the newest complete run of the same host and setup, though it failed its gate (no
+	 * ratchet: a baseline that had to pass stays a fast night's); E is another host, D has
+	 * other settings */
+	assert_int_equal(ref.id, 3);
+	assert_int_equal(base->started, 3000);
 	assert_string_equal(base->host.kernel, "k2");
 	assert_string_equal(base->host.name, "lab-a");
 	assert_int_equal(base->ncells, 4);
-	assert_non_null(strstr(ref.desc, "run 2 of '"));
+	assert_non_null(strstr(ref.desc, "run 3 of '"));
 	assert_non_null(strstr(ref.desc, "kernel k2"));
 	results_release(base);
 	/* the same stack too: A (kernel k1) */
@@ -443,7 +444,7 @@ static void write_run(const struct backend *b, const struct results *r, const ch
 static int import(const struct backend *b, const char *const *rel, size_t n, const char *host, bool passed,
 		  char **out, struct err *e)
 {
-	struct history_import_opts o = { host, passed };
+	struct history_import_opts o = { host, passed, NULL };
 	char *paths[8];
 	size_t i, len = 0;
 	FILE *m = open_memstream(out, &len);
@@ -505,10 +506,11 @@ static void test_import(void **state)
 		free(out);
 	}
 	assert_int_equal(db_count(b, "SELECT count(*) FROM runs WHERE host_name = 'web-1' AND gate_passed = 0"), 1);
-	/* a failed gate is never a baseline: web-1 has none */
+	/* a run that failed its gate is still web-1's newest, so its baseline */
 	snprintf(cur->host.name, sizeof(cur->host.name), "web-1");
-	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), -ENOENT);
-	err_clear(&e);
+	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), 0);
+	assert_int_equal(base->started, 3000);
+	results_release(base);
 	/* lab-a's newest imported run is its baseline */
 	snprintf(cur->host.name, sizeof(cur->host.name), "lab-a");
 	assert_int_equal(history_baseline_last(b->db, cur, HISTORY_SAME_SETUP, &ref, base, &e), 0);
@@ -676,14 +678,15 @@ static void test_newer_schema(void **state)
 	struct backend *b = need(state);
 	struct results *r = load_fixture(), *base = malloc(sizeof(*base));
 	struct err e = ERR_INIT;
-	char *out;
+	char *out, want[80];
 	int rc;
 
 	append(b, r, true);
 	db_exec(b, "INSERT INTO schema_version VALUES (42, 0)");
 	r->started++;
 	assert_int_equal(history_append(b->db, r, true, &e), -EPROTO);
-	assert_non_null(strstr(e.msg, "schema version 42, newer than this thpeval knows (2)"));
+	snprintf(want, sizeof(want), "schema version 42, newer than this thpeval knows (%d)", HISTORY_SCHEMA_VERSION);
+	assert_non_null(strstr(e.msg, want));
 	err_clear(&e);
 	out = trend(b, NULL, NULL, 0, &rc, &e);
 	assert_int_equal(rc, -EPROTO);
@@ -697,7 +700,9 @@ static void test_newer_schema(void **state)
 		db_exec(b, "DELETE FROM schema_version WHERE version = 42; PRAGMA user_version = 43");
 		err_clear(&e);
 		assert_int_equal(history_append(b->db, r, true, &e), -EPROTO);
-		assert_non_null(strstr(e.msg, "schema version 43, newer than this thpeval knows (2)"));
+		snprintf(want, sizeof(want), "schema version 43, newer than this thpeval knows (%d)",
+			 HISTORY_SCHEMA_VERSION);
+		assert_non_null(strstr(e.msg, want));
 	}
 	free(base);
 	fixture_results_free(r);
@@ -996,13 +1001,13 @@ static void test_sqlite_upgrade_v1_history(void **state)
 	assert_int_equal(db_count(b, "SELECT count(*) FROM metrics"), 3 * 56);
 	assert_int_equal(db_count(b, "SELECT sum(length(results_json)) FROM runs"), 3 * 30686);
 
-	/* the nightly gate goes on: its last passed run is the baseline of a named host */
+	/* the nightly gate goes on: its last complete run is the baseline of a named host */
 	snprintf(r->host.kernel, sizeof(r->host.kernel), "k2");
 	r->started = 5000;
 	if (history_baseline_last(b->db, r, HISTORY_SAME_SETUP, &ref, base, &e))
 		fail_msg("%s", e.msg);
-	assert_int_equal(ref.id, 2);
-	assert_int_equal(base->started, 2000);
+	assert_int_equal(ref.id, 3);
+	assert_int_equal(base->started, 3000);
 	results_release(base);
 	append(b, r, true);
 	append(b, r, true);

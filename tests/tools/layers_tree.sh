@@ -1,6 +1,6 @@
 #!/bin/bash
 # The orchestrator's own tree through tools/layers.sh: no include points up a
-# layer (cmd -> run -> report -> analysis -> model -> virt, host, images, lib)
+# layer (cmd -> run -> report -> history -> analysis -> model -> virt, host, images, lib)
 # and no include circle among its modules. The rule's own tests, on planted
 # fixture trees, are tests/tools/test_layers.sh.
 set -u

@@ -215,8 +215,8 @@ src orchestrator/foo.c '"lib/err.h"'
 hdr orchestrator/util/strs.h
 lay
 expect "files in orchestrator/ but not in a layer folder fail" 1 \
-	"layers: orchestrator/foo.c is not in a layer folder (cmd, run, report, analysis, model, virt)" \
-	"layers: orchestrator/util/strs.h is not in a layer folder (cmd, run, report, analysis, model, virt)" \
+	"layers: orchestrator/foo.c is not in a layer folder (cmd, run, report, history, analysis, model, virt)" \
+	"layers: orchestrator/util/strs.h is not in a layer folder (cmd, run, report, history, analysis, model, virt)" \
 	"layers: $((NCLEAN + 2)) files checked, 2 violations"
 
 # ---- usage and compiler errors: exit 2 with one line --------------------------------------

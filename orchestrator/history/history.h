@@ -18,7 +18,7 @@
 #include "orchestrator/model/results.h"
 
 #define HISTORY_DEFAULT_DB "/var/lib/thpeval/history.db"
-#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_SCHEMA_VERSION 3
 #define HISTORY_BUSY_MS 5000		/* = HISTDB_RETRY_MS */
 #define HISTORY_DEFAULT_LAST 10
 
@@ -39,7 +39,8 @@ extern const struct history_migration history_migrations[HISTORY_SCHEMA_VERSION]
  * Which earlier run is a fair baseline. Both require the same host (name;
  * runs recorded before thpeval kept names match any), CPU model,
  * accelerator and settings (every run_settings field but the seed: the THP
- * lists, workloads, reps, sizes, ...), status "complete" and a passed gate.
+ * lists, workloads, reps, sizes, ...) and status "complete", passing its gate
+ * or not (a baseline that had to pass would ratchet: a fast night stays it).
  *   SAME_SETUP  the software may differ (host kernel, QEMU, libvirt, thpeval,
  *               guest image): the nightly gate that catches regressions from
  *               updates. compare_print() shows what changed.
@@ -71,6 +72,12 @@ struct history_query {
  */
 int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e);
 
+/* more rows of a run, written inside its append transaction (run: its runs row id); not for a run recorded before */
+struct histdb;
+typedef int (*history_hook)(struct histdb *h, long long run, const struct results *r, const void *arg, struct err *e);
+int history_append_hooked(const char *db, const struct results *r, bool gate_passed, history_hook hook,
+			  const void *hook_arg, struct err *e);
+
 /*
  * A run's identity across databases and imports: host name, CPU model,
  * kernel, start time, each part escaped so that two runs never share a key
@@ -83,7 +90,8 @@ void history_run_key(const struct results *r, char *buf, size_t len);
 
 struct history_import_opts {
 	const char *host;	/* record under this host name; NULL: each file's host.name */
-	bool gate_passed;	/* what the runs' regression gate said; a failed one is never a baseline */
+	bool gate_passed;	/* what the runs' regression gate said (kept; the gate uses every complete run) */
+	history_hook hook;	/* more rows of each new run (NULL: none); called with a NULL arg */
 };
 
 /*
@@ -98,8 +106,7 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		   FILE *out, struct err *e);
 
 /*
- * The newest run matching current (see enum history_match) that passed its
- * gate, loaded into out from its stored results.json. -ENOENT when there is
+ * The newest complete run matching current (see enum history_match), loaded into out from its stored results.json. -ENOENT when there is
  * none (or no database yet). ref may be NULL.
  */
 int history_baseline_last(const char *db, const struct results *current, enum history_match match,
@@ -118,6 +125,8 @@ struct history_run_row {
 	time_t started;
 	char cpu_model[128], kernel[128], status[32];
 	bool gate_passed;
+	char gate_verdict[16];	/* the history gate's verdict on it, "" when it was not gated so */
+	char change_why[201];	/* "" unless marked as the first after a known change */
 	char *results_json;	/* owned */
 };
 

@@ -1,4 +1,4 @@
-#include "orchestrator/report/history.h"
+#include "orchestrator/history/history.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
-#include "orchestrator/report/histdb.h"
-#include "orchestrator/report/history_internal.h"
+#include "orchestrator/history/histdb.h"
+#include "orchestrator/history/history_internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -117,9 +117,49 @@ static const char both_v2[] =
 	"CREATE UNIQUE INDEX runs_key ON runs (run_key);"
 	"CREATE INDEX runs_host ON runs (host_name, started_unix);";
 
+/*
+ * 3: the history gate (history/gatedb.c). One row per run and metric kind;
+ * verdict is the kind's when the run was gated against the history (NULL
+ * otherwise), runs.gate_verdict the run's; runs.change_why marks a run as
+ * the first after a known change (the gate reads only from there on). Runs
+ * recorded before have no rows: the gate reads them from their results_json.
+ */
+static const char sqlite_v3[] =
+	"CREATE TABLE gate_points ("
+	"  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+	"  kind TEXT NOT NULL,"
+	"  dir TEXT NOT NULL CHECK (dir IN ('lower', 'higher')),"
+	"  mean_log REAL NOT NULL,"
+	"  se_log REAL,"
+	"  boots INTEGER NOT NULL,"
+	"  cells INTEGER NOT NULL,"
+	"  cells_key TEXT NOT NULL,"
+	"  verdict TEXT,"
+	"  PRIMARY KEY (run_id, kind)"
+	");"
+	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;"
+	"ALTER TABLE runs ADD COLUMN change_why TEXT;";
+
+static const char postgres_v3[] =
+	"CREATE TABLE gate_points ("
+	"  run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+	"  kind TEXT COLLATE \"C\" NOT NULL,"
+	"  dir TEXT NOT NULL CHECK (dir IN ('lower', 'higher')),"
+	"  mean_log DOUBLE PRECISION NOT NULL,"
+	"  se_log DOUBLE PRECISION,"
+	"  boots BIGINT NOT NULL,"
+	"  cells BIGINT NOT NULL,"
+	"  cells_key TEXT NOT NULL,"
+	"  verdict TEXT,"
+	"  PRIMARY KEY (run_id, kind)"
+	");"
+	"ALTER TABLE runs ADD COLUMN gate_verdict TEXT;"
+	"ALTER TABLE runs ADD COLUMN change_why TEXT;";
+
 const struct history_migration history_migrations[HISTORY_SCHEMA_VERSION] = {
 	{ 1, sqlite_v1, postgres_v1 },
 	{ 2, both_v2, both_v2 },
+	{ 3, sqlite_v3, postgres_v3 },
 };
 
 /* what each step is recorded in; created by the first upgrade that finds it missing */
@@ -353,6 +393,8 @@ void history_run_key(const struct results *r, char *buf, size_t len)
 struct append_ctx {
 	const struct results *r;
 	bool gate_passed;
+	history_hook hook;
+	const void *hook_arg;
 	const char *json;
 	char settings[1024], key[HISTORY_RUN_KEY_MAX], legacy_key[HISTORY_RUN_KEY_MAX];
 	long long id;			/* the run's row */
@@ -452,18 +494,20 @@ static int append_tx(struct histdb *h, void *vctx, struct err *e)
 		if (insert_metric(h, ctx->id, c, &c->host_cov, e) || insert_metric(h, ctx->id, c, &c->guest_cov, e))
 			return e->code;
 	}
-	return 0;
+	return ctx->hook ? ctx->hook(h, ctx->id, r, ctx->hook_arg, e) : 0;
 }
 
 /* one run into an open database, in its own transaction */
-static int append_open(struct histdb *h, const struct results *r, bool gate_passed, struct append_ctx *ctx,
-		       struct err *e)
+static int append_open(struct histdb *h, const struct results *r, bool gate_passed, history_hook hook,
+		       const void *hook_arg, struct append_ctx *ctx, struct err *e)
 {
 	char *json = NULL;
 	size_t len = 0;
 	int rc;
 
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->hook = hook;
+	ctx->hook_arg = hook_arg;
 	if (results_to_json_text(r, &json, &len, e))
 		return e->code;
 	if (len > INT32_MAX) {
@@ -482,7 +526,8 @@ static int append_open(struct histdb *h, const struct results *r, bool gate_pass
 	return rc;
 }
 
-int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e)
+int history_append_hooked(const char *db, const struct results *r, bool gate_passed, history_hook hook,
+			  const void *hook_arg, struct err *e)
 {
 	struct append_ctx ctx;
 	struct histdb *h;
@@ -490,9 +535,14 @@ int history_append(const char *db, const struct results *r, bool gate_passed, st
 
 	if (hopen(db, true, &h, NULL, e))
 		return e->code;
-	rc = append_open(h, r, gate_passed, &ctx, e);
+	rc = append_open(h, r, gate_passed, hook, hook_arg, &ctx, e);
 	histdb_close(h);
 	return rc;
+}
+
+int history_append(const char *db, const struct results *r, bool gate_passed, struct err *e)
+{
+	return history_append_hooked(db, r, gate_passed, NULL, NULL, e);
 }
 
 /* ---- import -------------------------------------------------------------------------- */
@@ -624,7 +674,7 @@ int history_import(const char *db, char *const *paths, size_t npaths, const stru
 		}
 		if (o && o->host)
 			snprintf(r->host.name, sizeof(r->host.name), "%s", o->host);
-		rc = append_open(h, r, o ? o->gate_passed : true, &ctx, e);
+		rc = append_open(h, r, o ? o->gate_passed : true, o ? o->hook : NULL, NULL, &ctx, e);
 		if (rc) {
 			err_wrap(e, "cannot import '%s'", l.v[i]);
 		} else {
@@ -658,7 +708,7 @@ int history_baseline_last(const char *db, const struct results *cur, enum histor
 {
 	static const char sql[] =
 		"SELECT id, started_unix, results_json, host_kernel, hypervisor_version, thpeval_version FROM runs"
-		" WHERE gate_passed = 1 AND status = 'complete' AND cpu_model = ?1 AND accel = ?2 AND settings = ?3"
+		" WHERE status = 'complete' AND cpu_model = ?1 AND accel = ?2 AND settings = ?3"
 		" AND (host_name = ?10 OR host_name = '')"
 		" AND (?4 = 0 OR (host_kernel = ?5 AND hypervisor_version = ?6 AND libvirt_version = ?7"
 		" AND thpeval_version = ?8 AND image_id = ?9))"
@@ -699,7 +749,7 @@ int history_baseline_last(const char *db, const struct results *cur, enum histor
 		goto out;
 	}
 	if (rc == 0) {
-		r = err_set(e, -ENOENT, "no baseline in '%s': no earlier complete run with the same %s passed its gate",
+		r = err_set(e, -ENOENT, "no baseline in '%s': no earlier complete run with the same %s",
 			    histdb_shown(h), match == HISTORY_SAME_STACK ? "host, setup and software stack"
 									 : "host, CPU, accelerator and settings");
 		goto out;

@@ -5,7 +5,7 @@
  * swallowed, ?N parameters sent typed as $N, and SQLSTATE 40001
  * (serialization failure) and 40P01 (deadlock) marked for a retry.
  */
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
 #include <errno.h>
 #include <math.h>

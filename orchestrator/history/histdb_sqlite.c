@@ -4,7 +4,7 @@
  * symbolic link; the busy timeout makes writers queue; busy and locked are the
  * conflicts histdb_transaction retries.
  */
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
 #include <errno.h>
 #include <fcntl.h>

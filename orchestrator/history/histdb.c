@@ -1,4 +1,4 @@
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,15 +1,15 @@
 /*
- * history_internal: what report/history.c shares with report/history_query.c,
+ * history_internal: what history/history.c shares with report/history_query.c,
  * and nothing outside them uses: opening a history database with its schema
  * checked (and, for a writer, migrated).
  */
-#ifndef THPEVAL_REPORT_HISTORY_INTERNAL_H
-#define THPEVAL_REPORT_HISTORY_INTERNAL_H
+#ifndef THPEVAL_HISTORY_HISTORY_INTERNAL_H
+#define THPEVAL_HISTORY_HISTORY_INTERNAL_H
 
 #include <stdbool.h>
 
 #include "lib/err.h"
-#include "orchestrator/report/histdb.h"
+#include "orchestrator/history/histdb.h"
 
 /*
  * Open db (a path or a postgresql:// URI) and check (write: set up or
