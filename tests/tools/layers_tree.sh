@@ -1,8 +1,11 @@
 #!/bin/bash
-# The orchestrator's own tree through tools/layers.sh: no include points up a
-# layer (cmd -> run -> report -> analysis -> model -> virt, host, images, lib)
-# and no include circle among its modules. The rule's own tests, on planted
-# fixture trees, are tests/tools/test_layers.sh.
+# The whole tree through tools/layers.sh: no dependency a folder's rule forbids
+# (lib/ on libc only, host/ images/ guest/ on lib/, orchestrator/'s layers
+# cmd -> run -> report -> history -> analysis -> model -> virt, host, images,
+# lib, nothing outside orchestrator/ on it), no include or call circle other
+# than those tools/layers.allow lists. The call circles come from the objects
+# under build/ (the unit stage builds them first): without them this fails. The
+# rules' own tests, on planted fixture trees, are tests/tools/test_layers.sh.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "${CC:-gcc}" >/dev/null 2>&1; then
@@ -12,6 +15,11 @@ if ! command -v "${CC:-gcc}" >/dev/null 2>&1; then
 fi
 out=$(tools/layers.sh 2>&1)
 rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'call circles not checked' <<<"$out"; then
+	rc=1
+	out="$out
+layers: build the objects first (make), so the call circles are checked"
+fi
 if [ "$rc" -eq 0 ]; then
 	echo "PASS: $(tail -n 1 <<<"$out")"
 	echo "layers-tree: 1 passed, 0 failed, 0 skipped"
