@@ -143,7 +143,7 @@ unit: all $(TEST_BIN) $(GTEST_BIN) $(STATS_BIN)
 	@tools/services.sh
 	@$(if $(filter-out $(UNIT_RUN),$(TEST_BIN)),echo "$(STAGE_PREFIX)unit: left to the sanitizer pass: $(notdir $(filter-out $(UNIT_RUN),$(TEST_BIN)))")
 	@THPEVAL_BIN=$(abspath $(BIN)) HELPER_CFLAGS="$(SAN_FLAGS)" THPEVAL_T_TABLE=$(abspath $(STATS_BIN)) \
-		tests/run-stage.sh $(STAGE_PREFIX)unit $(UNIT_RUN) $(GTEST_BIN) $(SCRIPT_TESTS)
+		THPEVAL_OBJDIR=$(abspath $(O)) tests/run-stage.sh $(STAGE_PREFIX)unit $(UNIT_RUN) $(GTEST_BIN) $(SCRIPT_TESTS)
 
 # KCOMPILE_IT=0 (or THPEVAL_SKIP_KCOMPILE=1) leaves out the real kernel build (minutes under TCG)
 KCOMPILE_IT ?= 1

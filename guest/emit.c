@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "lib/clock.h"
 
 /* milliseconds left until deadline (-1 = none), at least 0 */
 static int left_ms(int64_t deadline)
@@ -15,14 +15,14 @@ static int left_ms(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - harness_now_ms();
+	left = deadline - mono_ms();
 	return left < 0 ? 0 : left > 60000 ? 60000 : (int)left;
 }
 
 int write_full(int fd, const void *buf, size_t len, int timeout_ms, struct err *e)
 {
 	const char *p = buf;
-	int64_t deadline = timeout_ms < 0 ? -1 : harness_now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 
 	while (len) {
 		struct pollfd pfd = { fd, POLLOUT, 0 };
@@ -48,7 +48,7 @@ int write_full(int fd, const void *buf, size_t len, int timeout_ms, struct err *
 			return err_set(e, -errno, "cannot poll record output: %s", strerror(errno));
 		if (r > 0 && (pfd.revents & POLLHUP) && !(pfd.revents & POLLOUT)) {
 			/* not connected yet: poll would return at once, so sleep a little */
-			harness_sleep_ms(20);
+			poll(NULL, 0, 20);
 		}
 		if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL)) && !(pfd.revents & POLLOUT))
 			return err_set(e, -EIO, "record output failed (poll events 0x%x)",

@@ -9,11 +9,6 @@
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/report/sizing.h"
 
-const struct html_metric html_main_metrics[] = {
-	{ "fault_ns_per_4k", "First-touch cost (page faults)", "ns per 4 KiB, lower is better" },
-	{ "access_ns", "Access latency (TLB reach)", "ns per access, lower is better" },
-};
-
 static size_t count_invalid(const struct results *r)
 {
 	size_t i, n = 0;
@@ -47,13 +42,6 @@ const char html_css[] =
 	".legend span{display:inline-block;margin-right:16px;font-size:12px;color:#3c4652}"
 	".sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-2px;border-radius:2px}"
 	"details{margin:6px 0}code{font-size:12px}";
-
-void html_td_num(FILE *o, const char *s)
-{
-	fputs("<td class=\"num\">", o);
-	html_esc(o, s);
-	fputs("</td>", o);
-}
 
 static void kv_row(FILE *o, const char *k, const char *v)
 {

@@ -1,6 +1,7 @@
 /*
  * html: internal to the HTML format (html.c: the page, its sections and
- * tables; html_chart.c: the inline SVG charts and the effects section).
+ * tables; html_chart.c, below it: the inline SVG charts, the effects section
+ * and the headline metrics and number cell both use).
  * Every piece of data goes through html_esc() (htmlesc.h); nothing here
  * fetches from the network or writes anywhere but the FILE* it is given.
  */

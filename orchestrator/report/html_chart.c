@@ -7,6 +7,18 @@
 
 #include "orchestrator/analysis/effects.h"
 
+const struct html_metric html_main_metrics[] = {
+	{ "fault_ns_per_4k", "First-touch cost (page faults)", "ns per 4 KiB, lower is better" },
+	{ "access_ns", "Access latency (TLB reach)", "ns per access, lower is better" },
+};
+
+void html_td_num(FILE *o, const char *s)
+{
+	fputs("<td class=\"num\">", o);
+	html_esc(o, s);
+	fputs("</td>", o);
+}
+
 static const struct cell *base_cell(const struct report_input *in, const struct cell *c)
 {
 	size_t i;

@@ -75,7 +75,4 @@ int report_render(const struct report_input *in, enum report_format f, FILE *out
 /* each format in mask to dir/<file> atomically (dir is created, mode 0755) */
 int report_write_dir(const struct report_input *in, unsigned mask, const char *dir, struct err *e);
 
-/* shortest "%.Ng" (15..17 digits) that reads back as exactly v */
-void fmt_double_exact(char *buf, size_t len, double v);
-
 #endif

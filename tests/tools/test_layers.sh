@@ -1,12 +1,17 @@
 #!/bin/bash
-# tools/layers.sh on fixture trees built here: a clean layered tree passes, and
-# each planted fault fails with its own line: an upward include (analysis .c
-# including a cmd .h), an upward dependency only through a header, a dependency
-# through lib/ and one outside the layers, a virt file above base, a circle of
-# two and one of three model modules (each printed once), a file directly in
-# orchestrator/; includes of lib/ and host/ from every layer, system headers
-# and a missing (generated) header are fine; usage errors and a compiler that
-# cannot run exit 2. Exit 77 without gcc.
+# tools/layers.sh on fixture trees built here: a clean tree passes, and each
+# planted fault fails with its own line: lib/ including host/, host/ including
+# images/ or orchestrator/, guest/ including host/, an upward include in
+# orchestrator/ (analysis .c including a cmd .h; history including report), an
+# upward dependency only through a header, a dependency through lib/ and one
+# outside the layers, a virt file above base, include circles (two and three
+# modules, two headers, two guest modules), a call circle through one shared
+# header (from the objects), a file directly in orchestrator/ or in a folder
+# with no rules; includes of lib/ and host/ from every layer, system headers, a
+# missing (generated) header and tests/ including anything are fine; the
+# allow-list lets its circles pass and fails on a changed or gone one; usage
+# errors, a malformed allow-list and a compiler that cannot run exit 2. Exit 77
+# without gcc.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 LAYERS=$PWD/tools/layers.sh
@@ -52,7 +57,9 @@ T=$WORK/clean
 hdr lib/err.h '<stddef.h>'
 hdr host/thp.h '"lib/err.h"'
 hdr images/image.h '"lib/err.h"'
-hdr guest/wl.h
+hdr guest/wl.h '"lib/err.h"'
+src guest/wl.c '"wl.h"' '<stdio.h>'
+src lib/err.c '"err.h"' '<string.h>'
 hdr orchestrator/virt/domain.h '"host/thp.h"' '"images/image.h"'
 src orchestrator/virt/domain.c '"orchestrator/virt/domain.h"' '<stdio.h>'
 hdr orchestrator/model/results.h '"lib/err.h"' '<stdint.h>'
@@ -61,20 +68,41 @@ hdr orchestrator/model/stats.h '"results.h"'
 src orchestrator/model/stats.c '"stats.h"' '<math.h>'
 hdr orchestrator/analysis/effects.h '"orchestrator/model/results.h"'
 src orchestrator/analysis/effects.c '"orchestrator/analysis/effects.h"' '"../model/stats.h"' '"lib/err.h"'
+hdr orchestrator/history/hist.h '"orchestrator/analysis/effects.h"'
+src orchestrator/history/hist.c '"orchestrator/history/hist.h"' '"lib/err.h"'
 hdr orchestrator/report/report.h '"orchestrator/analysis/effects.h"'
-src orchestrator/report/report.c '"orchestrator/report/report.h"' '"host/thp.h"' '<stdio.h>'
+src orchestrator/report/report.c '"orchestrator/report/report.h"' '"host/thp.h"' '<stdio.h>' \
+	'"orchestrator/history/hist.h"'
 hdr orchestrator/run/run.h '"orchestrator/report/report.h"' '"orchestrator/virt/domain.h"'
 src orchestrator/run/run.c '"orchestrator/run/run.h"' '"orchestrator/run/gen_table.h"' \
 	'<thpeval_no_such_dir/header.h>'
 hdr orchestrator/cmd/cli.h '"lib/err.h"'
 src orchestrator/cmd/cli.c '"orchestrator/cmd/cli.h"' '"orchestrator/model/stats.h"' '"host/thp.h"'
 src orchestrator/cmd/main.c '"orchestrator/cmd/cli.h"' '"orchestrator/run/run.h"' '<stdlib.h>'
-NCLEAN=$(find "$T/orchestrator" -name '*.[ch]' | wc -l)
+src tests/orchestrator/test_main.c '"orchestrator/cmd/cli.h"' '"guest/wl.h"' '"host/thp.h"'
+NCLEAN=$(cd "$T" && find . -path ./tests -prune -o -name '*.[ch]' -print | wc -l)
 
-# run the checker on the tree $T; $rc, and its output in $WORK/out
+# run the checker on the tree $T (and any options); $rc, and its output in $WORK/out
 lay() {
-	"$LAYERS" --root="$T" >"$WORK/out" 2>&1
+	"$LAYERS" --root="$T" "$@" >"$WORK/out" 2>&1
 	rc=$?
+}
+# build the objects of $T the way the Makefile lays them out: X.c as build/X.o,
+# guest/X.c as build/g/guest/X.o (lib/ again under build/g/lib/)
+objs() {
+	local f o
+	while IFS= read -r f; do
+		o=$T/build/${f%.c}.o
+		case $f in guest/*) o=$T/build/g/${f%.c}.o ;; esac
+		mkdir -p "$(dirname "$o")"
+		# the clean tree's run.c needs a generated header that is not there
+		gcc -std=gnu11 -fno-common -I"$T" -c -o "$o" "$T/$f" 2>/dev/null || continue
+		case $f in lib/*)
+			mkdir -p "$T/build/g/lib"
+			cp "$o" "$T/build/g/lib/"
+			;;
+		esac
+	done < <(cd "$T" && find . -path ./tests -prune -o -name '*.c' -print | sed 's|^\./||')
 }
 show() { sed 's/^/   | /' "$WORK/out"; }
 # fresh NAME: $T becomes a new copy of the clean tree
@@ -135,8 +163,71 @@ hdr lib/bad.h '"lib/err.h"' '"orchestrator/cmd/cli.h"'
 src orchestrator/model/stats.c '"stats.h"' '"lib/bad.h"'
 lay
 expect "upward dependency through a lib/ header fails with the chain" 1 \
+	"layers: lib/bad.h depends on orchestrator/cmd/cli.h (nothing outside orchestrator/ includes it)" \
 	"layers: orchestrator/model/stats.c depends on orchestrator/cmd/cli.h (cmd is above model) through lib/bad.h" \
+	"layers: $((NCLEAN + 1)) files checked, 2 violations"
+
+fresh hist
+src orchestrator/history/hist.c '"orchestrator/history/hist.h"' '"orchestrator/report/report.h"'
+lay
+expect "history is below report: a history file including report fails" 1 \
+	"layers: orchestrator/history/hist.c depends on orchestrator/report/report.h (report is above history)" \
 	"layers: $NCLEAN files checked, 1 violation"
+
+fresh histm
+src orchestrator/model/stats.c '"stats.h"' '"orchestrator/history/hist.h"'
+lay
+expect "history is above model: a model file including history fails" 1 \
+	"layers: orchestrator/model/stats.c depends on orchestrator/history/hist.h (history is above model)" \
+	"layers: $NCLEAN files checked, 1 violation"
+
+# ---- the folders outside orchestrator/ ----------------------------------------------------
+fresh libhost
+src lib/err.c '"err.h"' '"host/thp.h"'
+lay
+expect "lib/ including host/ fails (lib is libc and lib/ only)" 1 \
+	"layers: lib/err.c depends on host/thp.h (lib uses libc and lib/ only)" \
+	"layers: $NCLEAN files checked, 1 violation"
+
+fresh hostorch
+src host/thp.c '"host/thp.h"' '"orchestrator/cmd/cli.h"'
+lay
+expect "host/ including orchestrator/ fails" 1 \
+	"layers: host/thp.c depends on orchestrator/cmd/cli.h (nothing outside orchestrator/ includes it)" \
+	"layers: $((NCLEAN + 1)) files checked, 1 violation"
+
+fresh hostimg
+src host/thp.c '"host/thp.h"' '"images/image.h"'
+lay
+expect "host/ including images/ fails (host uses host/ and lib/)" 1 \
+	"layers: host/thp.c depends on images/image.h (host uses host/ and lib/ only)" \
+	"layers: $((NCLEAN + 1)) files checked, 1 violation"
+
+fresh imgorch
+hdr images/image.h '"lib/err.h"' '"orchestrator/model/results.h"'
+lay
+# and virt, which may use images/, now reaches model through it
+expect "an images/ header including orchestrator/ fails" 1 \
+	"layers: images/image.h depends on orchestrator/model/results.h (nothing outside orchestrator/ includes it)" \
+	"layers: orchestrator/virt/domain.c depends on orchestrator/model/results.h (model is above virt) through orchestrator/virt/domain.h -> images/image.h" \
+	"layers: orchestrator/virt/domain.h depends on orchestrator/model/results.h (model is above virt) through images/image.h" \
+	"layers: $NCLEAN files checked, 3 violations"
+
+fresh guesthost
+src guest/wl.c '"wl.h"' '"host/thp.h"'
+lay
+expect "guest/ including host/ fails (guest uses guest/ and lib/)" 1 \
+	"layers: guest/wl.c depends on host/thp.h (guest uses guest/ and lib/ only)" \
+	"layers: $NCLEAN files checked, 1 violation"
+
+fresh norule
+src bench/probe.c '"lib/err.h"'
+put main.c 'int main(void) { return 0; }'
+lay
+expect "a C file in a folder with no rules fails" 1 \
+	"layers: bench/probe.c is in no folder with rules (lib, host, images, guest, orchestrator)" \
+	"layers: main.c is in no folder with rules (lib, host, images, guest, orchestrator)" \
+	"layers: $((NCLEAN + 2)) files checked, 2 violations"
 
 fresh deep
 src orchestrator/model/results.c '"orchestrator/model/results.h"' '"orchestrator/run/run.h"'
@@ -176,7 +267,7 @@ src orchestrator/model/a.c '"orchestrator/model/a.h"' '"orchestrator/model/b.h"'
 src orchestrator/model/b.c '"b.h"' '"a.h"'
 lay
 expect "a circle of two model modules fails, printed once" 1 \
-	"layers: include circle: orchestrator/model/a -> orchestrator/model/b -> orchestrator/model/a" \
+	"layers: include circle: orchestrator/model/a orchestrator/model/b" \
 	"layers: $((NCLEAN + 4)) files checked, 1 violation"
 
 fresh c3
@@ -186,7 +277,7 @@ hdr orchestrator/model/c.h '"lib/err.h"'
 src orchestrator/model/c.c '"orchestrator/model/c.h"' '"orchestrator/model/a.h"'
 lay
 expect "a circle of three model modules fails, printed once" 1 \
-	"layers: include circle: orchestrator/model/a -> orchestrator/model/b -> orchestrator/model/c -> orchestrator/model/a" \
+	"layers: include circle: orchestrator/model/a orchestrator/model/b orchestrator/model/c" \
 	"layers: $((NCLEAN + 4)) files checked, 1 violation"
 
 fresh hh
@@ -194,7 +285,7 @@ hdr orchestrator/report/table.h '"orchestrator/report/report.h"'
 hdr orchestrator/report/report.h '"orchestrator/analysis/effects.h"' '"orchestrator/report/table.h"'
 lay
 expect "two headers including each other are a circle" 1 \
-	"layers: include circle: orchestrator/report/report -> orchestrator/report/table -> orchestrator/report/report" \
+	"layers: include circle: orchestrator/report/report orchestrator/report/table" \
 	"layers: $((NCLEAN + 1)) files checked, 1 violation"
 
 # a circle through two layers is its upward include's line; one within a
@@ -206,8 +297,93 @@ src orchestrator/analysis/effects.c '"orchestrator/analysis/effects.h"' '"orches
 lay
 expect "an upward include closing a circle is one line; a circle in the layer another" 1 \
 	"layers: orchestrator/analysis/effects.c depends on orchestrator/run/run.h (run is above analysis)" \
-	"layers: include circle: orchestrator/analysis/effects -> orchestrator/analysis/plot -> orchestrator/analysis/effects" \
+	"layers: include circle: orchestrator/analysis/effects orchestrator/analysis/plot" \
 	"layers: $((NCLEAN + 1)) files checked, 2 violations"
+
+fresh gc
+hdr guest/emit.h '"lib/err.h"'
+hdr guest/harness.h
+src guest/emit.c '"emit.h"' '"harness.h"'
+src guest/harness.c '"harness.h"' '"emit.h"'
+lay
+expect "an include circle of two guest modules fails" 1 \
+	"layers: include circle: guest/emit guest/harness" \
+	"layers: $((NCLEAN + 4)) files checked, 1 violation"
+
+# ---- call circles, from the objects ----------------------------------------------------
+# loop.c and arms.c include only the shared run/internal.h and call each other:
+# no include circle, one call circle; a one-way call is none
+callpair() {
+	put orchestrator/run/internal.h '#ifndef RUN_INTERNAL_H' '#define RUN_INTERNAL_H' \
+		'void loop_note(int n);' 'void arms_go(int n);' 'void bare_go(int n);' '#endif'
+	put orchestrator/run/loop.c '#include "orchestrator/run/internal.h"' \
+		'void loop_note(int n) { (void)n; }' 'void loop_run(void); void loop_run(void) { arms_go(1); }'
+	put orchestrator/run/arms.c '#include "orchestrator/run/internal.h"' \
+		"void arms_go(int n) { $1 }"
+}
+fresh oneway
+callpair '(void)n;'
+objs
+lay
+expect "objects: a one-way call through a shared header passes" 0 \
+	"layers: $((NCLEAN + 3)) files checked, 0 violations"
+
+fresh calls
+callpair 'loop_note(n);'
+objs
+lay
+expect "objects: a call circle through one shared header fails naming both" 1 \
+	"layers: call circle: orchestrator/run/arms orchestrator/run/loop" \
+	"layers: $((NCLEAN + 3)) files checked, 1 violation"
+lay --objs="$WORK/none"
+expect "without objects the call circles are not checked (said as a note)" 0 \
+	"layers: $((NCLEAN + 3)) files checked, 0 violations"
+# has NAME LINE: the last run printed LINE
+has() {
+	if grep -qxF -- "$2" "$WORK/out"; then
+		ok "$1"
+	else
+		ko "$1: no line [$2]"
+		show
+	fi
+}
+has "the note names the folder" \
+	"note: call circles not checked: no objects under '$WORK/none' (run make first, or pass --objs=DIR)"
+
+fresh gcalls
+put guest/a.c '#include "guest/wl.h"' 'void b_go(void); void a_go(void); void a_go(void) { b_go(); }'
+put guest/b.c '#include "guest/wl.h"' 'void a_go(void); void b_go(void); void b_go(void) { a_go(); }'
+objs
+lay
+expect "objects: a call circle in the static guest fails" 1 \
+	"layers: call circle: guest/a guest/b" \
+	"layers: $((NCLEAN + 2)) files checked, 1 violation"
+
+# ---- the allow-list ---------------------------------------------------------------------
+T=$WORK/calls
+put tools/layers.allow '# known' '' \
+	'call orchestrator/run/loop orchestrator/run/arms -- to be removed: loop_note moves below the loop'
+lay
+expect "an allowed circle passes, printed as allowed" 0 "layers: $((NCLEAN + 3)) files checked, 0 violations"
+has "the allowed circle is printed with its reason" \
+	"allowed: call circle: orchestrator/run/arms orchestrator/run/loop (to be removed: loop_note moves below the loop)"
+put orchestrator/run/bare.c '#include "orchestrator/run/internal.h"' \
+	'void bare_go(int n) { loop_note(n); }'
+put orchestrator/run/arms.c '#include "orchestrator/run/internal.h"' 'void arms_go(int n) { bare_go(n); }'
+rm -rf "$T/build"
+objs
+lay
+expect "an allowed circle that gains a member fails (and its line is gone)" 1 \
+	"layers: call circle: orchestrator/run/arms orchestrator/run/bare orchestrator/run/loop" \
+	"layers: tools/layers.allow:3: no such circle any more (call orchestrator/run/arms orchestrator/run/loop): remove the line" \
+	"layers: $((NCLEAN + 4)) files checked, 2 violations"
+T=$WORK/clean
+put tools/layers.allow 'include orchestrator/model/a orchestrator/model/b -- to be removed: a split'
+lay
+expect "an allow-list line whose circle is gone fails" 1 \
+	"layers: tools/layers.allow:1: no such circle any more (include orchestrator/model/a orchestrator/model/b): remove the line" \
+	"layers: $NCLEAN files checked, 1 violation"
+rm -f "$T/tools/layers.allow"
 
 # ---- files outside the layer folders ------------------------------------------------------
 fresh root
@@ -243,6 +419,13 @@ usage "a root without orchestrator/ exits 2" \
 usage "a compiler that cannot run exits 2" \
 	"layers: cannot run the compiler '$WORK/nocc': install gcc (tools/deps.sh) or pass --cc=CC" \
 	--root="$T" --cc="$WORK/nocc"
+usage "an allow-list that does not exist exits 2" \
+	"layers: cannot read the allow-list '$WORK/none.allow': pass --allow=FILE, an existing file" \
+	--root="$T" --allow="$WORK/none.allow"
+printf 'call orchestrator/run/a orchestrator/run/b\n' >"$WORK/bad.allow"
+usage "an allow-list line without its reason exits 2" \
+	"layers: $WORK/bad.allow:1: want \"call|include MODULE... -- to be removed: REASON\"" \
+	--root="$T" --allow="$WORK/bad.allow"
 fresh broken
 put orchestrator/model/stats.c '#include "stats.h"' '#error planted'
 usage "a file the compiler fails on exits 2" \
