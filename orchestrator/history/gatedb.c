@@ -449,7 +449,7 @@ struct eff_acc {
 	size_t n, cap;
 	double *y, *se;
 	long long from_run, to_run;
-	struct effect newest;
+	double new_pct, new_lo_pct, new_hi_pct;	/* the newest run's own estimate and interval */
 };
 
 static void effect_label(const struct effect *x, char *buf, size_t len)
@@ -463,6 +463,13 @@ static void effect_label(const struct effect *x, char *buf, size_t len)
 		buf[len - 1] = '\0';
 }
 
+/*
+ * gcc 12's -fanalyzer loses the buffers realloc() moves once they are stored in
+ * an element of the realloc()ed accumulator array and calls them leaked; they
+ * are freed with the array (history_effects_pool). Silenced for this function only.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 static int eff_add(struct eff_acc **v, size_t *n, const char *key, const struct effect *x, long long run,
 		   struct err *e)
 {
@@ -501,9 +508,12 @@ static int eff_add(struct eff_acc **v, size_t *n, const char *key, const struct 
 	a->y[a->n] = x->log_est;
 	a->se[a->n++] = x->log_se;
 	a->to_run = run;
-	a->newest = *x;
+	a->new_pct = x->estimate_pct;
+	a->new_lo_pct = x->ci95_low_pct;
+	a->new_hi_pct = x->ci95_high_pct;
 	return 0;
 }
+#pragma GCC diagnostic pop
 
 /* the effects of run id (its stored results.json) into the accumulators of key */
 static int run_effects(struct histdb *h, long long id, const char *key, struct eff_acc **v, size_t *n,
@@ -568,9 +578,9 @@ static void pool_one(const struct eff_acc *a, struct pooled_effect *o)
 	o->hi_pct = effect_pct(f.mu + h);
 	o->tau_pct = expm1(sqrt(f.tau2)) * 100.0;
 	o->i2_pct = f.q > (double)(a->n - 1) ? (f.q - (double)(a->n - 1)) / f.q * 100.0 : 0;
-	o->new_pct = a->newest.estimate_pct;
-	o->new_lo_pct = a->newest.ci95_low_pct;
-	o->new_hi_pct = a->newest.ci95_high_pct;
+	o->new_pct = a->new_pct;
+	o->new_lo_pct = a->new_lo_pct;
+	o->new_hi_pct = a->new_hi_pct;
 }
 
 int history_effects_pool(const char *db, const char *host, struct pooled_effect **out, size_t *nout,
