@@ -66,6 +66,7 @@ void abtest_print(const struct abtest *ab, FILE *out)
 	print_family(ab, "metric", out);
 	fprintf(out, "\n");
 	print_family(ab, "effect", out);
-	fprintf(out, "\n%s B vs A: %zu of %zu gated metric(s) differ; %zu of %zu split effect(s) differ\n", ab->axis,
-		ab->metrics_differ, ab->metrics_tested, ab->effects_differ, ab->effects_tested);
+	fprintf(out, "\n%s B vs A: %zu of %zu gated metric(s) differ; %zu of %zu split effect(s) differ (the cell "
+		     "table and the split above pool both arms' boots)\n", ab->axis, ab->metrics_differ, ab->metrics_tested,
+		ab->effects_differ, ab->effects_tested);
 }
