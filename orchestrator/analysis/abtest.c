@@ -78,12 +78,29 @@ static void welch(double ma, double va, double dfa, double mb, double vb, double
 	*df = v > 0 ? v * v / (va * va / dfa + vb * vb / dfb) : 1e9;
 }
 
+/* each round's B mean minus its A mean of one metric (log scale), where the round has both */
+struct round_diffs {
+	double d[AB_ROUNDS_MAX];
+	bool have[AB_ROUNDS_MAX];
+};
+
+/* a t interval over the rounds' differences: n rounds, their sum and sum of squares */
+static void paired_finish(struct ab_row *row, unsigned np, double dsum, double dss)
+{
+	double mean = dsum / np, var = np > 1 ? (dss - np * mean * mean) / (np - 1) : NAN;
+
+	row->pairs = np;
+	snprintf(row->method, sizeof(row->method), "paired");
+	row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
+}
+
 /*
  * One metric: its boot means (log scale) by arm and round. Paired by round
  * where 2 or more rounds have both arms (each round's B mean minus its A
- * mean, t over rounds); else Welch over each arm's boots.
+ * mean, t over rounds); else Welch over each arm's boots. The rounds'
+ * differences into rds.
  */
-static void metric_row(const struct results *r, const struct metric *m, struct ab_row *row)
+static void metric_row(const struct results *r, const struct metric *m, struct ab_row *row, struct round_diffs *rds)
 {
 	struct boot_mean bm[BOOTS_MAX];
 	double rs[2][AB_ROUNDS_MAX] = { { 0 } }, sum[2] = { 0, 0 }, ss[2] = { 0, 0 };
@@ -122,13 +139,12 @@ static void metric_row(const struct results *r, const struct metric *m, struct a
 			np++;
 			dsum += x;
 			dss += x * x;
+			rds->d[rd] = x;
+			rds->have[rd] = true;
 		}
 	row->pairs = np;
 	if (np >= 2) {
-		double mean = dsum / np, var = (dss - np * mean * mean) / (np - 1);
-
-		snprintf(row->method, sizeof(row->method), "paired");
-		row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
+		paired_finish(row, np, dsum, dss);
 		return;
 	}
 	if (n[0] < 2 || n[1] < 2) {
@@ -163,10 +179,101 @@ static struct ab_row *add_row(struct abtest *out, const char *what)
 	return &out->rows[out->n++];
 }
 
-/* each gated metric (a direction, a primary metric: what `compare` gates) of each valid guest cell */
+/*
+ * A metric kind: one gated metric of one workload and variant over every
+ * valid guest cell that has it (host and guest settings alike), each round's
+ * difference the mean of its cells' differences: one answer per kind, with
+ * the noise of each cell averaged out.
+ */
+#define AB_KINDS 16
+struct kind {
+	char workload[RES_NAME_MAX], variant[RES_NAME_MAX], metric[REC_KEY_MAX];
+	unsigned cells;
+	double la, lb;			/* sums of the cells' log geometric means */
+	unsigned na, nb;
+	double sum[AB_ROUNDS_MAX];
+	unsigned n[AB_ROUNDS_MAX];
+};
+
+static struct kind *kind_of(struct kind *k, size_t *nk, const struct cell *c, const char *metric)
+{
+	size_t i;
+
+	for (i = 0; i < *nk; i++)
+		if (!strcmp(k[i].workload, c->workload) && !strcmp(k[i].variant, c->variant) &&
+		    !strcmp(k[i].metric, metric))
+			return &k[i];
+	if (*nk >= AB_KINDS)
+		return NULL;
+	memset(&k[*nk], 0, sizeof(k[*nk]));
+	snprintf(k[*nk].workload, sizeof(k[*nk].workload), "%s", c->workload);
+	snprintf(k[*nk].variant, sizeof(k[*nk].variant), "%s", c->variant);
+	snprintf(k[*nk].metric, sizeof(k[*nk].metric), "%s", metric);
+	return &k[(*nk)++];
+}
+
+static void kind_add(struct kind *k, const struct ab_row *row, const struct round_diffs *rds)
+{
+	unsigned rd;
+
+	k->cells++;
+	if (isfinite(row->a) && row->a > 0) {
+		k->la += log(row->a);
+		k->na++;
+	}
+	if (isfinite(row->b) && row->b > 0) {
+		k->lb += log(row->b);
+		k->nb++;
+	}
+	for (rd = 0; rd < AB_ROUNDS_MAX; rd++)
+		if (rds->have[rd]) {
+			k->sum[rd] += rds->d[rd];
+			k->n[rd]++;
+		}
+}
+
+/* a kind's row: paired over the rounds in which every one of its cells had both arms */
+static void kind_row(const struct kind *k, struct abtest *out)
+{
+	struct ab_row *row = add_row(out, "kind");
+	double dsum = 0, dss = 0;
+	unsigned rd, np = 0;
+
+	if (!row)
+		return;
+	snprintf(row->label, sizeof(row->label), "%s%s%s: %u cell(s)", k->workload, k->variant[0] ? ":" : "",
+		 k->variant, k->cells);
+	snprintf(row->metric, sizeof(row->metric), "%s", k->metric);
+	row->boots_a = k->na;
+	row->boots_b = k->nb;
+	if (k->na)
+		row->a = exp(k->la / k->na);
+	if (k->nb)
+		row->b = exp(k->lb / k->nb);
+	for (rd = 0; rd < AB_ROUNDS_MAX; rd++)
+		if (k->n[rd] && k->n[rd] == k->cells) {
+			double x = k->sum[rd] / k->n[rd];
+
+			np++;
+			dsum += x;
+			dss += x * x;
+		}
+	if (np < 2) {
+		row->pairs = np;
+		snprintf(row->note, sizeof(row->note), "fewer than 2 rounds in which every cell booted both arms");
+		return;
+	}
+	paired_finish(row, np, dsum, dss);
+}
+
+/*
+ * Each gated metric (a direction, a primary metric: what `compare` gates) of
+ * each valid guest cell, then each metric kind over its cells
+ */
 static void metric_rows(const struct results *r, struct abtest *out)
 {
-	size_t i, j;
+	struct kind *kinds = calloc(AB_KINDS, sizeof(*kinds));
+	size_t i, j, nk = 0;
 
 	for (i = 0; i < r->ncells; i++) {
 		const struct cell *c = &r->cells[i];
@@ -182,12 +289,22 @@ static void metric_rows(const struct results *r, struct abtest *out)
 				continue;
 			cell_label(c, row->label, sizeof(row->label));
 			snprintf(row->metric, sizeof(row->metric), "%s", m->name);
-			if (!c->valid)
+			if (!c->valid) {
 				snprintf(row->note, sizeof(row->note), "cell invalid: %.140s", c->invalid_reason);
-			else
-				metric_row(r, m, row);
+			} else {
+				struct round_diffs rds;
+				struct kind *k = kinds ? kind_of(kinds, &nk, c, m->name) : NULL;
+
+				memset(&rds, 0, sizeof(rds));
+				metric_row(r, m, row, &rds);
+				if (k)
+					kind_add(k, row, &rds);
+			}
 		}
 	}
+	for (i = 0; i < nk; i++)
+		kind_row(&kinds[i], out);
+	free(kinds);
 }
 
 /*
@@ -379,6 +496,7 @@ int abtest_compute(const struct results *r, struct abtest *out, struct err *e)
 	effects_compute(fb, xb);
 	effects_compute(fr, xr);
 	effect_rows(xa, xb, xr, out);
+	out->kinds_differ = holm_family(out, "kind", &out->kinds_tested);
 	out->metrics_differ = holm_family(out, "metric", &out->metrics_tested);
 	out->effects_differ = holm_family(out, "effect", &out->effects_tested);
 out:

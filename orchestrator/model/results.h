@@ -302,8 +302,9 @@ struct effects {
 #define AB_MAX_ROWS 256
 
 struct ab_row {
-	char what[16];			/* "metric" or "effect" */
-	char label[160];		/* the cell label, or the effect's name */
+	char what[16];			/* "kind", "metric" or "effect" */
+	char label[160];		/* the kind (workload[:variant], its cells), the cell label, or the
+					 * effect's name */
 	char metric[REC_KEY_MAX];
 	unsigned pairs;			/* rounds with both arms (paired), else 0 */
 	unsigned boots_a, boots_b;	/* boots behind each arm's value */
@@ -321,6 +322,7 @@ struct abtest {
 	char a[256], b[256];		/* what each arm ran */
 	size_t n;
 	struct ab_row rows[AB_MAX_ROWS];
+	size_t kinds_tested, kinds_differ;	/* each gated metric over a workload's cells */
 	size_t metrics_tested, metrics_differ, effects_tested, effects_differ;
 };
 

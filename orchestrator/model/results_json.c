@@ -636,6 +636,8 @@ static const struct jt_field ab_fields[] = {
 	{ AB("axis", JT_STR, axis, DER) },
 	{ AB("a", JT_STR, a, DER) },
 	{ AB("b", JT_STR, b, DER) },
+	{ AB("kinds_tested", JT_INT, kinds_tested, DER) },
+	{ AB("kinds_differ", JT_INT, kinds_differ, DER) },
 	{ AB("metrics_tested", JT_INT, metrics_tested, DER) },
 	{ AB("metrics_differ", JT_INT, metrics_differ, DER) },
 	{ AB("effects_tested", JT_INT, effects_tested, DER) },

@@ -30,7 +30,7 @@ static void print_family(const struct abtest *ab, const char *what, FILE *out)
 	size_t i;
 
 	fprintf(out, "  %-58s %-18s %10s %10s  %-24s %7s  %s\n", effect ? "split effect (% of time THP saves)" :
-		"cell", effect ? "metric" : "metric", "A", "B", effect ? "THP speed-up B/A" : "B/A [95% CI]",
+		strcmp(what, "kind") ? "cell" : "metric kind (geometric mean over its cells)", "metric", "A", "B", effect ? "THP speed-up B/A" : "B/A [95% CI]",
 		"p Holm", "verdict");
 	for (i = 0; i < ab->n; i++) {
 		const struct ab_row *r = &ab->rows[i];
@@ -63,10 +63,13 @@ void abtest_print(const struct abtest *ab, FILE *out)
 	fprintf(out, "\n%s B vs A, inside this run (A: %s, B: %s): B/A as a ratio of geometric means over boots, "
 		     "95%% CI on the log scale, paired by round (each round boots every host setting once with "
 		     "each); DIFFERS = Holm-adjusted two-sided p < 0.05 in its family\n", ab->axis, ab->a, ab->b);
+	print_family(ab, "kind", out);
+	fprintf(out, "\n");
 	print_family(ab, "metric", out);
 	fprintf(out, "\n");
 	print_family(ab, "effect", out);
-	fprintf(out, "\n%s B vs A: %zu of %zu gated metric(s) differ; %zu of %zu split effect(s) differ (the cell "
-		     "table and the split above pool both arms' boots)\n", ab->axis, ab->metrics_differ, ab->metrics_tested,
-		ab->effects_differ, ab->effects_tested);
+	fprintf(out, "\n%s B vs A: %zu of %zu metric kind(s), %zu of %zu gated cell metric(s), %zu of %zu split "
+		     "effect(s) differ (the cell table and the split above pool both arms' boots)\n", ab->axis,
+		ab->kinds_differ, ab->kinds_tested, ab->metrics_differ, ab->metrics_tested, ab->effects_differ,
+		ab->effects_tested);
 }

@@ -2,8 +2,8 @@
  * tests for orchestrator/analysis/abtest.c: the in-run A/B comparison on
  * planted boots with known answers: a paired ratio whose round-to-round drift
  * cancels, an A/A run that differs nowhere, the Welch fallback when no round
- * has both arms, a split effect that changes between the arms, Holm over a
- * family, and a run without an A/B axis.
+ * has both arms, a split effect that changes between the arms, a metric kind
+ * over its cells, Holm over a family, and a run without an A/B axis.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,6 +120,8 @@ static void test_paired_ratio(void **state)
 	assert_true(row->differs);
 	assert_int_equal(ab->metrics_tested, 1);
 	assert_int_equal(ab->metrics_differ, 1);
+	row = find_row(ab, "kind", "access_ns", "memset: 1 cell(s)");
+	assert_float_equal(row->ratio, 1.25, 1e-9);	/* one cell: the kind is that cell */
 	results_release(r);
 	free(r);
 	free(ab);
@@ -239,6 +241,21 @@ static void test_effect_changes(void **state)
 	row = find_row(ab, "metric", "access_ns", "never/never/memset");
 	assert_float_equal(row->ratio, 1.0, 0.01);
 	assert_false(row->differs);
+	/* Holm over the two cell rows: the smaller p doubled, the larger kept (never below it) */
+	{
+		const struct ab_row *x = find_row(ab, "metric", "access_ns", "always/never/memset"), *y = row;
+		const struct ab_row *lo = x->p < y->p ? x : y, *hi = x->p < y->p ? y : x;
+
+		assert_float_equal(lo->p_holm, fmin(1, 2 * lo->p), 1e-15);
+		assert_float_equal(hi->p_holm, fmax(lo->p_holm, hi->p), 1e-15);
+	}
+	/* the kind: the geometric mean of its two cells' ratios, paired over the 4 rounds */
+	row = find_row(ab, "kind", "access_ns", "memset: 2 cell(s)");
+	assert_true(row->tested);
+	assert_int_equal(row->pairs, 4);
+	assert_float_equal(row->ratio, sqrt(0.9 / 0.8), 0.01);
+	assert_true(row->differs);
+	assert_int_equal(ab->kinds_tested, 1);
 	results_release(r);
 	free(r);
 	free(ab);
