@@ -29,7 +29,7 @@ static void print_family(const struct abtest *ab, const char *what, FILE *out)
 	bool effect = !strcmp(what, "effect");
 	size_t i;
 
-	fprintf(out, "  %-58s %-18s %10s %10s  %-24s %7s  %s\n", effect ? "split effect (% of time THP saves)" :
+	fprintf(out, "  %-64s %-18s %10s %10s  %-24s %7s  %s\n", effect ? "split effect (% of time THP saves)" :
 		strcmp(what, "kind") ? "cell" : "metric kind (geometric mean over its cells)", "metric", "A", "B", effect ? "THP speed-up B/A" : "B/A [95% CI]",
 		"p Holm", "verdict");
 	for (i = 0; i < ab->n; i++) {
@@ -45,7 +45,7 @@ static void print_family(const struct abtest *ab, const char *what, FILE *out)
 			snprintf(p, sizeof(p), "%.3f", r->p_holm);
 		else
 			snprintf(p, sizeof(p), "-");
-		fprintf(out, "  %-58.58s %-18s %10s %10s  %-24s %7s  %s", r->label, r->metric, a, b, ratio, p,
+		fprintf(out, "  %-64.64s %-18s %10s %10s  %-24s %7s  %s", r->label, r->metric, a, b, ratio, p,
 			r->tested ? (r->differs ? "DIFFERS" : "same") : "untested");
 		if (r->tested)
 			fprintf(out, " (%s, %u %s)\n", r->method, !strcmp(r->method, "paired") ? r->pairs :
