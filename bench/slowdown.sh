@@ -8,7 +8,8 @@
 #
 # Writes bench/results/slowdown-MODE.json: the run's "ab" section (each memset
 # metric kind, cell and split effect, B/A with its 95% interval and Holm
-# verdict) and the load average around the run. BENCH_BOOTS (3) rounds,
+# verdict) and the load average around the run; the run itself (results.json,
+# each guest's domain XML and console log) in bench/results/slowdown-MODE.run/. BENCH_BOOTS (3) rounds,
 # BENCH_SIZE (64M) buffers in 512M guests; about 7 minutes under TCG.
 set -eu
 cd "$(dirname "$0")/.."
@@ -34,5 +35,7 @@ jq --arg mode "$MODE" --argjson l0 "$load0" --argjson l1 "$load1" \
 	'{mode: $mode, load_before: $l0, load_after: $l1, rounds: .settings.rounds, ab: .ab}' \
 	"$WORK/run/results.json" >"$out.tmp"
 mv "$out.tmp" "$out"
+rm -rf "${out%.json}.run"
+cp -r "$WORK/run" "${out%.json}.run"	# results.json, each guest's XML and console log
 sed -n '/ B vs A, inside/,/ B vs A: /p' "$WORK/run.out"
 echo "slowdown: $out"
