@@ -8,6 +8,7 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/analysis/abtest.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/report/fleet.h"
 #include "orchestrator/history/histdb.h"
@@ -194,7 +195,7 @@ int cmd_report(int argc, char **argv_in)
 		rc = CMD_USAGE;
 		goto out;
 	}
-	if (results_load(argv[first], res, &e) || effects_attach(res, &e)) {
+	if (results_load(argv[first], res, &e) || effects_attach(res, &e) || abtest_attach(res, &e)) {
 		rc = cmd_fail(&e, CMD_ERROR);
 		goto out;
 	}

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "orchestrator/analysis/abtest.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/cmd/commands.h"
@@ -341,7 +342,7 @@ int cmd_run(int argc, char **argv)
 	{
 		struct err fe = ERR_INIT;
 
-		if (effects_attach(res, &fe))
+		if (effects_attach(res, &fe) || abtest_attach(res, &fe))
 			fprintf(stderr, "thpeval: warning: %s\n", fe.msg);
 	}
 	if (res->ncells)

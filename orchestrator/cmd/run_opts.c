@@ -18,6 +18,7 @@
 #include "orchestrator/history/histdb.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/virt/virt.h"
@@ -31,7 +32,7 @@ enum run_opt {
 	RO_MAX_REPS, RO_BUDGET, RO_TARGET, RO_BACKING, RO_FORMAT, RO_DB, RO_BASELINE, RO_THRESHOLD,
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
-	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON,
+	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
 };
 
 static const struct opt run_opts[] = {
@@ -72,6 +73,7 @@ static const struct opt run_opts[] = {
 	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
 	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
+	{ "emulator", "PATH[,PATH]", "libvirt's", "the QEMU binary of every guest (libvirt <emulator>); with two, an A/B axis of the run: every host setting of every round boots once with each, in the rounds' interleaved order, and each gated metric and split effect is compared B against A over the run's boots ('emulator B vs A' in results.txt, \"ab\" in results.json); the same path twice is an A/A check. Each must be an executable file", RO_EMULATOR },
 	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", RO_GUEST_BIN },
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
@@ -407,6 +409,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
 	case RO_OUT:
 		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
+	case RO_EMULATOR:
+		return ab_emulator_parse(c, arg, e);
 	case RO_KERNEL:
 		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
 	case RO_GUEST_BIN:

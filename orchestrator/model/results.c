@@ -24,6 +24,8 @@ void results_release(struct results *r)
 	free(r->cells);
 	free(r->guests);
 	free(r->effects);
+	free(r->ab);
+	r->ab = NULL;
 	free(r->frags);
 	r->frags = NULL;
 	r->nfrags = r->cap_frags = 0;

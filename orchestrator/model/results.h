@@ -102,6 +102,8 @@ struct guest_log {
 	double total_s;
 	unsigned records, rejected;
 	char guest_kernel[64];
+	char emulator[256];		/* the QEMU binary (--emulator), "" when libvirt chose it */
+	char arm[4];			/* the A/B arm this boot belongs to: "A", "B"; "" without an A/B axis */
 };
 
 /* the fragmented-host arm of one host group */
@@ -177,6 +179,7 @@ struct run_settings {			/* echo of the configuration */
 	char uri[256];
 	char kcompile[128];		/* "CONFIG:TARGET" when kcompile ran, else "" */
 	char srcdisk_id[20];		/* the kernel source disk kcompile used, else "" */
+	char emulator[2 * 256 + 2];	/* --emulator as given: "A" or "A,B"; "" when libvirt chose */
 };
 
 struct effects;
@@ -206,6 +209,8 @@ struct results {
 					 * before; owned here */
 	size_t nfrags, cap_frags;
 	struct frag_log *frags;
+	struct abtest *ab;		/* below; the in-run A/B comparison (analysis/abtest.c), NULL
+					 * without an A/B axis; owned here */
 };
 
 void results_init(struct results *r);
@@ -310,6 +315,39 @@ struct effects {
 	struct effect e[EFFECTS_MAX];
 	size_t nvar;
 	struct effect_var var[EFFECTS_MAX_VAR];
+};
+
+
+/*
+ * The in-run A/B comparison of a run with two emulators: each gated metric
+ * of each cell and each split effect, arm B against arm A over the run's
+ * boots. analysis/abtest.c computes it; the model only stores it.
+ */
+#define AB_MAX_ROWS 256
+
+struct ab_row {
+	char what[16];			/* "kind", "metric" or "effect" */
+	char label[160];		/* the kind (workload[:variant], its cells), the cell label, or the
+					 * effect's name */
+	char metric[REC_KEY_MAX];
+	unsigned pairs;			/* rounds with both arms (paired), else 0 */
+	unsigned boots_a, boots_b;	/* boots behind each arm's value */
+	char method[16];		/* "paired" (by round), "welch" (over boots) */
+	double a, b;			/* each arm's value: the geometric mean, or the effect in % */
+	double log_ratio, log_se, df;	/* ln(B/A) (metric) or effect B - effect A (log scale), its SE */
+	double ratio, ratio_lo, ratio_hi;	/* exp(log_ratio) and its 95% interval */
+	double p, p_holm;		/* two-sided p of "no difference"; Holm-adjusted in its family */
+	bool tested, differs;		/* differs: Holm-adjusted p < 0.05 */
+	char note[160];			/* why not tested */
+};
+
+struct abtest {
+	char axis[16];			/* "emulator" */
+	char a[256], b[256];		/* what each arm ran */
+	size_t n;
+	struct ab_row rows[AB_MAX_ROWS];
+	size_t kinds_tested, kinds_differ;	/* each gated metric over a workload's cells */
+	size_t metrics_tested, metrics_differ, effects_tested, effects_differ;
 };
 
 #endif

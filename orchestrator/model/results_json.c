@@ -377,6 +377,9 @@ static const struct jt_field guest_fields[] = {
 	{ GL("index", JT_INT, index, JT_OPT) },
 	{ GL("concurrency", JT_INT, concurrency, JT_OPT | JT_WDEF, .idef = 1) },
 	{ GL("guest_mthp_sizes_kb", JT_STR, mthp_sizes_kb, JT_OPT | JT_NULL | JT_WNULL) },
+	/* --emulator: the QEMU binary of this boot and, with two, its A/B arm */
+	{ GL("emulator", JT_STR, emulator, JT_OPT | JT_IFSET, .cond = offsetof(struct guest_log, emulator)) },
+	{ GL("ab_arm", JT_STR, arm, JT_OPT | JT_IFSET, .cond = offsetof(struct guest_log, arm)) },
 	{ GL("cells", JT_ARR, cs, JT_OPT | JT_INLINE, .count = offsetof(struct guest_log, ncs),
 	  .cap = GLOG_MAX_CELLS, .sub = &cellstat_jt) },
 };
@@ -622,6 +625,89 @@ static int l_effects(const struct jt_ctx *c, json_object *v, const char *at, voi
 	return rc;
 }
 
+/* ---- the in-run A/B comparison: the analysis', checked on reading and recomputed ------- */
+
+/* the rows of an abtest as an array */
+static json_object *w_ab_rows(const void *base, const struct jt_field *f)
+{
+	const struct abtest *ab = base;
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < ab->n; i++)
+		json_object_array_add(a, jt_write(f->sub, &ab->rows[i]));
+	return a;
+}
+
+#define AR(k, kind, m, ...) JT_F(k, kind, struct ab_row, m, __VA_ARGS__)
+static const struct jt_field ab_row_fields[] = {
+	{ AR("what", JT_STR, what, DER) },
+	{ AR("label", JT_STR, label, DER) },
+	{ AR("metric", JT_STR, metric, DER) },
+	{ AR("a", JT_DOUBLE, a, DER) },
+	{ AR("b", JT_DOUBLE, b, DER) },
+	{ AR("ratio_b_a", JT_DOUBLE, ratio, DER) },
+	{ AR("ci95_low", JT_DOUBLE, ratio_lo, DER) },
+	{ AR("ci95_high", JT_DOUBLE, ratio_hi, DER) },
+	{ AR("log_ratio", JT_DOUBLE, log_ratio, DER) },
+	{ AR("log_se", JT_DOUBLE, log_se, DER) },
+	{ AR("df", JT_DOUBLE, df, DER) },
+	{ AR("method", JT_STR, method, DER | JT_WNULL) },
+	{ AR("pairs", JT_INT, pairs, DER) },
+	{ AR("boots_a", JT_INT, boots_a, DER) },
+	{ AR("boots_b", JT_INT, boots_b, DER) },
+	{ AR("p", JT_DOUBLE, p, DER) },
+	{ AR("p_holm", JT_DOUBLE, p_holm, DER) },
+	{ AR("tested", JT_BOOL, tested, DER) },
+	{ AR("differs", JT_BOOL, differs, DER) },
+	{ AR("note", JT_STR, note, DER | JT_WNULL) },
+};
+static const struct jt_table ab_row_jt = JT_TABLE(struct ab_row, ab_row_fields);
+
+#define AB(k, kind, m, ...) JT_F(k, kind, struct abtest, m, __VA_ARGS__)
+static const struct jt_field ab_fields[] = {
+	{ AB("axis", JT_STR, axis, DER) },
+	{ AB("a", JT_STR, a, DER) },
+	{ AB("b", JT_STR, b, DER) },
+	{ AB("kinds_tested", JT_INT, kinds_tested, DER) },
+	{ AB("kinds_differ", JT_INT, kinds_differ, DER) },
+	{ AB("metrics_tested", JT_INT, metrics_tested, DER) },
+	{ AB("metrics_differ", JT_INT, metrics_differ, DER) },
+	{ AB("effects_tested", JT_INT, effects_tested, DER) },
+	{ AB("effects_differ", JT_INT, effects_differ, DER) },
+	{ AB("rows", JT_CUSTOM, rows, DER, .count = offsetof(struct abtest, n), .sub = &ab_row_jt,
+	     .write = w_ab_rows, .load = l_effects) },
+};
+static const struct jt_table ab_jt = JT_TABLE(struct abtest, ab_fields);
+
+/* "ab": the comparison as an object; null with one emulator */
+static json_object *w_ab(const void *base, const struct jt_field *f)
+{
+	const struct abtest *ab = ((const struct results *)base)->ab;
+
+	(void)f;
+	return ab ? jt_write(&ab_jt, ab) : NULL;
+}
+
+static int l_ab(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct abtest *scratch;
+	int rc;
+
+	(void)base;
+	(void)f;
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_object))
+		return jt_bad_type(c, at, "an object or null", v);
+	scratch = calloc(1, sizeof(*scratch));
+	if (!scratch)
+		return err_set(c->e, -ENOMEM, "out of memory reading '%s'", c->name);
+	rc = jt_load(c, &ab_jt, v, at, scratch);
+	free(scratch);
+	return rc;
+}
+
 /* ---- the document --------------------------------------------------------------------- */
 
 static json_object *w_schema(const void *base, const struct jt_field *f)
@@ -747,6 +833,7 @@ static const struct jt_field settings_fields[] = {
 	{ ST("host_state", JT_STR, host_state_list, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
 	{ ST("mthp_sweep", JT_BOOL, mthp_sweep, JT_OPT) },
 	{ ST("guest_mthp", JT_STR, guest_mthp, JT_OPT | JT_NULL | JT_WNULL) },
+	{ ST("emulator", JT_STR, emulator, JT_OPT | JT_IFSET, .cond = offsetof(struct run_settings, emulator)) },
 };
 static const struct jt_table settings_jt = JT_TABLE(struct run_settings, settings_fields);
 
@@ -771,6 +858,9 @@ static const struct jt_field results_fields[] = {
 	       .sub = &effect_jt, .write = w_effects, .load = l_effects) },
 	{ JT_F("variance", JT_CUSTOM, struct effects, var, JT_OPT | JT_DERIVED,
 	       .count = offsetof(struct effects, nvar), .sub = &variance_jt, .write = w_effects, .load = l_effects) },
+	/* with --emulator=A,B (results->ab); null with one emulator */
+	{ .key = "ab", .kind = JT_CUSTOM, .flags = JT_OPT | JT_NULL | JT_DERIVED | JT_IFSET,
+	  .cond = offsetof(struct results, settings.emulator), .write = w_ab, .load = l_ab },
 };
 const struct jt_table results_jt = JT_TABLE(struct results, results_fields);
 

@@ -1,4 +1,5 @@
 #include "orchestrator/report/text.h"
+#include "orchestrator/report/abtest_text.h"
 #include "orchestrator/report/render.h"
 
 #include <errno.h>
@@ -125,6 +126,7 @@ static void print_table(const struct results *r, FILE *out)
 	print_cold_evidence(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);
+	abtest_print(r->ab, out);
 	if (sizing_applies(r))
 		sizing_print(r, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"

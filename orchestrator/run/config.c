@@ -144,6 +144,8 @@ int run_config_check(struct run_config *c, struct err *e)
 				       (unsigned long long)((c->memory + (c->hugetlb_kb[i] << 10) - 1) /
 							    (c->hugetlb_kb[i] << 10) * (c->hugetlb_kb[i] >> 10)));
 
+	if (c->n_emulator && !c->target_guest)
+		return err_set(e, -EINVAL, "--emulator runs guests: drop it with --target=host");
 	if (c->size + margin > c->memory)
 		return err_set(e, -EINVAL,
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",

@@ -115,6 +115,8 @@ struct run_config {
 	struct exec_opts exec;		/* the exec workload's command (--exec...) */
 	char image_pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];	/* --image-packages */
 	size_t n_image_pkgs;
+	char emulator[2][256];		/* --emulator=A[,B] (run/abaxis.h); none: libvirt chooses */
+	unsigned n_emulator;
 };
 
 /*

@@ -11,6 +11,7 @@
 
 #include "lib/clock.h"
 #include "lib/fstree.h"
+#include "orchestrator/run/abaxis.h"
 
 /* bytes of the kernel command line an x86 guest keeps (COMMAND_LINE_SIZE 2048, with its NUL) */
 #define GUEST_CMDLINE_MAX 2047
@@ -122,6 +123,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	log->index = gi;
 	log->concurrency = n;
 	log->round = round;
+	snprintf(log->emulator, sizeof(log->emulator), "%s", ab_emulator(cfg, hg->arm) ? ab_emulator(cfg, hg->arm) : "");
+	snprintf(log->arm, sizeof(log->arm), "%s", ab_arm_name(cfg, hg->arm));
 	snprintf(log->status, sizeof(log->status), "failed");
 	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, gr->name) >=
 		    (int)sizeof(log->xml_path) ||
@@ -166,6 +169,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.memfd = cfg->memfd && !hg->hugetlb_kb;
 	spec.hugetlb_kb = hg->hugetlb_kb;
 	spec.description = "thpeval guest";
+	spec.emulator = ab_emulator(cfg, hg->arm);
 	spec.emulator_pin = -1;
 	if (cfg->pin && guest_pins(cfg, gi, n, pins)) {
 		spec.vcpu_pin = pins;

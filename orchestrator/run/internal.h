@@ -30,6 +30,7 @@ struct host_group {
 	enum prefault prefault;
 	enum host_state host_state;
 	uint64_t hugetlb_kb;		/* a reference arm: guest RAM on hugetlbfs pages of this size; 0: THP */
+	unsigned arm;			/* the A/B arm its guests boot with (run/abaxis.h); 0 without one */
 };
 
 /* per-size mTHP counters of one size (host-wide), for coverage below PMD size */

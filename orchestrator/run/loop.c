@@ -1,4 +1,5 @@
 #include "orchestrator/run/internal.h"
+#include "orchestrator/analysis/abtest.h"
 #include "orchestrator/analysis/stopping.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include "lib/fstree.h"
 #include "orchestrator/model/results_json.h"
 #include "lib/wltraits.h"
+#include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)
@@ -230,7 +232,7 @@ static void save_partial(struct results *res, const struct run_config *cfg, cons
 	struct err e = ERR_INIT;
 
 	results_finish(res, cfg->min_coverage);
-	if (effects_attach(res, &e) || results_write_json(res, path, &e))
+	if (effects_attach(res, &e) || abtest_attach(res, &e) || results_write_json(res, path, &e))
 		fprintf(stderr, "thpeval: warning: %s\n", e.msg);
 }
 
@@ -248,7 +250,8 @@ struct run_state {
 	struct host_plan hp;
 	struct thp_setting hthp[THP_LIST_MAX];	/* host treatments: --host-thp + the sweep's sizes */
 	size_t nh;
-	struct host_group groups[2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) * PREFAULT__COUNT];
+	/* host state x A/B arm x host setting x allocation */
+	struct host_group groups[2 * 2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) * PREFAULT__COUNT];
 	size_t ngroups;
 	bool kc;			/* kcompile planned: the kernel source disk */
 	struct srcdisk sd;
@@ -309,6 +312,7 @@ static void echo_settings(const struct run_config *cfg, struct results *res)
 	snprintf(s->guest_thp_list, sizeof(s->guest_thp_list), "never");
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", thp_mode_name(cfg->guest_thp[i].mode));
+	ab_echo(cfg, res);
 }
 
 /* the host as found: its THP support, the settings to evaluate, room for the guests */
@@ -477,17 +481,21 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	return 0;
 }
 
-/* host groups: host state x allocation mode x (never, each treatment, the hugetlbfs arms) */
+/* host groups: host state x A/B arm x allocation mode x (never, each treatment, the hugetlbfs arms) */
 static void build_groups(struct run_state *st)
 {
 	const struct run_config *cfg = st->cfg;
 	size_t i, p, s;
+	unsigned a;
 
 	st->ngroups = 0;
 	for (s = 0; s < cfg->n_host_state; s++)
+		for (a = 0; a < ab_arms(cfg); a++)
 		for (p = 0; p < cfg->n_prefault; p++)
 			for (i = 0; i <= st->nh + cfg->n_hugetlb; i++) {
 				struct host_group *g = &st->groups[st->ngroups++];
+
+				g->arm = a;
 
 				g->hugetlb_kb = i > st->nh ? cfg->hugetlb_kb[i - st->nh - 1] : 0;
 				/* a hugetlbfs arm: THP off (guest RAM is hugetlb) */
@@ -573,18 +581,20 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	int r;
 
 	memset(&fr, 0, sizeof(fr));
-	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s",
+	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s%s%s",
 		   res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
-		   hg->host_state != HOST_FRESH ? "/fragmented" : "");
+		   hg->host_state != HOST_FRESH ? "/fragmented" : "", ab_arms(st->cfg) > 1 ? "@" : "",
+		   ab_arm_name(st->cfg, hg->arm));
 	r = group_enter(st, hg, round, &fr, &fl, e);
 	if (r) {
 		frag_undo(io, &st->hs, &fr, fl);
 		return r;
 	}
 	have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
-	run_note(io, "round %u, host THP %s, allocation %s%s%s (group %zu of %zu this round)", round + 1, hg->host_thp,
-		 prefault_name(hg->prefault), hg->host_state != HOST_FRESH ? ", host " : "",
-		 hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "", i + 1, st->ngroups);
+	run_note(io, "round %u, host THP %s, allocation %s%s%s%s%s (group %zu of %zu this round)", round + 1,
+		 hg->host_thp, prefault_name(hg->prefault), hg->host_state != HOST_FRESH ? ", host " : "",
+		 hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "",
+		 ab_arms(st->cfg) > 1 ? ", emulator " : "", ab_arm_name(st->cfg, hg->arm), i + 1, st->ngroups);
 	if (io->bar) {
 		char name[96];
 

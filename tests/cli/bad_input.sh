@@ -406,6 +406,18 @@ r 2 "workload-opts: a run option" --workload-opts=memset:size=2M
 r 2 "workload-opts: a workload not run" --workload-opts=redis:dataset=4G --workloads=memset
 r 2 "workload-opts: an unknown parameter" --workload-opts=memset:nosuch=1
 r 2 "workload-opts: newline" --workload-opts="$NL"
+touch "$WORK/not-executable"
+r 2 "emulator: missing file" --emulator=/nonexistent/qemu-system-x86_64
+r 2 "emulator: not executable" --emulator="$WORK/not-executable"
+r 2 "emulator: a directory" --emulator=/usr/bin
+r 2 "emulator: relative path" --emulator=qemu-system-x86_64
+r 2 "emulator: three" --emulator=/bin/true,/bin/true,/bin/true
+r 2 "emulator: empty second" --emulator=/bin/true,
+r 2 "emulator: empty first" --emulator=,/bin/true
+r 2 "emulator: missing second" --emulator=/bin/true,/nonexistent/qemu
+r 2 "emulator: metacharacters" --emulator="$META1"
+r 2 "emulator: 5000 bytes" --emulator="/$LONG"
+r 2 "emulator: on the bare host" --emulator=/bin/true --target=host
 
 # run: accepted options that must still stop before the host or a guest
 r 1 "host-thp: a size this kernel does not offer" --host-thp=4096K:always

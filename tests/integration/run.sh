@@ -145,13 +145,28 @@ fi
 # memfd RAM is shmem, governed by the shmem knobs (not 'enabled'): where none of
 # them allows 2M pages the setting says always, the evidence says no huge pages,
 # and the cell must be marked invalid. Where one does (memfd_huge_knobs), the
-# cell may well be valid: only thpeval's validity rule is checked then
+# cell may well be valid: only thpeval's validity rule is checked then.
+# The same run is an A/A of --emulator (one QEMU as both arms, 4 short boots more):
+# every host group of every round boots once with each arm, each boot names its
+# QEMU in results.json and the domain XML, and the comparison is in both reports
 mk=$(memfd_huge_knobs)
+QEMU=$(command -v qemu-system-x86_64 || echo /usr/bin/qemu-system-x86_64)
 it_run 1800 720 "$WORK/rb.out" "$WORK/rb.err" "$BIN" run --host-thp=always --guest-thp=never --host-backing=memfd \
 	--boots=2 --reps=1 --warmup=0 --memory=512M --size=16M --accesses=20000 --timeout=10m --state-dir="$STATE" \
-	--db="$WORK/history.db" --out="$WORK/rb"
+	--emulator="$QEMU,$QEMU" --db="$WORK/history.db" --out="$WORK/rb"
 J=$WORK/rb/results.json
 if it_over "memfd run"; then :; elif [ -s "$J" ]; then
+	arms=$(jq -r '[.guests | group_by([.round, .host_thp])[] | map(.ab_arm) | sort | join("")] | unique | join(" ")' "$J")
+	[ "$arms" = AB ] && ok "emulator A/A: each host setting of each round booted once with each arm" ||
+		ko "emulator A/A: arms per round and host setting: '$arms'"
+	nx=$(jq -r --arg q "$QEMU" '[.guests[] | select(.emulator == $q)] | length' "$J")
+	xml=$(jq -r '.guests[0].domain_xml' "$J")
+	[ "$nx" = "$(jq '.guests | length' "$J")" ] && grep -q "<emulator>$QEMU</emulator>" "$xml" &&
+		ok "emulator A/A: every boot names its QEMU (results.json, domain XML)" || ko "emulator A/A: $nx boots name $QEMU"
+	nt=$(jq -r '.ab.metrics_tested' "$J")
+	[ "$nt" -gt 0 ] 2>/dev/null && grep -q '^emulator B vs A' "$WORK/rb.out" &&
+		ok "emulator A/A: $nt gated metric(s) compared, $(jq -r .ab.metrics_differ "$J") differ (Holm, 5%)" ||
+		ko "emulator A/A: no comparison in results.json ('$nt') or on stdout"
 	mm=$(validity_mismatches "$J")
 	[ "$mm" = "[]" ] && ok "memfd run: every cell's validity follows its coverage evidence" ||
 		ko "memfd run: validity contradicts the coverage evidence: $mm"

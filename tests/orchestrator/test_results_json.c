@@ -82,6 +82,8 @@ static void full_guest(struct results *r, unsigned idx, const char *host)
 	g->records = 40 + idx;
 	g->rejected = idx;
 	SET(g->guest_kernel, "6.1.0-guest");
+	SET(g->emulator, idx ? "/opt/qemu-b/qemu-system-x86_64" : "/usr/bin/qemu-system-x86_64");
+	SET(g->arm, idx ? "B" : "A");
 	cs = guest_cellstat(g, "always", "memset");
 	assert_non_null(cs);
 	cs->reps = 3;
@@ -197,6 +199,46 @@ static void full_effects(struct results *r)
 	r->effects = x;
 }
 
+/* the in-run A/B comparison: a tested metric row and an untested effect row */
+static void full_ab(struct results *r)
+{
+	struct abtest *ab = calloc(1, sizeof(*ab));
+	struct ab_row *w;
+
+	assert_non_null(ab);
+	SET(ab->axis, "emulator");
+	SET(ab->a, "/usr/bin/qemu-system-x86_64");
+	SET(ab->b, "/opt/qemu-b/qemu-system-x86_64");
+	w = &ab->rows[ab->n++];
+	SET(w->what, "metric");
+	SET(w->label, "never/never/memset");
+	SET(w->metric, "access_ns");
+	w->pairs = 3;
+	w->boots_a = w->boots_b = 3;
+	SET(w->method, "paired");
+	w->a = 100;
+	w->b = 125;
+	w->log_ratio = 0.25;
+	w->log_se = 0.0625;
+	w->df = 2;
+	w->ratio = 1.25;
+	w->ratio_lo = 1.125;
+	w->ratio_hi = 1.5;
+	w->p = 0.0078125;
+	w->p_holm = 0.015625;
+	w->tested = w->differs = true;
+	w = &ab->rows[ab->n++];
+	SET(w->what, "effect");
+	SET(w->label, "host tlb memset, host always guest never (at guest never)");
+	SET(w->metric, "access_ns");
+	w->a = 12.5;
+	w->b = w->log_ratio = w->log_se = w->df = w->ratio = w->ratio_lo = w->ratio_hi = NAN;
+	w->p = w->p_holm = NAN;
+	SET(w->note, "fewer than 2 boots of an arm");
+	ab->metrics_tested = ab->metrics_differ = 1;
+	r->ab = ab;
+}
+
 /* every field of the model set, each optional part both present and absent where it can be */
 static struct results *full_model(void)
 {
@@ -257,6 +299,7 @@ static struct results *full_model(void)
 	SET(s->uri, "qemu:///system");
 	SET(s->kcompile, "tinyconfig:vmlinux");
 	SET(s->srcdisk_id, "fedcba9876543210");
+	SET(s->emulator, "/usr/bin/qemu-system-x86_64,/opt/qemu-b/qemu-system-x86_64");
 	r->started = 1795989451;
 	r->finished = 1795990000;
 	SET(r->status, "interrupted");
@@ -270,6 +313,7 @@ static struct results *full_model(void)
 	full_frag(r, false);
 	results_finish(r, 90);
 	full_effects(r);
+	full_ab(r);
 	return r;
 }
 
@@ -331,6 +375,9 @@ static void test_load_golden(void **state)
 	assert_null(r->effects);
 	r->effects = full->effects;
 	full->effects = NULL;
+	assert_null(r->ab);
+	r->ab = full->ab;
+	full->ab = NULL;
 	if (results_to_json_text(r, &w, &wl, &e))
 		fail_msg("%s", e.msg);
 	g = fixture_slurp(golden, &gl);
