@@ -159,7 +159,7 @@ else
 	if grep -q s3cretPW "$logf"; then
 		ko "thpeval.log holds the --db password: $(grep s3cretPW "$logf" | head -n 2 | tr '\n' ' ')"
 	elif grep -qF -- "--db=postgresql://<not shown>" "$logf" && grep -q "^\\$ $WORK/fakerun run " "$logf" &&
-		grep -qx "ran with 8 arguments" "$logf"; then
+		grep -qx "ran with 9 arguments" "$logf"; then
 		ok "thpeval.log: the command line without the --db URI's parts, and the output"
 	else
 		ko "thpeval.log: $(head -c 400 "$logf" | tr '\n' '|')"
