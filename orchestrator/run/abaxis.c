@@ -11,12 +11,15 @@ static int check_emulator(const char *path, struct err *e)
 	struct stat st;
 
 	if (path[0] != '/')
-		return err_set(e, -EINVAL, "'%.200s' is not an absolute path: give the QEMU binary's full path, "
-			       "e.g. /usr/bin/qemu-system-x86_64", path);
-	if (stat(path, &st))
-		return err_set(e, -errno, "'%.200s': %s", path, strerror(errno));
+		return err_set(e, -EINVAL, "not an absolute path: give the QEMU binary's full path, "
+			       "e.g. /usr/bin/qemu-system-x86_64: %s", err_q(path));
+	if (stat(path, &st)) {
+		int saved = errno;
+
+		return err_set(e, -saved, "%s: %s", strerror(saved), err_q(path));
+	}
 	if (!S_ISREG(st.st_mode) || access(path, X_OK))
-		return err_set(e, -EACCES, "'%.200s' is not an executable file", path);
+		return err_set(e, -EACCES, "not an executable file: %s", err_q(path));
 	return 0;
 }
 
@@ -28,9 +31,9 @@ int ab_emulator_parse(struct run_config *c, const char *arg, struct err *e)
 	int r;
 
 	if (comma && strchr(comma + 1, ','))
-		return err_set(e, -EINVAL, "'%.200s': give one or two QEMU binaries, A or A,B", arg);
+		return err_set(e, -EINVAL, "give one or two QEMU binaries, A or A,B: %s", err_q(arg));
 	if (la == 0 || (comma && !comma[1]))
-		return err_set(e, -EINVAL, "'%.200s' has an empty path: give A or A,B", arg);
+		return err_set(e, -EINVAL, "an empty path: give A or A,B: %s", err_q(arg));
 	if (la >= sizeof(c->emulator[0]) || (comma && strlen(comma + 1) >= sizeof(c->emulator[1])))
 		return err_set(e, -ENAMETOOLONG, "path too long");
 	memcpy(c->emulator[0], arg, la);
