@@ -336,6 +336,10 @@ void history_settings_key(const struct run_settings *s, char *buf, size_t len)
 		     "size_bytes=%llu;accesses=%llu;min_coverage_pct=%.17g;uri=%s",
 		     s->host_thp_list, s->guest_thp_list, s->workloads, s->reps, s->warmup, s->vcpus,
 		     s->memory_bytes, s->size_bytes, s->accesses, s->min_coverage_pct, s->uri);
+	/* a run with --emulator (one QEMU chosen, or an A/B of two) is a setup of its own;
+	 * without it the key stays what it was, so earlier runs keep matching */
+	if (n >= 0 && (size_t)n < len && s->emulator[0])
+		n += snprintf(buf + n, len - (size_t)n, ";emulator=%s", s->emulator);
 	if (n < 0 || (size_t)n >= len)
 		buf[len - 1] = '\0';
 }

@@ -246,6 +246,30 @@ static void test_run_key(void **state)
  * recorded under that key is still known when imported again, without
  * taking the other run for it.
  */
+/* the setup key: --emulator makes a setup of its own; without it the key is an older thpeval's */
+static void test_settings_key_emulator(void **state)
+{
+	static struct run_settings s;
+	char plain[1024], one[1024], ab[1024];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	snprintf(s.host_thp_list, sizeof(s.host_thp_list), "never,always");
+	snprintf(s.guest_thp_list, sizeof(s.guest_thp_list), "never,always");
+	snprintf(s.workloads, sizeof(s.workloads), "memset");
+	s.reps = 3;
+	history_settings_key(&s, plain, sizeof(plain));
+	assert_null(strstr(plain, "emulator"));
+	assert_string_equal(plain + strlen(plain) - 4, "uri=");
+	snprintf(s.emulator, sizeof(s.emulator), "/usr/bin/qemu-system-x86_64");
+	history_settings_key(&s, one, sizeof(one));
+	snprintf(s.emulator, sizeof(s.emulator), "/usr/bin/qemu-system-x86_64,/opt/slow-qemu");
+	history_settings_key(&s, ab, sizeof(ab));
+	assert_string_not_equal(plain, one);
+	assert_string_not_equal(one, ab);
+	assert_string_equal(ab + strlen(plain), ";emulator=/usr/bin/qemu-system-x86_64,/opt/slow-qemu");
+}
+
 static void test_run_key_collision(void **state)
 {
 	struct backend *b = need(state);
@@ -1113,6 +1137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migration_table),
 		cmocka_unit_test(test_run_key),
+		cmocka_unit_test(test_settings_key_emulator),
 		BOTH(test_run_key_collision),
 		BOTH(test_append),
 		BOTH(test_trend),
