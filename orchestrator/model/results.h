@@ -132,6 +132,15 @@ struct frag_log {
 	char error[ERR_MSG_MAX];
 };
 
+/* an effect the stopping rule no longer chased: its target out of reach within the limits */
+#define RES_NOT_CHASED_MAX 16
+struct not_chased {
+	char effect[160];		/* "host prefault (guest always) fault_ns_per_4k" */
+	double target_pct;
+	unsigned boots_needed;		/* projected from its width when it was dropped */
+	unsigned boots_allowed;		/* rounds the budget and --max-reps allowed then */
+};
+
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned boots;			/* asked for per host setting; rounds = what ran */
@@ -143,6 +152,9 @@ struct run_settings {			/* echo of the configuration */
 	double target_ci_host, target_ci_guest;	/* points; 0 = none */
 	double budget_s;		/* 0 = none */
 	char stopped[32];		/* why rounds stopped (stop_verdict_name), "" when fixed */
+	bool stopped_at_minimum;	/* the targets were met at the fewest rounds a target runs */
+	size_t nnot_chased;
+	struct not_chased not_chased[RES_NOT_CHASED_MAX];
 	unsigned long long memory_bytes, size_bytes, accesses, seed;
 	double min_coverage_pct;
 	char host_thp_list[256], guest_thp_list[128], workloads[128];

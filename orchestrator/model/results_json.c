@@ -677,6 +677,15 @@ static const struct jt_field telemetry_fields[] = {
 };
 static const struct jt_table telemetry_jt = JT_TABLE(struct results, telemetry_fields);
 
+#define NC(k, kind, m, ...) JT_F(k, kind, struct not_chased, m, __VA_ARGS__)
+static const struct jt_field not_chased_fields[] = {
+	{ NC("effect", JT_STR, effect, 0) },
+	{ NC("target_pct", JT_DOUBLE, target_pct, 0) },
+	{ NC("boots_needed", JT_INT, boots_needed, 0) },
+	{ NC("boots_allowed", JT_INT, boots_allowed, 0) },
+};
+static const struct jt_table not_chased_jt = JT_TABLE(struct not_chased, not_chased_fields);
+
 #define ST(k, kind, m, ...) JT_F(k, kind, struct run_settings, m, __VA_ARGS__)
 #define KCOMPILE JT_IFSET, .cond = offsetof(struct run_settings, kcompile)
 static const struct jt_field settings_fields[] = {
@@ -697,6 +706,9 @@ static const struct jt_field settings_fields[] = {
 	{ ST("target_ci_guest_pct", JT_DOUBLE, target_ci_guest, JT_OPT | JT_POS) },
 	{ ST("budget_s", JT_DOUBLE, budget_s, JT_OPT | JT_POS) },
 	{ ST("rounds_stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ ST("stopped_at_minimum", JT_BOOL, stopped_at_minimum, JT_OPT) },
+	{ ST("not_chased", JT_ARR, not_chased, JT_OPT | JT_INLINE, .count = offsetof(struct run_settings, nnot_chased),
+	  .cap = RES_NOT_CHASED_MAX, .sub = &not_chased_jt) },
 	{ ST("warmup", JT_INT, warmup, 0) },
 	{ ST("cold_reps", JT_INT, cold_reps, JT_OPT) },
 	{ ST("vcpus", JT_INT, vcpus, 0) },

@@ -86,6 +86,14 @@ static void print_table(const struct results *r, FILE *out)
 	if (r->settings.target_ci_host > 0)
 		fprintf(out, " (CI target host-side %.3g, guest-side %.3g points: %s)", r->settings.target_ci_host,
 			r->settings.target_ci_guest, r->settings.stopped[0] ? r->settings.stopped : "not judged");
+	if (r->settings.stopped_at_minimum)
+		fprintf(out, ", at the minimum");
+	for (i = 0; i < r->settings.nnot_chased; i++) {
+		const struct not_chased *nc = &r->settings.not_chased[i];
+
+		fprintf(out, "\nnot chased: %s: about %u boots for +/-%.3g points, the budget allows %u",
+			nc->effect, nc->boots_needed, nc->target_pct, nc->boots_allowed);
+	}
 	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width (over boot means where a "
 		     "cell ran in 2 or more boots, else over repetitions)\n\n",
 		r->settings.memory_bytes >> 20, r->settings.size_bytes >> 20);

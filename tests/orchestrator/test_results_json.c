@@ -241,7 +241,13 @@ static struct results *full_model(void)
 	s->target_ci_host = 2.5;
 	s->target_ci_guest = 5;
 	s->budget_s = 540;
-	SET(s->stopped, "target met");
+	SET(s->stopped, "reachable targets met");
+	s->stopped_at_minimum = true;
+	s->nnot_chased = 1;
+	SET(s->not_chased[0].effect, "host prefault (guest always) fault_ns_per_4k");
+	s->not_chased[0].target_pct = 15;
+	s->not_chased[0].boots_needed = 160;
+	s->not_chased[0].boots_allowed = 30;
 	s->memory_bytes = 2ull << 30;
 	s->size_bytes = 1ull << 30;
 	s->accesses = 1000000;
