@@ -259,12 +259,20 @@ struct effect {
 	char host_state[16];		/* cells compared: all fresh or all fragmented */
 	bool available;
 	char note[256];			/* why not available, or how it was derived */
-	char method[16];		/* "boots" (Welch over boots) or "one-boot" (repetitions in one boot) */
+	char method[16];		/* "boots" (over boots: Welch, or rounds as blocks) or "one-boot"
+					 * (repetitions in one boot) */
 	double log_est, log_se;		/* the contrast of log times and its standard error */
 	double estimate_pct;		/* (1 - exp(-log_est)) * 100: positive = THP made it faster */
 	double ci95_low_pct, ci95_high_pct;
 	double df;			/* Welch-Satterthwaite degrees of freedom */
 	unsigned boots_min;		/* fewest boots any arm of the contrast had */
+	/* host-side: rounds as blocks (analysis/effects.c eval_rounds, doc/method.md) */
+	char round_estimator[24];	/* "paired by round", "unpaired"; "" guest-side */
+	char round_note[96];		/* why that one */
+	unsigned rounds;		/* complete rounds (every arm ran) */
+	double round_corr;		/* 1 - s_D^2 / sum w^2 s_k^2; NAN unknown */
+	double round_var;		/* the round variance component, log scale, truncated at 0 */
+	double log_se_unpaired, df_unpaired;	/* Welch over boots, for comparison */
 	bool significant;		/* interval excludes 0 */
 	double share_pct;		/* of the same table's total, on the log scale; NAN unless that
 					 * total is significant */

@@ -530,6 +530,13 @@ static const struct jt_field effect_fields[] = {
 	{ EF("log_estimate", JT_DOUBLE, log_est, DER) },
 	{ EF("log_se", JT_DOUBLE, log_se, DER) },
 	{ EF("boots_min", JT_INT, boots_min, DER) },
+	{ EF("round_estimator", JT_STR, round_estimator, DER | JT_WNULL) },
+	{ EF("round_note", JT_STR, round_note, DER | JT_WNULL) },
+	{ EF("rounds", JT_INT, rounds, DER) },
+	{ EF("round_corr", JT_DOUBLE, round_corr, DER) },
+	{ EF("round_var_log", JT_DOUBLE, round_var, DER) },
+	{ EF("log_se_unpaired", JT_DOUBLE, log_se_unpaired, DER) },
+	{ EF("df_unpaired", JT_DOUBLE, df_unpaired, DER) },
 	{ EF("note", JT_STR, note, DER | JT_WNULL) },
 };
 static const struct jt_table effect_jt = JT_TABLE(struct effect, effect_fields);

@@ -171,6 +171,13 @@ static void full_effects(struct results *r)
 	e->ci95_high_pct = 17.25;
 	e->df = 3.5;
 	e->boots_min = 2;
+	SET(e->round_estimator, "paired by round");
+	SET(e->round_note, "4 rounds as blocks");
+	e->rounds = 4;
+	e->round_corr = 0.5;
+	e->round_var = 0.0625;
+	e->log_se_unpaired = 0.046875;
+	e->df_unpaired = 6.25;
 	e->significant = true;
 	e->share_pct = 42.0;
 	e = &x->e[x->n++];
