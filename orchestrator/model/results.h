@@ -30,7 +30,8 @@
 
 struct metric {
 	char name[REC_KEY_MAX];
-	size_t n;
+	size_t n;			/* the samples analysed: those of the boots the cell keeps */
+	size_t nall;			/* all held (0: n): the left-out boots' follow n, kept for results.json */
 	double samples[RES_MAX_SAMPLES];
 	/* the guest boot each sample came from (an index into results.guests), or
 	 * for bare-host cells the round (the host setting is applied anew each round) */
@@ -47,6 +48,13 @@ struct cell_key {
 	const char *workload;
 	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
 	const char *host_state;		/* "fresh" (NULL) or "fragmented" */
+};
+
+/* a boot (a round for bare-host cells) whose evidence failed: out of the cell's samples */
+#define RES_MAX_LEFT_OUT 32
+struct left_out {
+	unsigned boot;
+	char reason[256];
 };
 
 struct cell {
@@ -68,6 +76,10 @@ struct cell {
 	char failures[RES_MAX_FAILURES][200];
 	bool valid;
 	char invalid_reason[256];
+	/* boots left out of a valid cell (an invalid one keeps every sample), and the boots it ran in */
+	size_t nleft;
+	struct left_out left[RES_MAX_LEFT_OUT];
+	unsigned boots_run;
 	/* the workload's own word on its treatment (lib/wltraits.h reason_field of its records:
 	 * zero_page_reason, cov_note), the first one seen; "" none */
 	char treatment_note[200];
@@ -208,6 +220,8 @@ struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
+/* the samples m holds, left-out boots' included */
+size_t metric_nall(const struct metric *m);
 /* a sample of boot 0 (tests, one-boot data) */
 int metric_add(struct metric *m, double v);
 int metric_add_boot(struct metric *m, double v, unsigned boot);
@@ -226,7 +240,18 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 
 /* the cell's summaries: each metric's over boots (summarize_blocked), coverage's over repetitions */
 void cell_summarize(struct cell *c);
-/* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
+/*
+ * The cell's samples of the boots in c->left moved behind each metric's n
+ * (a valid cell only; order kept otherwise), as validity leaves them and a
+ * loaded results.json must again
+ */
+void cell_leave_out(struct cell *c);
+/*
+ * Validity per boot, then summaries (min_cov_pct: huge-page share an "on"
+ * cell must reach): each boot's evidence is judged on its own; a boot whose
+ * evidence fails is left out of the cell with its reason, and the cell is
+ * invalid only when fewer than 2 boots remain (none, of a one-boot cell).
+ */
 void results_finish(struct results *r, double min_cov_pct);
 /*
  * Whether any cell has a measured repetition; where none has, why into why (the

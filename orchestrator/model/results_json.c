@@ -27,7 +27,7 @@ static json_object *w_samples(const void *base, const struct jt_field *f)
 	size_t i;
 
 	(void)f;
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < metric_nall(m); i++)
 		json_object_array_add(a, jt_num(m->samples[i]));
 	return a;
 }
@@ -51,6 +51,7 @@ static int l_samples(const struct jt_ctx *c, json_object *v, const char *at, voi
 			return -EINVAL;
 		m->boot[m->n] = 0;	/* files before boot ids: one boot */
 	}
+	m->nall = m->n;
 	return 0;
 }
 
@@ -62,7 +63,7 @@ static json_object *w_boots(const void *base, const struct jt_field *f)
 	size_t i;
 
 	(void)f;
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < metric_nall(m); i++)
 		json_object_array_add(a, json_object_new_int(m->boot[i]));
 	return a;
 }
@@ -94,7 +95,16 @@ static int l_boots(const struct jt_ctx *c, json_object *v, const char *at, void 
 static json_object *w_n(const void *base, const struct jt_field *f)
 {
 	(void)f;
-	return json_object_new_int64((int64_t)((const struct metric *)base)->s.n);
+	return json_object_new_int64((int64_t)metric_nall(base));
+}
+
+/* the samples of boots the cell left out (they follow the others in samples) */
+static json_object *w_left_out_n(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+
+	(void)f;
+	return json_object_new_int64((int64_t)(metric_nall(m) - m->n));
 }
 
 static int l_n(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
@@ -125,6 +135,7 @@ static const struct jt_field metric_fields[] = {
 	{ MT("samples", JT_CUSTOM, samples, 0, .write = w_samples, .load = l_samples) },
 	{ MT("boot", JT_CUSTOM, boot, JT_OPT, .write = w_boots, .load = l_boots) },
 	{ MT("n", JT_CUSTOM, s.n, JT_DERIVED, .write = w_n, .load = l_n) },
+	{ MT("n_left_out", JT_INT, s.n, JT_OPT | JT_DERIVED, .write = w_left_out_n) },
 	{ MT("mean", JT_DOUBLE, s.mean, JT_DERIVED) },
 	{ MT("sd", JT_DOUBLE, s.sd, JT_DERIVED) },
 	{ MT("cv_pct", JT_DOUBLE, s.cv_pct, JT_DERIVED) },
@@ -224,6 +235,13 @@ static int l_failures(const struct jt_ctx *c, json_object *v, const char *at, vo
 	return 0;
 }
 
+#define LO(k, kind, m, ...) JT_F(k, kind, struct left_out, m, __VA_ARGS__)
+static const struct jt_field left_out_fields[] = {
+	{ LO("boot", JT_INT, boot, 0) },
+	{ LO("reason", JT_STR, reason, 0) },
+};
+static const struct jt_table left_out_jt = JT_TABLE(struct left_out, left_out_fields);
+
 #define CL(k, kind, m, ...) JT_F(k, kind, struct cell, m, __VA_ARGS__)
 /* coverage: the means and validity rule are derived, the samples kept */
 static const struct jt_field coverage_fields[] = {
@@ -255,6 +273,9 @@ static const struct jt_field cell_fields[] = {
 	{ CL("failures", JT_CUSTOM, failures, 0, .write = w_failures, .load = l_failures) },
 	{ CL("valid", JT_BOOL, valid, 0) },
 	{ CL("invalid_reason", JT_STR, invalid_reason, JT_NULL | JT_UNLESS, .cond = offsetof(struct cell, valid)) },
+	{ CL("boots_run", JT_INT, boots_run, JT_OPT) },
+	{ CL("left_out", JT_ARR, left, JT_OPT | JT_INLINE, .count = offsetof(struct cell, nleft),
+	     .cap = RES_MAX_LEFT_OUT, .sub = &left_out_jt) },
 	{ CL("treatment_note", JT_STR, treatment_note, JT_OPT | JT_NULL | JT_WNULL) },
 };
 
@@ -276,6 +297,7 @@ static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char
 	memcpy(s->host_cov.name, cell->host_cov.name, sizeof(s->host_cov.name));
 	memcpy(s->guest_cov.name, cell->guest_cov.name, sizeof(s->guest_cov.name));
 	*cell = *s;
+	cell_leave_out(cell);
 	cell_summarize(cell);
 	return 0;
 }

@@ -77,7 +77,7 @@ static void print_cold_evidence(const struct results *r, FILE *out)
 static void print_table(const struct results *r, FILE *out)
 {
 	size_t i;
-	bool any_invalid = false;
+	bool any_invalid = false, any_left = false;
 
 	fprintf(out, "thpeval %s  accel=%s  host kernel %s  %s\n", r->thpeval_version, r->accel,
 		r->host.kernel, r->host.cpu_model);
@@ -121,6 +121,19 @@ static void print_table(const struct results *r, FILE *out)
 			c->guest_thp, w, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
 		if (!c->valid)
 			any_invalid = true;
+		any_left |= c->valid && c->nleft;
+	}
+	if (any_left) {
+		fprintf(out, "\nboots left out of valid cells (their treatment evidence failed):\n");
+		for (i = 0; i < r->ncells; i++) {
+			const struct cell *c = &r->cells[i];
+			size_t k;
+
+			for (k = 0; c->valid && k < c->nleft; k++)
+				fprintf(out, "  host %s/%s, guest %s, %s%s%s: boot %u of %u: %s\n", c->host_thp, c->prefault,
+					c->guest_thp, c->workload, c->variant[0] ? ":" : "", c->variant, c->left[k].boot,
+					c->boots_run, c->left[k].reason);
+		}
 	}
 	if (any_invalid) {
 		fprintf(out, "\ninvalid cells:\n");

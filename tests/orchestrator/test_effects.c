@@ -451,7 +451,7 @@ static void test_unavailable_with_reason(void **state)
 	fill_cells(&r, &m, false, false);	/* no host-cold cells */
 	/* make one cell invalid: host always without host huge pages */
 	c = results_cell(&r, "guest", "always", "always", "memset", NULL);
-	c->host_cov.n = 0;
+	c->host_cov.n = c->host_cov.nall = 0;
 	metric_add(&c->host_cov, 3);
 	results_finish(&r, 90);
 	attach(&r);
