@@ -330,10 +330,13 @@ static void holm(struct comparison *c)
 		run = fmax(run, adj);
 		row->p_holm = run;
 		if (run < COMPARE_ALPHA && row->verdict != CMP_INVALID) {
+			char was[sizeof(row->why)];
+
+			snprintf(was, sizeof(was), "%s", row->why);	/* an invalid cell's note stays */
 			row->verdict = CMP_REGRESSION;
 			row->fails = true;
 			snprintf(row->why, sizeof(row->why), "worse than the threshold: Holm-adjusted p %.3g over "
-				 "%zu gated metrics", run, m);
+				 "%zu gated metrics%s%.150s", run, m, was[0] ? "; " : "", was);
 		}
 	}
 	free(idx);
@@ -351,17 +354,18 @@ static void judge(struct cmp_row *row, const struct cell *bc, const struct cell 
 		return;
 	}
 	test_row(row, bm, cm, o->threshold_pct);
-	if (!cc->valid || !bc->valid) {
-		bool worse = isfinite(row->change_pct) &&
-			     (row->dir == DIR_LOWER ? row->change_pct > o->threshold_pct :
-						      row->change_pct < -o->threshold_pct);
-
-		row->gated = false;	/* no test on an invalid cell: out of the Holm family */
+	if (!bc->valid) {	/* nothing to hold the run against: counted, never a pass */
+		row->verdict = CMP_UNTESTED;
+		row->p = NAN;
+		snprintf(row->why, sizeof(row->why), "untested: baseline invalid: %.150s", bc->invalid_reason);
+	} else if (!cc->valid && row->verdict == CMP_UNTESTED) {
+		row->gated = false;
 		row->verdict = CMP_INVALID;
-		row->fails = !cc->valid && (worse || !isfinite(row->change_pct));
-		snprintf(row->why, sizeof(row->why), "cell invalid in the %s run: %.120s%s",
-			 !cc->valid ? "current" : "baseline", !cc->valid ? cc->invalid_reason : bc->invalid_reason,
-			 row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
+		row->fails = true;
+		snprintf(row->why, sizeof(row->why), "cell invalid in the current run and no interval: %.120s "
+			 "(the gate cannot pass it)", cc->invalid_reason);
+	} else if (!cc->valid) {	/* judged on its interval, as a valid one */
+		snprintf(row->why, sizeof(row->why), "cell invalid in the current run: %.150s", cc->invalid_reason);
 	}
 }
 
@@ -431,6 +435,7 @@ static int compare_cell(struct comparison *out, const struct cell *bc, const str
 	}
 	if (!bc->valid || !cc->valid)
 		out->ninvalid++;
+	out->nbase_invalid += !bc->valid;
 	return 0;
 }
 
@@ -665,9 +670,12 @@ static void print_rows(const struct comparison *c, const struct results *base, c
 	if (c->nuntested)
 		fprintf(out, "%zu gated metric(s) untested: fewer than 2 samples on a side; use --reps of 3 or more\n",
 			c->nuntested);
-	if (c->ninvalid)
-		fprintf(out, "%zu cell(s) invalid in either run: not tested; an invalid current cell that is worse"
-			     " beyond the threshold fails the gate\n", c->ninvalid);
+	if (c->nbase_invalid)
+		fprintf(out, "%zu cell(s) untested: baseline invalid (nothing to hold the run against)\n",
+			c->nbase_invalid);
+	if (c->ninvalid > c->nbase_invalid)
+		fprintf(out, "%zu cell(s) invalid in the current run: judged on their intervals (without one, they "
+			     "fail the gate)\n", c->ninvalid - c->nbase_invalid);
 	fprintf(out, "%zu gated metric(s): %zu regression(s), %zu inconclusive, %zu failing the gate in %zu matched"
 		     " cell(s): %s\n", c->ngated, c->nregressions, c->ninconclusive, c->nfailed, c->ncells_matched,
 		comparison_failed(c) ? "FAIL" : c->ninconclusive ? "pass (inconclusive metrics: more boots"

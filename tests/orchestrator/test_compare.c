@@ -322,7 +322,7 @@ static void test_untested_invalid_missing(void **state)
 	m->n = 1;
 	m->samples[0] *= 2;
 	summarize(m->samples, m->n, &m->s);
-	/* a cell that is invalid now and 3 times slower: the gate fails with the reason */
+	/* a cell that is invalid now and 3 times slower: judged on its interval, a regression with the reason */
 	cur->cells[1].valid = false;
 	snprintf(cur->cells[1].invalid_reason, sizeof(cur->cells[1].invalid_reason), "coverage too low");
 	m = cell_metric(&cur->cells[1], "access_ns", NULL);
@@ -333,20 +333,55 @@ static void test_untested_invalid_missing(void **state)
 	snprintf(cur->cells[3].workload, sizeof(cur->cells[3].workload), "other");
 	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), 0);
 	assert_int_equal(comparison_find(&c, 0, "access_ns")->verdict, CMP_UNTESTED);
-	assert_int_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_INVALID);
+	assert_int_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_REGRESSION);
 	assert_true(comparison_find(&c, 1, "access_ns")->fails);
 	assert_non_null(strstr(comparison_find(&c, 1, "access_ns")->why, "coverage too low"));
 	assert_int_equal(comparison_find(&c, 3, "")->verdict, CMP_NEW);
 	assert_int_equal(c.ncells_matched, 3);
-	assert_int_equal(c.nregressions, 0);
+	assert_int_equal(c.nregressions, 1);
 	assert_true(comparison_failed(&c));
 	assert_int_equal(c.nuntested, 1);
 	assert_int_equal(c.ninvalid, 1);
+	assert_int_equal(c.nbase_invalid, 0);
+	comparison_release(&c);
+	fixture_results_free(base);
+	fixture_results_free(cur);
+	base = fixture_results();
+	cur = fixture_results();
+	/* invalid in the current run, unchanged: judged on its interval, not failed for being invalid */
+	cur->cells[1].valid = false;
+	snprintf(cur->cells[1].invalid_reason, sizeof(cur->cells[1].invalid_reason), "coverage too low");
+	/* invalid in the current run with one sample: no interval, the gate cannot pass it */
+	m = cell_metric(&cur->cells[2], "access_ns", NULL);
+	m->n = 1;
+	summarize(m->samples, m->n, &m->s);
+	cur->cells[2].valid = false;
+	snprintf(cur->cells[2].invalid_reason, sizeof(cur->cells[2].invalid_reason), "no evidence");
+	/* invalid in the baseline, 3 times slower now: untested, counted, never a regression hidden as ok */
+	base->cells[0].valid = false;
+	snprintf(base->cells[0].invalid_reason, sizeof(base->cells[0].invalid_reason), "host THP did not take");
+	m = cell_metric(&cur->cells[0], "access_ns", NULL);
+	m->samples[0] *= 3;
+	m->samples[1] *= 3;
+	summarize(m->samples, m->n, &m->s);
+	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), 0);
+	assert_int_not_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_INVALID);
+	assert_false(comparison_find(&c, 1, "access_ns")->fails);
+	assert_non_null(strstr(comparison_find(&c, 1, "access_ns")->why, "invalid in the current run"));
+	assert_int_equal(comparison_find(&c, 2, "access_ns")->verdict, CMP_INVALID);
+	assert_true(comparison_find(&c, 2, "access_ns")->fails);
+	assert_int_equal(comparison_find(&c, 0, "access_ns")->verdict, CMP_UNTESTED);
+	assert_non_null(strstr(comparison_find(&c, 0, "access_ns")->why, "untested: baseline invalid"));
+	assert_int_equal(c.nbase_invalid, 1);
+	assert_int_equal(c.ninvalid, 3);
+	assert_true(c.nuntested >= 1);
+	assert_int_equal(c.nregressions, 0);
 	comparison_release(&c);
 	/* nothing in common: an error, not a pass */
 	snprintf(cur->cells[0].workload, sizeof(cur->cells[0].workload), "other0");
 	snprintf(cur->cells[1].workload, sizeof(cur->cells[1].workload), "other1");
 	snprintf(cur->cells[2].workload, sizeof(cur->cells[2].workload), "other2");
+	snprintf(cur->cells[3].workload, sizeof(cur->cells[3].workload), "other");
 	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "nothing to compare"));
 	fixture_results_free(base);
