@@ -559,6 +559,10 @@ static void fmt_mean_ci(char *buf, size_t len, const struct summary *s)
 		snprintf(buf, len, "%s", m);
 		return;
 	}
+	if (s->geo) {	/* geometric: the log-scale half-width, as a ratio */
+		snprintf(buf, len, "%s ±%.1f%%", m, (s->ci95_high / s->mean - 1) * 100);
+		return;
+	}
 	fmt_value(h, sizeof(h), s->ci95_high - s->mean);
 	snprintf(buf, len, "%s ±%s", m, h);
 }
@@ -661,7 +665,9 @@ static void print_rows(const struct comparison *c, const struct results *base, c
 			r->verdict == CMP_INFO ? "" : r->why, r->verdict == CMP_INFO && r->dir != DIR_INFO ?
 			" (not gated)" : "");
 	}
-	fprintf(out, "\nchange: ratio of geometric means with its 95%% CI (log scale, over boots where both runs have"
+	fprintf(out, "\nbaseline, current: geometric mean ±95%% CI on the log scale, in %% (arithmetic, with its "
+		     "half-width, where a sample is 0)\n");
+	fprintf(out, "change: ratio of geometric means with its 95%% CI (log scale, over boots where both runs have"
 		     " 2 or more); gated: %s; regression = worse beyond %g%% at a family-wise 5%% (one-sided, Holm"
 		     " over %zu gated metric(s)); ok = the interval shows the change within %g%%; inconclusive ="
 		     " neither\n", c->gate == GATE_ALL ? "every metric with a direction" :

@@ -462,10 +462,11 @@ static void decompose(const struct results *r, struct effects *fx, const char *h
 	eval_arms(r, new_effect(fx, hs, w, "interaction", comp, M, X, Y, NULL), inter, 2, V);
 	t = new_effect(fx, hs, w, "total", comp, M, X, Y, NULL);
 	eval_arms(r, t, total, 2, V);
-	/* shares of this table's total, where that total is measured to be non-zero */
+	/* shares of this table's total on the printed (% of time saved) scale, for the parts
+	 * measured to be non-zero of a total measured to be non-zero */
 	for (i = first; t && t->available && t->significant && i + 1 < fx->n; i++)
-		if (fx->e[i].available)
-			fx->e[i].share_pct = fx->e[i].log_est / t->log_est * 100.0;
+		if (fx->e[i].available && fx->e[i].significant)
+			fx->e[i].share_pct = fx->e[i].estimate_pct / t->estimate_pct * 100.0;
 }
 
 static void workload_effects(const struct results *r, struct effects *fx, const char *hs, const char *w,

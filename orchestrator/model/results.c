@@ -435,7 +435,7 @@ void cell_summarize(struct cell *c)
 	size_t j;
 
 	for (j = 0; j < c->nmetrics; j++)
-		summarize_blocked(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n, &c->metrics[j].s);
+		summarize_geo(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n, &c->metrics[j].s);
 	summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
 	summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
 }

@@ -299,8 +299,8 @@ struct effect {
 	double round_var;		/* the round variance component, log scale, truncated at 0 */
 	double log_se_unpaired, df_unpaired;	/* Welch over boots, for comparison */
 	bool significant;		/* interval excludes 0 */
-	double share_pct;		/* of the same table's total, on the log scale; NAN unless that
-					 * total is significant */
+	double share_pct;		/* estimate_pct over the same table's total's, in %; NAN unless
+					 * both are significant */
 };
 
 /* one cell's variance components for one phase metric */

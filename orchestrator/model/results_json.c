@@ -130,6 +130,15 @@ static json_object *w_ci_over(const void *base, const struct jt_field *f)
 	return isfinite(m->s.ci95_high) ? jt_str(m->s.ci_blocks ? "boots" : "repetitions") : NULL;
 }
 
+/* which mean "mean" and its interval are: geometric over boot means, or arithmetic */
+static json_object *w_mean_kind(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+
+	(void)f;
+	return m->s.n ? jt_str(m->s.geo ? "geometric" : "arithmetic") : NULL;
+}
+
 #define MT(k, kind, m, ...) JT_F(k, kind, struct metric, m, __VA_ARGS__)
 static const struct jt_field metric_fields[] = {
 	{ MT("samples", JT_CUSTOM, samples, 0, .write = w_samples, .load = l_samples) },
@@ -137,6 +146,8 @@ static const struct jt_field metric_fields[] = {
 	{ MT("n", JT_CUSTOM, s.n, JT_DERIVED, .write = w_n, .load = l_n) },
 	{ MT("n_left_out", JT_INT, s.n, JT_OPT | JT_DERIVED, .write = w_left_out_n) },
 	{ MT("mean", JT_DOUBLE, s.mean, JT_DERIVED) },
+	{ .key = "mean_kind", .kind = JT_STR, .size = 16, .flags = JT_OPT | JT_NULL | JT_DERIVED, .write = w_mean_kind },
+	{ MT("arith_mean", JT_DOUBLE, s.arith_mean, JT_OPT | JT_DERIVED) },
 	{ MT("sd", JT_DOUBLE, s.sd, JT_DERIVED) },
 	{ MT("cv_pct", JT_DOUBLE, s.cv_pct, JT_DERIVED) },
 	{ MT("ci95_low", JT_DOUBLE, s.ci95_low, JT_DERIVED) },

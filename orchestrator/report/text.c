@@ -20,7 +20,9 @@ static void fmt_ci(char *buf, size_t len, const struct metric *m, int prec)
 		snprintf(buf, len, "n/a");
 		return;
 	}
-	if (isfinite(m->s.ci95_high))
+	if (isfinite(m->s.ci95_high) && m->s.geo)	/* the log-scale half-width, as a ratio */
+		snprintf(buf, len, "%.*f ±%.1f%%", prec, m->s.mean, (m->s.ci95_high / m->s.mean - 1) * 100);
+	else if (isfinite(m->s.ci95_high))
 		snprintf(buf, len, "%.*f ±%.*f", prec, m->s.mean, prec, m->s.ci95_high - m->s.mean);
 	else
 		snprintf(buf, len, "%.*f", prec, m->s.mean);
@@ -94,8 +96,8 @@ static void print_table(const struct results *r, FILE *out)
 		fprintf(out, "\nnot chased: %s: about %u boots for +/-%.3g points, the budget allows %u",
 			nc->effect, nc->boots_needed, nc->target_pct, nc->boots_allowed);
 	}
-	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width (over boot means where a "
-		     "cell ran in 2 or more boots, else over repetitions)\n\n",
+	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: geometric mean ±95%% CI on the log scale, in %% "
+		     "(over boot means where a cell ran in 2 or more boots, else over repetitions)\n\n",
 		r->settings.memory_bytes >> 20, r->settings.size_bytes >> 20);
 	fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3s  %s\n", "host_thp", "alloc", "guest_thp",
 		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");

@@ -206,9 +206,17 @@ static void test_recovers_known_effects(void **state)
 		const struct effect *h = get(r.effects, "host", "tlb"), *g = get(r.effects, "guest", "tlb");
 		const struct effect *i = get(r.effects, "interaction", "tlb"), *t = get(r.effects, "total", "tlb");
 
+		const struct effect *ip = get(r.effects, "interaction", "prefault");
+
 		assert_true(fabs(h->log_est + g->log_est + i->log_est - t->log_est) < 1e-9);
-		assert_true(fabs(h->share_pct + g->share_pct + i->share_pct - 100.0) < 1e-6);
+		/* shares on the printed scale: each part's % of time saved over the total's */
+		assert_true(fabs(h->share_pct - h->estimate_pct / t->estimate_pct * 100) < 1e-9);
+		assert_true(fabs(g->share_pct - g->estimate_pct / t->estimate_pct * 100) < 1e-9);
+		assert_true(fabs(i->share_pct - i->estimate_pct / t->estimate_pct * 100) < 1e-9);
 		assert_true(isnan(t->share_pct));
+		/* a part that is not significant has no share */
+		assert_false(ip->significant);
+		assert_true(isnan(ip->share_pct));
 	}
 	results_release(&r);
 }
@@ -374,8 +382,11 @@ static void test_absent_effect_not_significant(void **state)
 	expect(get(r.effects, "host", "tlb"), 0.0, false);
 	expect(get(r.effects, "interaction", "tlb"), 0.0, false);
 	expect(get(r.effects, "guest", "tlb"), 30.0, true);
-	/* the total is significant, so the shares are shown against it */
+	/* the total is significant, so the significant parts' shares are shown against it; the others
+	 * have none ("host warm 0%" is not a share) */
 	assert_true(isfinite(get(r.effects, "guest", "tlb")->share_pct));
+	assert_true(isnan(get(r.effects, "host", "tlb")->share_pct));
+	assert_true(isnan(get(r.effects, "interaction", "tlb")->share_pct));
 	results_release(&r);
 }
 

@@ -694,7 +694,7 @@ static void test_text_json(void **state)
 		fclose(f);
 		assert_int_equal(len, tlen);
 		assert_memory_equal(txt, table, len);
-		assert_non_null(strstr(txt, "5142.1 ±221.7"));
+		assert_non_null(strstr(txt, "5142.0 ±4.4%"));
 		free(table);
 	}
 	free(txt);

@@ -178,9 +178,9 @@ static void check_boots(const struct boot_case *v, const struct cell *c, const c
 	assert_int_equal(metric_nall(m), 3 * c->boots_run);
 	if (v->valid) {
 		assert_int_equal(m->n, 3 * (c->boots_run - v->left));
-		if (fabs(m->s.mean - v->mean) > 1e-9)
+		if (fabs(m->s.arith_mean - v->mean) > 1e-9)
 			fail_msg("case '%s' %s: mean %.3f, want %.3f (left-out boots in it?)", v->name, when,
-				 m->s.mean, v->mean);
+				 m->s.arith_mean, v->mean);
 	} else {
 		assert_int_equal(m->n, metric_nall(m));	/* an invalid cell keeps every sample */
 	}
@@ -284,7 +284,12 @@ static void test_json(void **state)
 	cell = json_object_array_get_idx(cells, 0);
 	assert_true(json_object_object_get_ex(cell, "metrics", &m));
 	assert_true(json_object_object_get_ex(m, "access_ns", &m));
+	/* one kind of mean: geometric, named so; the arithmetic one kept and named so */
 	assert_true(json_object_object_get_ex(m, "mean", &v));
+	assert_true(fabs(json_object_get_double(v) - sqrt(150.0 * 170.0)) < 1e-9);
+	assert_true(json_object_object_get_ex(m, "mean_kind", &v));
+	assert_string_equal(json_object_get_string(v), "geometric");
+	assert_true(json_object_object_get_ex(m, "arith_mean", &v));
 	assert_true(fabs(json_object_get_double(v) - 160.0) < 1e-9);
 	assert_true(json_object_object_get_ex(m, "samples", &v));
 	assert_int_equal(json_object_array_length(v), 2);
