@@ -354,6 +354,7 @@ static const struct jt_field cellstat_fields[] = {
 	  .write = w_mean, .load = l_mean) },
 	{ CS("access_ns", JT_CUSTOM, access_sum, JT_NULL, .count = offsetof(struct guest_cellstat, naccess),
 	  .write = w_mean, .load = l_mean) },
+	{ .key = "mean_kind", .kind = JT_CONST, .flags = JT_OPT, .def = "arithmetic over this guest's repetitions" },
 };
 static const struct jt_table cellstat_jt = JT_TABLE(struct guest_cellstat, cellstat_fields);
 
