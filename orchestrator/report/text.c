@@ -230,9 +230,16 @@ void effects_print(const struct effects *fx, FILE *out)
 				 e->ci95_high_pct, e->significant ? "" : " n.s.");
 			if (isfinite(e->share_pct))
 				snprintf(share, sizeof(share), "%.0f%%", e->share_pct);
+			char rounds[48] = "";
+
+			/* host-side: rounds as blocks or not, and the round correlation that chose it */
+			if (e->round_estimator[0] && isfinite(e->round_corr))
+				snprintf(rounds, sizeof(rounds), "%s(%s, round r %.2f)", share[0] ? " " : "",
+					 strcmp(e->round_estimator, "unpaired") ? "rounds as blocks" : "unpaired",
+					 e->round_corr);
 			fprintf(out, "%s %-30s %s%s%s\n", head, eff, share,
 				 strcmp(e->method, "one-boot") ? "" : (share[0] ? " (one boot)" : "(one boot)"),
-				 "");
+				 rounds);
 		}
 	}
 }
