@@ -93,8 +93,10 @@ enum stop_verdict stop_decide(const struct effects *fx, const struct stop_params
 		if (target <= 0)
 			continue;
 		ntarget++;
-		if (!e->available || !isfinite(e->log_se) || !(e->df > 0))
+		if (!e->available || !isfinite(e->log_se) || !(e->df > 0)) {
+			gap->unavailable++;
 			continue;
+		}
 		need = stop_boots_needed(e, target);
 		if (need > gap->allowed) {
 			if (gap->nfar < STOP_FAR_MAX)

@@ -58,6 +58,7 @@ struct stop_gap {
 	unsigned allowed;	/* rounds the limits allow in all (UINT_MAX: no limit) */
 	unsigned minimum;	/* rounds the rule runs at least */
 	bool at_minimum;	/* the targets were met at the minimum: the run stopped there */
+	size_t unavailable;	/* targeted effects not available (an invalid or missing cell): not judged */
 	size_t nfar;
 	struct stop_far far[STOP_FAR_MAX];
 };

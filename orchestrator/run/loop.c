@@ -244,6 +244,9 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 			 "points) after %u rounds%s; closest: %s, %.2f of %.1f", v == STOP_REACHABLE_MET ?
 			 "chased " : "", cfg->target_ci_host, cfg->target_ci_guest, rounds_done,
 			 g.at_minimum ? " (the minimum)" : "", name, g.half, g.target);
+		if (g.unavailable)
+			run_note(io, "%zu targeted effect(s) not available, so not judged: the split says why",
+				 g.unavailable);
 		return false;
 	case STOP_MAX_REPS:
 		run_note(io, "%s: 95%% CI half-width %.2f points > target %.1f, but --max-reps %u is reached; "

@@ -257,6 +257,12 @@ static void test_far_and_chased(void **state)
 	plant(&fx->e[1], "guest", 10, 4, 5, 7);
 	assert_int_equal(stop_decide(fx, &p, 7, 70, &gap), STOP_REACHABLE_MET);
 	assert_int_equal(gap.nfar, 1);
+	assert_int_equal(gap.unavailable, 0);
+	/* an effect not available (an invalid cell) is counted, not judged met */
+	plant(&fx->e[fx->n++], "host", 10, 4, 5, 7);
+	fx->e[2].available = false;
+	assert_int_equal(stop_decide(fx, &p, 7, 70, &gap), STOP_REACHABLE_MET);
+	assert_int_equal(gap.unavailable, 1);
 	free(fx);
 }
 
