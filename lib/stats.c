@@ -296,7 +296,10 @@ void summarize(const double *x, size_t n, struct summary *out)
 
 	out->n = n;
 	out->mean = out->sd = out->cv_pct = out->ci95_low = out->ci95_high = NAN;
-	out->min = out->max = NAN;
+	out->min = out->max = out->arith_mean = NAN;
+	out->geo = false;
+	out->ci_n = 0;
+	out->ci_blocks = false;
 	if (n == 0)
 		return;
 	out->min = out->max = x[0];
@@ -307,7 +310,7 @@ void summarize(const double *x, size_t n, struct summary *out)
 		if (x[i] > out->max)
 			out->max = x[i];
 	}
-	out->mean = sum / (double)n;
+	out->mean = out->arith_mean = sum / (double)n;
 	out->ci_n = n;
 	out->ci_blocks = false;
 	if (n < 2)
@@ -349,7 +352,7 @@ void summarize_blocked(const double *x, const uint16_t *block, size_t n, struct 
 		return;
 	for (i = 0; i < nb; i++)
 		bsum += bmean[i];
-	out->mean = bsum / (double)nb;
+	out->mean = out->arith_mean = bsum / (double)nb;
 	for (i = 0; i < nb; i++)
 		bss += (bmean[i] - out->mean) * (bmean[i] - out->mean);
 	half = t95(nb - 1) * sqrt(bss / (double)(nb - 1)) / sqrt((double)nb);
@@ -357,4 +360,32 @@ void summarize_blocked(const double *x, const uint16_t *block, size_t n, struct 
 	out->ci95_high = out->mean + half;
 	out->ci_n = nb;
 	out->ci_blocks = true;
+}
+
+void summarize_geo(const double *x, const uint16_t *block, size_t n, struct summary *out)
+{
+	double y[512];
+	size_t i;
+
+	summarize_blocked(x, block, n, out);
+	out->arith_mean = out->mean;
+	out->geo = false;
+	if (n == 0 || n > sizeof(y) / sizeof(y[0]))
+		return;
+	for (i = 0; i < n; i++) {
+		if (!(x[i] > 0))
+			return;
+		y[i] = log(x[i]);
+	}
+	{
+		struct summary l;
+
+		summarize_blocked(y, block, n, &l);
+		if (l.ci_blocks != out->ci_blocks)
+			return;		/* more blocks than summarize_blocked keeps: as it is */
+		out->mean = exp(l.mean);
+		out->ci95_low = isfinite(l.ci95_low) ? exp(l.ci95_low) : NAN;
+		out->ci95_high = isfinite(l.ci95_high) ? exp(l.ci95_high) : NAN;
+		out->geo = true;
+	}
 }

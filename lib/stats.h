@@ -31,6 +31,9 @@ struct summary {
 	double min, max;
 	size_t ci_n;		/* the units of the interval: n, or the blocks (boots) it is over */
 	bool ci_blocks;		/* the interval is over block means (summarize_blocked, 2+ blocks) */
+	bool geo;		/* mean and interval are geometric (summarize_geo): exp of the log-scale
+				 * mean and interval; else arithmetic */
+	double arith_mean;	/* the arithmetic mean of the block means (of the samples with one block) */
 };
 
 /* P(T <= t) for Student's t with df degrees of freedom; NAN when t is NAN
@@ -51,5 +54,14 @@ void summarize(const double *x, size_t n, struct summary *out);
  * samples. With one block it is summarize's interval over the samples.
  */
 void summarize_blocked(const double *x, const uint16_t *block, size_t n, struct summary *out);
+/*
+ * summarize_blocked on the log scale, the one kind of mean an effect is
+ * compared with: mean = exp(mean over blocks of each block's mean log), the
+ * interval exp(that +- t * se) over the block means (over the samples with
+ * one block), geo set. With a sample not > 0 there is no log: the arithmetic
+ * summary stays, geo false. arith_mean is the arithmetic one either way;
+ * sd, cv, min and max are the samples'.
+ */
+void summarize_geo(const double *x, const uint16_t *block, size_t n, struct summary *out);
 
 #endif

@@ -330,10 +330,13 @@ static void holm(struct comparison *c)
 		run = fmax(run, adj);
 		row->p_holm = run;
 		if (run < COMPARE_ALPHA && row->verdict != CMP_INVALID) {
+			char was[sizeof(row->why)];
+
+			snprintf(was, sizeof(was), "%s", row->why);	/* an invalid cell's note stays */
 			row->verdict = CMP_REGRESSION;
 			row->fails = true;
 			snprintf(row->why, sizeof(row->why), "worse than the threshold: Holm-adjusted p %.3g over "
-				 "%zu gated metrics", run, m);
+				 "%zu gated metrics%s%.150s", run, m, was[0] ? "; " : "", was);
 		}
 	}
 	free(idx);
@@ -405,22 +408,26 @@ static void judge(struct cmp_row *row, const struct cell *bc, const struct cell 
 		snprintf(row->why, sizeof(row->why), "a sample %s in the %s run: a gated metric that cannot be "
 			 "tested fails the gate", zero_too ? "<= 0" : "< 0",
 			 has_damage(cm, zero_too) ? "current" : "baseline");
+		return;
 	}
-	if (!cc->valid || !bc->valid) {
-		/* without an interval (one repetition), the point change of the means says "worse" */
-		double change = isfinite(row->change_pct) ? row->change_pct : point_change_pct(bm, cm);
+	if (!bc->valid) {	/* nothing to hold the run against: counted, never a pass */
+		row->verdict = CMP_UNTESTED;
+		row->p = NAN;
+		snprintf(row->why, sizeof(row->why), "untested: baseline invalid: %.150s", bc->invalid_reason);
+	} else if (!cc->valid && row->verdict == CMP_UNTESTED) {
+		/* no interval (one repetition): the point change of the means says "worse",
+		 * so a run compared with itself never fails */
+		double change = point_change_pct(bm, cm);
 		bool worse = isfinite(change) &&
 			     (row->dir == DIR_LOWER ? change > o->threshold_pct : change < -o->threshold_pct);
-		bool damaged = row->fails;
 
-		row->gated = false;	/* no test on an invalid cell: out of the Holm family */
+		row->gated = false;
 		row->verdict = CMP_INVALID;
-		row->fails = damaged || (!cc->valid && (worse || !isfinite(change)));
-		if (!damaged)
-			snprintf(row->why, sizeof(row->why), "cell invalid in the %s run: %.120s%s",
-				 !cc->valid ? "current" : "baseline",
-				 !cc->valid ? cc->invalid_reason : bc->invalid_reason,
-				 row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
+		row->fails = worse || !isfinite(change);
+		snprintf(row->why, sizeof(row->why), "cell invalid in the current run and no interval: %.120s%s",
+			 cc->invalid_reason, row->fails ? " (and worse beyond the threshold: the gate cannot pass it)" : "");
+	} else if (!cc->valid) {	/* judged on its interval, as a valid one */
+		snprintf(row->why, sizeof(row->why), "cell invalid in the current run: %.150s", cc->invalid_reason);
 	}
 }
 
@@ -490,6 +497,7 @@ static int compare_cell(struct comparison *out, const struct cell *bc, const str
 	}
 	if (!bc->valid || !cc->valid)
 		out->ninvalid++;
+	out->nbase_invalid += !bc->valid;
 	return 0;
 }
 
@@ -613,6 +621,10 @@ static void fmt_mean_ci(char *buf, size_t len, const struct summary *s)
 		snprintf(buf, len, "%s", m);
 		return;
 	}
+	if (s->geo) {	/* geometric: the log-scale half-width, as a ratio */
+		snprintf(buf, len, "%s ±%.1f%%", m, (s->ci95_high / s->mean - 1) * 100);
+		return;
+	}
 	fmt_value(h, sizeof(h), s->ci95_high - s->mean);
 	snprintf(buf, len, "%s ±%s", m, h);
 }
@@ -715,7 +727,9 @@ static void print_rows(const struct comparison *c, const struct results *base, c
 			r->verdict == CMP_INFO ? "" : r->why, r->verdict == CMP_INFO && r->dir != DIR_INFO ?
 			" (not gated)" : "");
 	}
-	fprintf(out, "\nchange: ratio of geometric means with its 95%% CI (log scale, over boots where both runs have"
+	fprintf(out, "\nbaseline, current: geometric mean ±95%% CI on the log scale, in %% (arithmetic, with its "
+		     "half-width, where a sample is 0)\n");
+	fprintf(out, "change: ratio of geometric means with its 95%% CI (log scale, over boots where both runs have"
 		     " 2 or more); gated: %s; regression = worse beyond %g%% at a family-wise 5%% (one-sided, Holm"
 		     " over %zu gated metric(s)); ok = the interval shows the change within %g%%; inconclusive ="
 		     " neither\n", c->gate == GATE_ALL ? "every metric with a direction" :
@@ -724,9 +738,12 @@ static void print_rows(const struct comparison *c, const struct results *base, c
 	if (c->nuntested)
 		fprintf(out, "%zu gated metric(s) untested: fewer than 2 samples on a side; use --reps of 3 or more\n",
 			c->nuntested);
-	if (c->ninvalid)
-		fprintf(out, "%zu cell(s) invalid in either run: not tested; an invalid current cell that is worse"
-			     " beyond the threshold fails the gate\n", c->ninvalid);
+	if (c->nbase_invalid)
+		fprintf(out, "%zu cell(s) untested: baseline invalid (nothing to hold the run against)\n",
+			c->nbase_invalid);
+	if (c->ninvalid > c->nbase_invalid)
+		fprintf(out, "%zu cell(s) invalid in the current run: judged on their intervals (without one, they "
+			     "fail the gate)\n", c->ninvalid - c->nbase_invalid);
 	fprintf(out, "%zu gated metric(s): %zu regression(s), %zu inconclusive, %zu failing the gate in %zu matched"
 		     " cell(s): %s\n", c->ngated, c->nregressions, c->ninconclusive, c->nfailed, c->ncells_matched,
 		comparison_failed(c) ? "FAIL" : c->ninconclusive ? "pass (inconclusive metrics: more boots"

@@ -9,11 +9,12 @@
  * tested one-sided against "worse by no more than the threshold", with Holm's
  * correction across everything gated in the comparison (family-wise error at
  * 5%): rejected = regression. Confirmed within the threshold = ok; neither =
- * inconclusive (counted, never silently ok). A gated metric of a cell that is
- * invalid in the current run and worse beyond the threshold (without an
- * interval, by the ratio of the means: an identical run never fails) fails
- * the gate with the reason, and so does a gated metric with a negative
- * sample, or a primary time of 0, in either run: it cannot be tested. Pure: never prints except compare_print() to the FILE* it
+ * inconclusive (counted, never silently ok). A gated metric with a negative
+ * sample, or a primary time of 0, in either run cannot be tested and fails the
+ * gate. A cell invalid in the baseline is untested ("baseline invalid",
+ * counted); one invalid in the current run is judged on its interval, and
+ * without one (one repetition) by the ratio of the means: an identical run
+ * never fails. Pure: never prints except compare_print() to the FILE* it
  * is given; never exits.
  */
 #ifndef THPEVAL_ORCH_COMPARE_H
@@ -53,7 +54,7 @@ enum cmp_verdict {
 	CMP_UNTESTED,		/* fewer than 2 samples (or a value <= 0) on a side: no test; fails when
 				 * a sample is negative, or a primary time is 0 (a damaged run) */
 	CMP_INFO,		/* not gated: no direction, or not a primary metric */
-	CMP_INVALID,		/* the cell is invalid in either run (fails when current and worse) */
+	CMP_INVALID,		/* invalid in the current run with no interval: fails */
 	CMP_NEW,		/* metric or cell only in the current run */
 	CMP_GONE,		/* metric or cell only in the baseline */
 	CMP__COUNT
@@ -91,6 +92,7 @@ struct comparison {
 	struct cmp_row *rows;
 	size_t ncells_matched;
 	size_t ngated, nregressions, ninconclusive, nuntested, ninvalid, nfailed;
+	size_t nbase_invalid;		/* cells invalid in the baseline: untested, counted */
 };
 
 const char *metric_dir_name(enum metric_dir d);

@@ -92,6 +92,9 @@ struct arm_est {
 	size_t boots;
 	double within_var, within_dfden;	/* one boot: from the repetitions inside it */
 	bool within_ok;
+	size_t nq;
+	double q[BOOTS_MAX];			/* the arm's value in each of its boots */
+	unsigned qboot[BOOTS_MAX];		/* and that boot's id */
 };
 
 static int arm_estimate(const struct results *r, struct effect *e, const struct arm *arm, const char *basevar,
@@ -149,6 +152,7 @@ static int arm_estimate(const struct results *r, struct effect *e, const struct 
 		}
 		if (j < arm->nc)
 			continue;
+		out->qboot[nq] = bm[0][k].boot;
 		q[nq++] = v;
 		out->within_var = wv;
 		out->within_dfden = wd;
@@ -165,6 +169,8 @@ static int arm_estimate(const struct results *r, struct effect *e, const struct 
 		ss += (q[k] - mean) * (q[k] - mean);
 	out->mean = mean;
 	out->boots = nq;
+	out->nq = nq;
+	memcpy(out->q, q, nq * sizeof(q[0]));
 	if (nq >= 2) {
 		out->var = ss / (double)(nq - 1) / (double)nq;
 		out->df = (double)(nq - 1);
@@ -173,6 +179,121 @@ static int arm_estimate(const struct results *r, struct effect *e, const struct 
 		out->within_ok = isfinite(out->within_var) && isfinite(out->within_dfden);
 	}
 	return 0;
+}
+
+/* the round a boot ran in (results.guests); false when the results do not say */
+static bool boot_round(const struct results *r, unsigned boot, unsigned *round)
+{
+	if (boot >= r->nguests)
+		return false;
+	*round = r->guests[boot].round;
+	return true;
+}
+
+/* arm k's mean value over its boots in round rd; false when it had none there */
+static bool arm_in_round(const struct results *r, const struct arm_est *a, unsigned rd, double *v)
+{
+	double sum = 0;
+	size_t i, n = 0;
+	unsigned b;
+
+	for (i = 0; i < a->nq; i++)
+		if (boot_round(r, a->qboot[i], &b) && b == rd) {
+			sum += a->q[i];
+			n++;
+		}
+	if (n)
+		*v = sum / (double)n;
+	return n > 0;
+}
+
+/*
+ * The contrast per round, in the rounds where every arm ran (each round
+ * boots each host setting once, ABBA): dr[] and their count; -1 when a boot
+ * has no round in the results.
+ */
+static int round_contrasts(const struct results *r, const struct arm *arms, const struct arm_est *est, size_t n,
+			   double *dr, size_t max)
+{
+	size_t i, j, k, nr = 0;
+	unsigned rd, seen[BOOTS_MAX];
+
+	for (i = 0; i < est[0].nq; i++) {
+		double d = 0, v;
+
+		if (!boot_round(r, est[0].qboot[i], &rd))
+			return -1;
+		for (j = 0; j < nr && seen[j] != rd; j++)
+			;
+		if (j < nr || nr >= max)
+			continue;
+		for (k = 0; k < n && arm_in_round(r, &est[k], rd, &v); k++)
+			d += arms[k].w * v;
+		if (k < n)
+			continue;	/* incomplete: not a block */
+		seen[nr] = rd;
+		dr[nr++] = d;
+	}
+	return (int)nr;
+}
+
+/*
+ * Rounds as blocks, method of moments: the rounds' shared drift q_kr = m_k +
+ * u_r + e_kr cancels in a contrast (sum w_k = 0) taken inside each round, so
+ * the per-round contrasts D_r give the variance s_D^2 / R with R - 1 df. The
+ * round variance component is (sum w_k^2 s_k^2 - s_D^2) / sum w_k^2, the
+ * round correlation 1 - s_D^2 / sum w_k^2 s_k^2 (s_k^2: arm k's variance over
+ * boots). The blocked estimate is taken where that component is above 0;
+ * else it is truncated at 0 and the unpaired variance (Welch's) stays, with
+ * the blocked df, since the rounds chose it. So the interval is never wider
+ * than Welch's beyond the t quantile of the fewer df (doc/method.md).
+ */
+static void eval_rounds(const struct results *r, struct effect *e, const struct arm *arms,
+			const struct arm_est *est, size_t n, double *d, double *var, double *df)
+{
+	double dr[BOOTS_MAX], mean = 0, ss = 0, sw2 = 0, sws = 0, sd2;
+	int nr = round_contrasts(r, arms, est, n, dr, BOOTS_MAX);
+	size_t k;
+
+	e->log_se_unpaired = sqrt(*var);
+	e->df_unpaired = *df;
+	snprintf(e->round_estimator, sizeof(e->round_estimator), "unpaired");
+	if (nr < 0) {
+		snprintf(e->round_note, sizeof(e->round_note), "the results do not say which round each boot ran in");
+		return;
+	}
+	e->rounds = (unsigned)nr;
+	if (nr < 3) {
+		snprintf(e->round_note, sizeof(e->round_note), "%d complete round%s: too few to estimate the round "
+			 "component", nr, nr == 1 ? "" : "s");
+		return;
+	}
+	for (k = 0; k < (size_t)nr; k++)
+		mean += dr[k];
+	mean /= nr;
+	for (k = 0; k < (size_t)nr; k++)
+		ss += (dr[k] - mean) * (dr[k] - mean);
+	sd2 = ss / (nr - 1);
+	for (k = 0; k < n; k++) {
+		sw2 += arms[k].w * arms[k].w;
+		sws += arms[k].w * arms[k].w * est[k].var * (double)est[k].boots;
+	}
+	if (!(sws > 0))
+		return;
+	e->round_corr = 1 - sd2 / sws;
+	e->round_var = e->round_corr > 0 ? (sws - sd2) / sw2 : 0;
+	if (e->round_corr <= 0) {
+		/* the choice was made from these rounds: the df stay the blocked design's */
+		snprintf(e->round_note, sizeof(e->round_note), "rounds do not correlate (component 0): boots "
+			 "unpaired, on the %d rounds' df", nr);
+		*df = (double)(nr - 1);
+		return;
+	}
+	snprintf(e->round_estimator, sizeof(e->round_estimator), "paired by round");
+	snprintf(e->round_note, sizeof(e->round_note), "%d rounds as blocks", nr);
+	*d = mean;
+	*var = sd2 / nr;
+	*df = (double)(nr - 1);
 }
 
 /*
@@ -185,7 +306,7 @@ static void eval_arms(const struct results *r, struct effect *e, const struct ar
 		      const char *basevar)
 {
 	struct arm_est est[4];
-	double d = 0, var = 0, dfden = 0, half, t;
+	double d = 0, var = 0, dfden = 0, df, half, t;
 	size_t k;
 
 	if (!e)
@@ -226,7 +347,10 @@ static void eval_arms(const struct results *r, struct effect *e, const struct ar
 		}
 		snprintf(e->method, sizeof(e->method), "boots");
 	}
-	e->df = dfden > 0 ? var * var / dfden : 1e9;
+	df = dfden > 0 ? var * var / dfden : 1e9;
+	if (n > 1 && !strcmp(e->method, "boots"))	/* host-side: rounds as blocks where they correlate */
+		eval_rounds(r, e, arms, est, n, &d, &var, &df);
+	e->df = df;
 	t = t975(e->df);
 	half = t * sqrt(var);
 	e->log_est = d;
@@ -258,6 +382,7 @@ static struct effect *new_effect(struct effects *fx, const char *hs, const char 
 	snprintf(e->host_state, sizeof(e->host_state), "%s", hs);
 	e->estimate_pct = e->ci95_low_pct = e->ci95_high_pct = e->df = e->share_pct = NAN;
 	e->log_est = e->log_se = NAN;
+	e->round_corr = e->round_var = e->log_se_unpaired = e->df_unpaired = NAN;
 	return e;
 }
 
@@ -337,10 +462,11 @@ static void decompose(const struct results *r, struct effects *fx, const char *h
 	eval_arms(r, new_effect(fx, hs, w, "interaction", comp, M, X, Y, NULL), inter, 2, V);
 	t = new_effect(fx, hs, w, "total", comp, M, X, Y, NULL);
 	eval_arms(r, t, total, 2, V);
-	/* shares of this table's total, where that total is measured to be non-zero */
+	/* shares of this table's total on the printed (% of time saved) scale, for the parts
+	 * measured to be non-zero of a total measured to be non-zero */
 	for (i = first; t && t->available && t->significant && i + 1 < fx->n; i++)
-		if (fx->e[i].available)
-			fx->e[i].share_pct = fx->e[i].log_est / t->log_est * 100.0;
+		if (fx->e[i].available && fx->e[i].significant)
+			fx->e[i].share_pct = fx->e[i].estimate_pct / t->estimate_pct * 100.0;
 }
 
 static void workload_effects(const struct results *r, struct effects *fx, const char *hs, const char *w,

@@ -157,14 +157,23 @@ struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp
 	return cs;
 }
 
+size_t metric_nall(const struct metric *m)
+{
+	return m->nall > m->n ? m->nall : m->n;
+}
+
+/* a new sample: every held sample is analysed again until validity leaves boots out anew */
 int metric_add_boot(struct metric *m, double v, unsigned boot)
 {
+	size_t n = metric_nall(m);
+
 	if (!isfinite(v) || boot > UINT16_MAX)
 		return -EINVAL;
-	if (m->n >= RES_MAX_SAMPLES)
+	if (n >= RES_MAX_SAMPLES)
 		return -E2BIG;
-	m->boot[m->n] = (uint16_t)boot;
-	m->samples[m->n++] = v;
+	m->boot[n] = (uint16_t)boot;
+	m->samples[n++] = v;
+	m->n = m->nall = n;
 	return 0;
 }
 
@@ -230,19 +239,32 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 		snprintf(c->treatment_note, sizeof(c->treatment_note), "%s", note);
 }
 
-/* the summary of one of the cell's metrics into n/min/max; n = 0 when absent */
-static void field_range(const struct cell *c, const char *name, size_t *n, double *min, double *max)
+/* the range of m's samples of one boot into n/min/max; n = 0 when none */
+static void boot_range(const struct metric *m, unsigned boot, size_t *n, double *min, double *max)
 {
-	const struct metric *m = name ? cell_metric_find(c, name) : NULL;
+	size_t i;
 
-	*n = m ? m->s.n : 0;
-	*min = m ? m->s.min : NAN;
-	*max = m ? m->s.max : NAN;
+	*n = 0;
+	*min = *max = NAN;
+	for (i = 0; m && i < m->n; i++) {
+		if (m->boot[i] != boot)
+			continue;
+		if (*n == 0 || m->samples[i] < *min)
+			*min = m->samples[i];
+		if (*n == 0 || m->samples[i] > *max)
+			*max = m->samples[i];
+		(*n)++;
+	}
 }
 
-/* the workload's own evidence (lib/wltraits.h) on the layer that holds its memory */
-static bool workload_valid(struct cell *c, const char *layer, const char *setting, const struct metric *cov,
-			   double min_cov, double off_max)
+static void field_range(const struct cell *c, const char *name, unsigned boot, size_t *n, double *min, double *max)
+{
+	boot_range(name ? cell_metric_find(c, name) : NULL, boot, n, min, max);
+}
+
+/* the workload's own evidence (lib/wltraits.h) in one boot on the layer that holds its memory */
+static bool workload_valid(const struct cell *c, unsigned boot, const char *layer, const char *setting,
+			   const struct metric *cov, double min_cov, double off_max, char *why, size_t len)
 {
 	const struct wl_rule *rule = cell_rule(c);
 	struct wl_evidence ev;
@@ -251,55 +273,163 @@ static bool workload_valid(struct cell *c, const char *layer, const char *settin
 	memset(&ev, 0, sizeof(ev));
 	ev.layer = layer;
 	ev.setting = setting;
-	ev.ncov = cov->s.n;
-	ev.cov_min = cov->s.min;
-	ev.cov_max = cov->s.max;
-	field_range(c, rule->want_field, &ev.nwant, &ev.want_min, &ev.want_max);
-	field_range(c, rule->effect_field, &ev.neffect, &ev.effect_min, &unused);
+	boot_range(cov, boot, &ev.ncov, &ev.cov_min, &ev.cov_max);
+	field_range(c, rule->want_field, boot, &ev.nwant, &ev.want_min, &ev.want_max);
+	field_range(c, rule->effect_field, boot, &ev.neffect, &ev.effect_min, &unused);
 	ev.note = c->treatment_note;
 	ev.min_cov = min_cov;
 	ev.off_max = off_max;
-	return wltraits_judge(rule, &ev, c->invalid_reason, sizeof(c->invalid_reason));
+	return wltraits_judge(rule, &ev, why, len);
+}
+
+/* one boot's treatment evidence: true when it holds, else false and why */
+static bool boot_valid(const struct cell *c, unsigned boot, double min_cov, char *why, size_t len)
+{
+	const double off_max = 1.0;	/* % huge allowed where THP is "never" */
+	size_t n;
+	double min, max;
+
+	if (!strcmp(c->target, "host"))	/* bare host: the workload's memory is host memory */
+		return workload_valid(c, boot, "host", c->host_thp, &c->host_cov, min_cov, off_max, why, len);
+	/* guests: QEMU's smaps of guest RAM is the host side's evidence */
+	boot_range(&c->host_cov, boot, &n, &min, &max);
+	if (n == 0) {
+		snprintf(why, len, "no host coverage evidence (QEMU smaps could not be read)");
+		return false;
+	}
+	if (thp_is_off(c->host_thp) && max > off_max) {
+		snprintf(why, len, "host THP is never but %.1f%% of guest RAM is on host huge pages", max);
+		return false;
+	}
+	if (!thp_is_off(c->host_thp) && min < min_cov && strcmp(c->host_state, "fragmented")) {
+		/* on a fragmented host low coverage is the outcome measured, not a failed treatment */
+		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
+
+		snprintf(why, len, "host THP is %s but only %.1f%% of guest RAM is on host %s (need %.0f%%)",
+			 c->host_thp, min, mthp ? "folios of that size (host-wide hugepages-<N>kB/stats estimate)" :
+			 "huge pages", min_cov);
+		return false;
+	}
+	return workload_valid(c, boot, "guest", c->guest_thp, &c->guest_cov, min_cov, off_max, why, len);
+}
+
+/* every held sample analysed again (validity decides anew) */
+static void cell_restore(struct cell *c)
+{
+	size_t j;
+
+	for (j = 0; j < c->nmetrics; j++)
+		c->metrics[j].n = metric_nall(&c->metrics[j]);
+	c->host_cov.n = metric_nall(&c->host_cov);
+	c->guest_cov.n = metric_nall(&c->guest_cov);
+}
+
+/* the boots the cell's samples came from, in the order they first appear */
+static size_t cell_boots(const struct cell *c, unsigned *out, size_t max)
+{
+	const struct metric *ms[RES_MAX_METRICS + 2];
+	size_t nm = 0, nb = 0, j, i, k;
+
+	for (j = 0; j < c->nmetrics; j++)
+		ms[nm++] = &c->metrics[j];
+	ms[nm++] = &c->host_cov;
+	ms[nm++] = &c->guest_cov;
+	for (j = 0; j < nm; j++)
+		for (i = 0; i < ms[j]->n; i++) {
+			for (k = 0; k < nb && out[k] != ms[j]->boot[i]; k++)
+				;
+			if (k == nb && nb < max)
+				out[nb++] = ms[j]->boot[i];
+		}
+	return nb;
+}
+
+static bool left_out(const struct cell *c, unsigned boot)
+{
+	size_t k;
+
+	for (k = 0; k < c->nleft; k++)
+		if (c->left[k].boot == boot)
+			return true;
+	return false;
+}
+
+/* the samples of boots left out behind n, the others' order kept */
+static void metric_leave_out(const struct cell *c, struct metric *m)
+{
+	double s[RES_MAX_SAMPLES];
+	uint16_t b[RES_MAX_SAMPLES];
+	size_t all = metric_nall(m), i, kept = 0, out = 0;
+
+	for (i = 0; i < all; i++)
+		if (!left_out(c, m->boot[i])) {
+			m->samples[kept] = m->samples[i];
+			m->boot[kept++] = m->boot[i];
+		} else {
+			s[out] = m->samples[i];
+			b[out++] = m->boot[i];
+		}
+	memcpy(m->samples + kept, s, out * sizeof(s[0]));
+	memcpy(m->boot + kept, b, out * sizeof(b[0]));
+	m->n = kept;
+	m->nall = all;
+}
+
+void cell_leave_out(struct cell *c)
+{
+	size_t j;
+
+	if (!c->valid || c->nleft == 0)
+		return;
+	for (j = 0; j < c->nmetrics; j++)
+		metric_leave_out(c, &c->metrics[j]);
+	metric_leave_out(c, &c->host_cov);
+	metric_leave_out(c, &c->guest_cov);
 }
 
 static void cell_validate(struct cell *c, double min_cov)
 {
-	const double off_max = 1.0;	/* % huge allowed where THP is "never" */
+	unsigned boots[RES_MAX_SAMPLES];
+	size_t nb, k, kept;
+	char why[sizeof(c->left[0].reason)];
 
+	cell_restore(c);
 	c->valid = true;
 	c->invalid_reason[0] = '\0';
+	c->nleft = 0;
+	nb = cell_boots(c, boots, RES_MAX_SAMPLES);
+	c->boots_run = (unsigned)nb;
 	if (c->reps_ok == 0) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "no successful repetition%s%s",
 			 c->nfailures ? ": " : "", c->nfailures ? c->failures[0] : "");
 		return;
 	}
-	if (!strcmp(c->target, "host")) {
-		/* bare host: the workload's memory is host memory, its coverage in host_cov */
-		c->valid = workload_valid(c, "host", c->host_thp, &c->host_cov, min_cov, off_max);
+	for (k = 0; k < nb; k++)
+		if (!boot_valid(c, boots[k], min_cov, why, sizeof(why)) && c->nleft < RES_MAX_LEFT_OUT) {
+			c->left[c->nleft].boot = boots[k];
+			snprintf(c->left[c->nleft++].reason, sizeof(c->left[0].reason), "%s", why);
+		}
+	if (nb == 0) {	/* repetitions but no sample: judged on no boot's evidence */
+		c->valid = boot_valid(c, 0, min_cov, why, sizeof(why));
+		if (!c->valid)
+			snprintf(c->invalid_reason, sizeof(c->invalid_reason), "%s", why);
 		return;
 	}
-	/* guests: QEMU's smaps of guest RAM is the host side's evidence */
-	if (c->host_cov.n == 0) {
+	kept = nb - c->nleft;
+	if (kept == 0 || (kept < 2 && c->nleft > 0)) {
 		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "no host coverage evidence (QEMU smaps could not be read)");
-	} else if (thp_is_off(c->host_thp) && c->host_cov.s.max > off_max) {
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is never but %.1f%% of guest RAM is on host huge pages", c->host_cov.s.max);
-	} else if (!thp_is_off(c->host_thp) && c->host_cov.s.min < min_cov && strcmp(c->host_state, "fragmented")) {
-		/* on a fragmented host low coverage is the outcome measured, not a failed treatment */
-		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
-
-		c->valid = false;
-		snprintf(c->invalid_reason, sizeof(c->invalid_reason),
-			 "host THP is %s but only %.1f%% of guest RAM is on host %s (need %.0f%%)", c->host_thp,
-			 c->host_cov.s.min,
-			 mthp ? "folios of that size (host-wide hugepages-<N>kB/stats estimate)" : "huge pages", min_cov);
-	} else {
-		c->valid = workload_valid(c, "guest", c->guest_thp, &c->guest_cov, min_cov, off_max);
+		if (nb == 1)
+			snprintf(c->invalid_reason, sizeof(c->invalid_reason), "%s", c->left[0].reason);
+		else if (kept == 0)
+			snprintf(c->invalid_reason, sizeof(c->invalid_reason), "every boot left out (%zu), the first "
+				 "because %.190s", nb, c->left[0].reason);
+		else
+			snprintf(c->invalid_reason, sizeof(c->invalid_reason), "%zu of %zu boots left out, %zu valid "
+				 "(2 needed): %.170s", c->nleft, nb, kept, c->left[0].reason);
+		return;
 	}
+	cell_leave_out(c);
 }
 
 void cell_summarize(struct cell *c)
@@ -307,7 +437,7 @@ void cell_summarize(struct cell *c)
 	size_t j;
 
 	for (j = 0; j < c->nmetrics; j++)
-		summarize_blocked(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n, &c->metrics[j].s);
+		summarize_geo(c->metrics[j].samples, c->metrics[j].boot, c->metrics[j].n, &c->metrics[j].s);
 	summarize(c->host_cov.samples, c->host_cov.n, &c->host_cov.s);
 	summarize(c->guest_cov.samples, c->guest_cov.n, &c->guest_cov.s);
 }
@@ -317,8 +447,8 @@ void results_finish(struct results *r, double min_cov_pct)
 	size_t i;
 
 	for (i = 0; i < r->ncells; i++) {
-		cell_summarize(&r->cells[i]);
 		cell_validate(&r->cells[i], min_cov_pct);
+		cell_summarize(&r->cells[i]);
 	}
 }
 

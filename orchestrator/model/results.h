@@ -30,7 +30,8 @@
 
 struct metric {
 	char name[REC_KEY_MAX];
-	size_t n;
+	size_t n;			/* the samples analysed: those of the boots the cell keeps */
+	size_t nall;			/* all held (0: n): the left-out boots' follow n, kept for results.json */
 	double samples[RES_MAX_SAMPLES];
 	/* the guest boot each sample came from (an index into results.guests), or
 	 * for bare-host cells the round (the host setting is applied anew each round) */
@@ -47,6 +48,13 @@ struct cell_key {
 	const char *workload;
 	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
 	const char *host_state;		/* "fresh" (NULL) or "fragmented" */
+};
+
+/* a boot (a round for bare-host cells) whose evidence failed: out of the cell's samples */
+#define RES_MAX_LEFT_OUT 32
+struct left_out {
+	unsigned boot;
+	char reason[256];
 };
 
 struct cell {
@@ -68,6 +76,10 @@ struct cell {
 	char failures[RES_MAX_FAILURES][200];
 	bool valid;
 	char invalid_reason[256];
+	/* boots left out of a valid cell (an invalid one keeps every sample), and the boots it ran in */
+	size_t nleft;
+	struct left_out left[RES_MAX_LEFT_OUT];
+	unsigned boots_run;
 	/* the workload's own word on its treatment (lib/wltraits.h reason_field of its records:
 	 * zero_page_reason, cov_note), the first one seen; "" none */
 	char treatment_note[200];
@@ -158,6 +170,15 @@ struct frag_log {
 #define RUN_GUESTS_MAX 8
 #define RUN_MIN_COV_MAX 100		/* --min-coverage: percent, from 0 */
 
+/* an effect the stopping rule no longer chased: its target out of reach within the limits */
+#define RES_NOT_CHASED_MAX 16
+struct not_chased {
+	char effect[160];		/* "host prefault (guest always) fault_ns_per_4k" */
+	double target_pct;
+	unsigned boots_needed;		/* projected from its width when it was dropped */
+	unsigned boots_allowed;		/* rounds the budget and --max-reps allowed then */
+};
+
 struct run_settings {			/* echo of the configuration */
 	unsigned reps, warmup, vcpus, rounds;
 	unsigned boots;			/* asked for per host setting; rounds = what ran */
@@ -169,6 +190,9 @@ struct run_settings {			/* echo of the configuration */
 	double target_ci_host, target_ci_guest;	/* points; 0 = none */
 	double budget_s;		/* 0 = none */
 	char stopped[32];		/* why rounds stopped (stop_verdict_name), "" when fixed */
+	bool stopped_at_minimum;	/* the targets were met at the fewest rounds a target runs */
+	size_t nnot_chased;
+	struct not_chased not_chased[RES_NOT_CHASED_MAX];
 	unsigned long long memory_bytes, size_bytes, accesses, seed;
 	double min_coverage_pct;
 	char host_thp_list[256], guest_thp_list[128], workloads[128];
@@ -225,6 +249,8 @@ struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
+/* the samples m holds, left-out boots' included */
+size_t metric_nall(const struct metric *m);
 /* a sample of boot 0 (tests, one-boot data) */
 int metric_add(struct metric *m, double v);
 int metric_add_boot(struct metric *m, double v, unsigned boot);
@@ -243,7 +269,18 @@ void cell_take_evidence(struct cell *c, const struct record *rec, struct metric 
 
 /* the cell's summaries: each metric's over boots (summarize_blocked), coverage's over repetitions */
 void cell_summarize(struct cell *c);
-/* compute summaries and validity (min_cov_pct: huge-page share an "on" cell must reach) */
+/*
+ * The cell's samples of the boots in c->left moved behind each metric's n
+ * (a valid cell only; order kept otherwise), as validity leaves them and a
+ * loaded results.json must again
+ */
+void cell_leave_out(struct cell *c);
+/*
+ * Validity per boot, then summaries (min_cov_pct: huge-page share an "on"
+ * cell must reach): each boot's evidence is judged on its own; a boot whose
+ * evidence fails is left out of the cell with its reason, and the cell is
+ * invalid only when fewer than 2 boots remain (none, of a one-boot cell).
+ */
 void results_finish(struct results *r, double min_cov_pct);
 /*
  * Whether any cell has a measured repetition; where none has, why into why (the
@@ -276,15 +313,23 @@ struct effect {
 	char host_state[16];		/* cells compared: all fresh or all fragmented */
 	bool available;
 	char note[256];			/* why not available, or how it was derived */
-	char method[16];		/* "boots" (Welch over boots) or "one-boot" (repetitions in one boot) */
+	char method[16];		/* "boots" (over boots: Welch, or rounds as blocks) or "one-boot"
+					 * (repetitions in one boot) */
 	double log_est, log_se;		/* the contrast of log times and its standard error */
 	double estimate_pct;		/* (1 - exp(-log_est)) * 100: positive = THP made it faster */
 	double ci95_low_pct, ci95_high_pct;
 	double df;			/* Welch-Satterthwaite degrees of freedom */
 	unsigned boots_min;		/* fewest boots any arm of the contrast had */
+	/* host-side: rounds as blocks (analysis/effects.c eval_rounds, doc/method.md) */
+	char round_estimator[24];	/* "paired by round", "unpaired"; "" guest-side */
+	char round_note[96];		/* why that one */
+	unsigned rounds;		/* complete rounds (every arm ran) */
+	double round_corr;		/* 1 - s_D^2 / sum w^2 s_k^2; NAN unknown */
+	double round_var;		/* the round variance component, log scale, truncated at 0 */
+	double log_se_unpaired, df_unpaired;	/* Welch over boots, for comparison */
 	bool significant;		/* interval excludes 0 */
-	double share_pct;		/* of the same table's total, on the log scale; NAN unless that
-					 * total is significant */
+	double share_pct;		/* estimate_pct over the same table's total's, in %; NAN unless
+					 * both are significant */
 };
 
 /* one cell's variance components for one phase metric */

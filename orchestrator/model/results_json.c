@@ -29,7 +29,7 @@ static json_object *w_samples(const void *base, const struct jt_field *f)
 	size_t i;
 
 	(void)f;
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < metric_nall(m); i++)
 		json_object_array_add(a, jt_num(m->samples[i]));
 	return a;
 }
@@ -53,6 +53,7 @@ static int l_samples(const struct jt_ctx *c, json_object *v, const char *at, voi
 			return -EINVAL;
 		m->boot[m->n] = 0;	/* files before boot ids: one boot */
 	}
+	m->nall = m->n;
 	return 0;
 }
 
@@ -64,7 +65,7 @@ static json_object *w_boots(const void *base, const struct jt_field *f)
 	size_t i;
 
 	(void)f;
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < metric_nall(m); i++)
 		json_object_array_add(a, json_object_new_int(m->boot[i]));
 	return a;
 }
@@ -96,7 +97,16 @@ static int l_boots(const struct jt_ctx *c, json_object *v, const char *at, void 
 static json_object *w_n(const void *base, const struct jt_field *f)
 {
 	(void)f;
-	return json_object_new_int64((int64_t)((const struct metric *)base)->s.n);
+	return json_object_new_int64((int64_t)metric_nall(base));
+}
+
+/* the samples of boots the cell left out (they follow the others in samples) */
+static json_object *w_left_out_n(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+
+	(void)f;
+	return json_object_new_int64((int64_t)(metric_nall(m) - m->n));
 }
 
 static int l_n(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
@@ -122,12 +132,24 @@ static json_object *w_ci_over(const void *base, const struct jt_field *f)
 	return isfinite(m->s.ci95_high) ? jt_str(m->s.ci_blocks ? "boots" : "repetitions") : NULL;
 }
 
+/* which mean "mean" and its interval are: geometric over boot means, or arithmetic */
+static json_object *w_mean_kind(const void *base, const struct jt_field *f)
+{
+	const struct metric *m = base;
+
+	(void)f;
+	return m->s.n ? jt_str(m->s.geo ? "geometric" : "arithmetic") : NULL;
+}
+
 #define MT(k, kind, m, ...) JT_F(k, kind, struct metric, m, __VA_ARGS__)
 static const struct jt_field metric_fields[] = {
 	{ MT("samples", JT_CUSTOM, samples, 0, .write = w_samples, .load = l_samples) },
 	{ MT("boot", JT_CUSTOM, boot, JT_OPT, .write = w_boots, .load = l_boots) },
 	{ MT("n", JT_CUSTOM, s.n, JT_DERIVED, .write = w_n, .load = l_n) },
+	{ MT("n_left_out", JT_INT, s.n, JT_OPT | JT_DERIVED, .write = w_left_out_n) },
 	{ MT("mean", JT_DOUBLE, s.mean, JT_DERIVED) },
+	{ .key = "mean_kind", .kind = JT_STR, .size = 16, .flags = JT_OPT | JT_NULL | JT_DERIVED, .write = w_mean_kind },
+	{ MT("arith_mean", JT_DOUBLE, s.arith_mean, JT_OPT | JT_DERIVED) },
 	{ MT("sd", JT_DOUBLE, s.sd, JT_DERIVED) },
 	{ MT("cv_pct", JT_DOUBLE, s.cv_pct, JT_DERIVED) },
 	{ MT("ci95_low", JT_DOUBLE, s.ci95_low, JT_DERIVED) },
@@ -226,6 +248,13 @@ static int l_failures(const struct jt_ctx *c, json_object *v, const char *at, vo
 	return 0;
 }
 
+#define LO(k, kind, m, ...) JT_F(k, kind, struct left_out, m, __VA_ARGS__)
+static const struct jt_field left_out_fields[] = {
+	{ LO("boot", JT_INT, boot, 0) },
+	{ LO("reason", JT_STR, reason, 0) },
+};
+static const struct jt_table left_out_jt = JT_TABLE(struct left_out, left_out_fields);
+
 #define CL(k, kind, m, ...) JT_F(k, kind, struct cell, m, __VA_ARGS__)
 /* coverage: the means and validity rule are derived, the samples kept */
 static const struct jt_field coverage_fields[] = {
@@ -257,6 +286,9 @@ static const struct jt_field cell_fields[] = {
 	{ CL("failures", JT_CUSTOM, failures, 0, .write = w_failures, .load = l_failures) },
 	{ CL("valid", JT_BOOL, valid, 0) },
 	{ CL("invalid_reason", JT_STR, invalid_reason, JT_NULL | JT_UNLESS, .cond = offsetof(struct cell, valid)) },
+	{ CL("boots_run", JT_INT, boots_run, JT_OPT) },
+	{ CL("left_out", JT_ARR, left, JT_OPT | JT_INLINE, .count = offsetof(struct cell, nleft),
+	     .cap = RES_MAX_LEFT_OUT, .sub = &left_out_jt) },
 	{ CL("treatment_note", JT_STR, treatment_note, JT_OPT | JT_NULL | JT_WNULL) },
 };
 
@@ -305,6 +337,7 @@ static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char
 	if (cell_check_values(c, s, at))
 		return -ERANGE;
 	*cell = *s;
+	cell_leave_out(cell);
 	cell_summarize(cell);
 	return 0;
 }
@@ -353,6 +386,7 @@ static const struct jt_field cellstat_fields[] = {
 	  .write = w_mean, .load = l_mean) },
 	{ CS("access_ns", JT_CUSTOM, access_sum, JT_NULL, .count = offsetof(struct guest_cellstat, naccess),
 	  .write = w_mean, .load = l_mean) },
+	{ .key = "mean_kind", .kind = JT_CONST, .flags = JT_OPT, .def = "arithmetic over this guest's repetitions" },
 };
 static const struct jt_table cellstat_jt = JT_TABLE(struct guest_cellstat, cellstat_fields);
 
@@ -566,6 +600,13 @@ static const struct jt_field effect_fields[] = {
 	{ EF("log_estimate", JT_DOUBLE, log_est, DER) },
 	{ EF("log_se", JT_DOUBLE, log_se, DER) },
 	{ EF("boots_min", JT_INT, boots_min, DER) },
+	{ EF("round_estimator", JT_STR, round_estimator, DER | JT_WNULL) },
+	{ EF("round_note", JT_STR, round_note, DER | JT_WNULL) },
+	{ EF("rounds", JT_INT, rounds, DER) },
+	{ EF("round_corr", JT_DOUBLE, round_corr, DER) },
+	{ EF("round_var_log", JT_DOUBLE, round_var, DER) },
+	{ EF("log_se_unpaired", JT_DOUBLE, log_se_unpaired, DER) },
+	{ EF("df_unpaired", JT_DOUBLE, df_unpaired, DER) },
 	{ EF("note", JT_STR, note, DER | JT_WNULL) },
 };
 static const struct jt_table effect_jt = JT_TABLE(struct effect, effect_fields);
@@ -796,6 +837,15 @@ static const struct jt_field telemetry_fields[] = {
 };
 static const struct jt_table telemetry_jt = JT_TABLE(struct results, telemetry_fields);
 
+#define NC(k, kind, m, ...) JT_F(k, kind, struct not_chased, m, __VA_ARGS__)
+static const struct jt_field not_chased_fields[] = {
+	{ NC("effect", JT_STR, effect, 0) },
+	{ NC("target_pct", JT_DOUBLE, target_pct, 0) },
+	{ NC("boots_needed", JT_INT, boots_needed, 0) },
+	{ NC("boots_allowed", JT_INT, boots_allowed, 0) },
+};
+static const struct jt_table not_chased_jt = JT_TABLE(struct not_chased, not_chased_fields);
+
 #define ST(k, kind, m, ...) JT_F(k, kind, struct run_settings, m, __VA_ARGS__)
 #define KCOMPILE JT_IFSET, .cond = offsetof(struct run_settings, kcompile)
 static const struct jt_field settings_fields[] = {
@@ -817,6 +867,9 @@ static const struct jt_field settings_fields[] = {
 	{ ST("target_ci_guest_pct", JT_DOUBLE, target_ci_guest, JT_OPT | JT_POS) },
 	{ ST("budget_s", JT_DOUBLE, budget_s, JT_OPT | JT_POS) },
 	{ ST("rounds_stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ ST("stopped_at_minimum", JT_BOOL, stopped_at_minimum, JT_OPT) },
+	{ ST("not_chased", JT_ARR, not_chased, JT_OPT | JT_INLINE, .count = offsetof(struct run_settings, nnot_chased),
+	  .cap = RES_NOT_CHASED_MAX, .sub = &not_chased_jt) },
 	{ ST("warmup", JT_INT, warmup, JT_RANGE, .lo = 0, .hi = RUN_WARMUP_MAX) },
 	{ ST("cold_reps", JT_INT, cold_reps, JT_OPT | JT_RANGE, .lo = 0, .hi = RUN_COLD_REPS_MAX) },
 	{ ST("vcpus", JT_INT, vcpus, JT_RANGE, .lo = RUN_VCPUS_MIN, .hi = RUN_VCPUS_MAX) },

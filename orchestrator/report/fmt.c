@@ -46,6 +46,10 @@ void report_summary_ci(char *buf, size_t len, const struct summary *s)
 		snprintf(buf, len, "%s", a);
 		return;
 	}
+	if (s->geo) {	/* geometric: the log-scale half-width, as a ratio */
+		snprintf(buf, len, "%s ±%.1f%%", a, (s->ci95_high / s->mean - 1) * 100);
+		return;
+	}
 	fmt_value(b, sizeof(b), s->ci95_high - s->mean);
 	snprintf(buf, len, "%s ±%s", a, b);
 }

@@ -66,6 +66,10 @@ static void trend_flush(FILE *o, const struct trend_line *l, const struct trend_
 				snprintf(v[i], sizeof(v[i]), "%s", m);
 			continue;
 		}
+		if (l->mean[i] > 0) {	/* the geometric mean's interval on the log scale, as a ratio */
+			snprintf(v[i], sizeof(v[i]), "%s ±%.1f%%", m, l->half[i] / l->mean[i] * 100);
+			continue;
+		}
 		fmt_value(h, sizeof(h), l->half[i]);
 		snprintf(v[i], sizeof(v[i]), "%s ±%s", m, h);
 	}

@@ -144,7 +144,7 @@ static void html_cells(const struct report_input *in, FILE *o)
 			fputs("</td></tr>\n", o);
 		}
 	}
-	fputs("</table>\n<p class=\"sub\">mean ±95% confidence-interval half-width over the measured repetitions.</p>\n", o);
+	fputs("</table>\n<p class=\"sub\">geometric mean ±95% confidence interval on the log scale, in % (over boot means where a cell ran in 2 or more boots, else over repetitions); an arithmetic mean ± half-width where a sample is 0.</p>\n", o);
 }
 
 static void html_validity(const struct report_input *in, FILE *o)

@@ -108,7 +108,7 @@ static void svg_label(FILE *o, double y, const struct cell *c)
 	fputs("</text>", o);
 }
 
-/* one horizontal bar per cell: mean, 95% CI whisker, baseline mean marker, validity */
+/* one horizontal bar per cell: geometric mean, 95% CI whisker, baseline's marker, validity */
 static void html_metric_chart(const struct report_input *in, FILE *o, size_t mi)
 {
 	const struct results *r = in->res;
@@ -143,7 +143,7 @@ static void html_metric_chart(const struct report_input *in, FILE *o, size_t mi)
 	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">",
 		CH_W, h, CH_W, h);
 	fputs("<title>", o);
-	html_escf(o, "%s: mean per cell with 95%% confidence interval", name);
+	html_escf(o, "%s: geometric mean per cell with 95%% confidence interval (log scale)", name);
 	fputs("</title>", o);
 	svg_axis(o, &ax, CH_TOP, CH_TOP + (double)r->ncells * CH_ROW);
 	for (i = 0; i < r->ncells; i++) {
@@ -185,7 +185,7 @@ static void html_metric_chart(const struct report_input *in, FILE *o, size_t mi)
 			fmt_value(bv, sizeof(bv), bm->s.mean);
 			fprintf(o, "<line class=\"base\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>",
 				ax_x(&ax, bm->s.mean), y + 3, ax_x(&ax, bm->s.mean), y + CH_ROW - 3);
-			html_escf(o, "baseline mean %s", bv);
+			html_escf(o, "baseline geometric mean %s", bv);
 			fputs("</title></line>", o);
 		}
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\">", fmin(xe + 8, (double)CH_W - CH_RIGHT + 8), ym + 4);
@@ -210,9 +210,9 @@ static void html_legend(FILE *o, bool with_base)
 	fputs("<p class=\"legend\">", o);
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		fprintf(o, "<span><i class=\"sw\" style=\"background:%s\"></i>%s</span>", colours[i], names[i]);
-	fputs("<span>├─┤ 95% confidence interval of the mean</span>", o);
+	fputs("<span>├─┤ 95% confidence interval of the geometric mean (log scale)</span>", o);
 	if (with_base)
-		fputs("<span>┆ baseline mean</span>", o);
+		fputs("<span>┆ baseline geometric mean</span>", o);
 	fputs("<span><i class=\"sw\" style=\"background:#f3c9c5;border:1px dashed #b3261e\"></i>invalid cell</span></p>\n", o);
 }
 
@@ -415,10 +415,10 @@ void html_effects(const struct report_input *in, FILE *o)
 
 	fputs("<p class=\"sub\">Where the THP benefit comes from: each effect is a ratio of geometric means"
 	      " shown as the share of time THP saves (positive = faster with THP), with a 95% confidence"
-	      " interval computed on the log scale; host-side effects replicate over guest boots (Welch over"
-	      " boots), guest-side ones are paired inside each boot; filled dots are significant (the interval"
-	      " excludes 0). Shares add up within a table on the log scale and are shown only against a"
-	      " significant total.</p>\n", o);
+	      " interval computed on the log scale; host-side effects replicate over guest boots (rounds as"
+	      " blocks where they correlate, else Welch over boots), guest-side ones are paired inside each"
+	      " boot; filled dots are significant (the interval excludes 0). A share is the part's % over the"
+	      " total's, shown only for significant parts of a significant total.</p>\n", o);
 	if (fx->tcg) {
 		fputs("<p class=\"sub\"><b>TCG run:</b> ", o);
 		html_esc(o, EFFECTS_TCG_NOTE);

@@ -58,7 +58,8 @@ static void junit_metric_case(const struct report_input *in, size_t ci, const st
 			 row->change_lo_pct, row->change_hi_pct, in->cmp->threshold_pct);
 		jc->skipped = jc->message;
 	} else if (row->verdict == CMP_UNTESTED && row->gated) {
-		jc->skipped = "fewer than 2 samples on a side: the regression gate could not test this metric";
+		jc->skipped = row->why[0] ? row->why :
+			      "fewer than 2 samples on a side: the regression gate could not test this metric";
 	}
 }
 

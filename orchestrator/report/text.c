@@ -21,7 +21,9 @@ static void fmt_ci(char *buf, size_t len, const struct metric *m, int prec)
 		snprintf(buf, len, "n/a");
 		return;
 	}
-	if (isfinite(m->s.ci95_high))
+	if (isfinite(m->s.ci95_high) && m->s.geo)	/* the log-scale half-width, as a ratio */
+		snprintf(buf, len, "%.*f ±%.1f%%", prec, m->s.mean, (m->s.ci95_high / m->s.mean - 1) * 100);
+	else if (isfinite(m->s.ci95_high))
 		snprintf(buf, len, "%.*f ±%.*f", prec, m->s.mean, prec, m->s.ci95_high - m->s.mean);
 	else
 		snprintf(buf, len, "%.*f", prec, m->s.mean);
@@ -78,7 +80,7 @@ static void print_cold_evidence(const struct results *r, FILE *out)
 static void print_table(const struct results *r, FILE *out)
 {
 	size_t i;
-	bool any_invalid = false;
+	bool any_invalid = false, any_left = false;
 
 	fprintf(out, "thpeval %s  accel=%s  host kernel %s  %s\n", r->thpeval_version, r->accel,
 		r->host.kernel, r->host.cpu_model);
@@ -87,8 +89,16 @@ static void print_table(const struct results *r, FILE *out)
 	if (r->settings.target_ci_host > 0)
 		fprintf(out, " (CI target host-side %.3g, guest-side %.3g points: %s)", r->settings.target_ci_host,
 			r->settings.target_ci_guest, r->settings.stopped[0] ? r->settings.stopped : "not judged");
-	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: mean ±95%% CI half-width (over boot means where a "
-		     "cell ran in 2 or more boots, else over repetitions)\n\n",
+	if (r->settings.stopped_at_minimum)
+		fprintf(out, ", at the minimum");
+	for (i = 0; i < r->settings.nnot_chased; i++) {
+		const struct not_chased *nc = &r->settings.not_chased[i];
+
+		fprintf(out, "\nnot chased: %s: about %u boots for +/-%.3g points, the budget allows %u",
+			nc->effect, nc->boots_needed, nc->target_pct, nc->boots_allowed);
+	}
+	fprintf(out, "\nmemory=%llu MiB  buffer=%llu MiB  values: geometric mean ±95%% CI on the log scale, in %% "
+		     "(over boot means where a cell ran in 2 or more boots, else over repetitions)\n\n",
 		r->settings.memory_bytes >> 20, r->settings.size_bytes >> 20);
 	fprintf(out, "%-9s %-9s %-9s %-16s %-20s %-18s %7s %7s %3s  %s\n", "host_thp", "alloc", "guest_thp",
 		"workload", "fault ns/4K", "access ns", "host%", "guest%", "n", "valid");
@@ -114,6 +124,19 @@ static void print_table(const struct results *r, FILE *out)
 			c->guest_thp, w, f, a, hp, gp, c->reps_ok, c->valid ? "yes" : "NO");
 		if (!c->valid)
 			any_invalid = true;
+		any_left |= c->valid && c->nleft;
+	}
+	if (any_left) {
+		fprintf(out, "\nboots left out of valid cells (their treatment evidence failed):\n");
+		for (i = 0; i < r->ncells; i++) {
+			const struct cell *c = &r->cells[i];
+			size_t k;
+
+			for (k = 0; c->valid && k < c->nleft; k++)
+				fprintf(out, "  host %s/%s, guest %s, %s%s%s: boot %u of %u: %s\n", c->host_thp, c->prefault,
+					c->guest_thp, c->workload, c->variant[0] ? ":" : "", c->variant, c->left[k].boot,
+					c->boots_run, c->left[k].reason);
+		}
 	}
 	if (any_invalid) {
 		fprintf(out, "\ninvalid cells:\n");
@@ -209,9 +232,16 @@ void effects_print(const struct effects *fx, FILE *out)
 				 e->ci95_high_pct, e->significant ? "" : " n.s.");
 			if (isfinite(e->share_pct))
 				snprintf(share, sizeof(share), "%.0f%%", e->share_pct);
+			char rounds[48] = "";
+
+			/* host-side: rounds as blocks or not, and the round correlation that chose it */
+			if (e->round_estimator[0] && isfinite(e->round_corr))
+				snprintf(rounds, sizeof(rounds), "%s(%s, round r %.2f)", share[0] ? " " : "",
+					 strcmp(e->round_estimator, "unpaired") ? "rounds as blocks" : "unpaired",
+					 e->round_corr);
 			fprintf(out, "%s %-30s %s%s%s\n", head, eff, share,
 				 strcmp(e->method, "one-boot") ? "" : (share[0] ? " (one boot)" : "(one boot)"),
-				 "");
+				 rounds);
 		}
 	}
 }

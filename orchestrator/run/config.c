@@ -7,6 +7,7 @@
 
 #include "host/procfs.h"
 #include "lib/parse.h"
+#include "orchestrator/analysis/stopping.h"
 #include "orchestrator/report/report.h"
 
 ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented");
@@ -162,8 +163,9 @@ int run_config_check(struct run_config *c, struct err *e)
 			       "add --target-ci, or drop --boots for the default one");
 	if (!c->max_reps_set)
 		c->max_reps = c->reps * 50;	/* --boots's most: the budget or the target decides */
-	if (c->target_ci_host > 0 && c->max_reps < c->reps * c->boots)
-		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x --boots %u: raise --max-reps "
-			       "or lower --boots", c->max_reps, c->reps, c->boots);
+	if (c->target_ci_host > 0 && c->max_reps < c->reps * (c->boots > STOP_MIN_BOOTS ? c->boots : STOP_MIN_BOOTS))
+		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x %u boots (a CI target runs at least "
+			       "%u): raise --max-reps or lower --boots", c->max_reps, c->reps,
+			       (c->boots > STOP_MIN_BOOTS ? c->boots : STOP_MIN_BOOTS), STOP_MIN_BOOTS);
 	return 0;
 }

@@ -163,15 +163,50 @@ static void reverse_groups(struct host_group *g, size_t n)
 }
 
 /* "host tlb (guest never) access_ns": which effect a stopping message is about */
-static void gap_name(const struct results *res, const struct stop_gap *g, char *buf, size_t len)
+static void effect_name(const struct results *res, int idx, char *buf, size_t len)
 {
-	const struct effect *e = g->effect >= 0 ? &res->effects->e[g->effect] : NULL;
+	const struct effect *e = idx >= 0 ? &res->effects->e[idx] : NULL;
 
 	if (e)
 		snprintf(buf, len, "%s %s%s%s%s %s", e->side, e->component, e->at_guest[0] ? " (guest " : "",
 			 e->at_guest, e->at_guest[0] ? ")" : "", e->metric);
 	else
 		snprintf(buf, len, "none");
+}
+
+static bool was_not_chased(const struct run_settings *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nnot_chased; i++)
+		if (!strcmp(s->not_chased[i].effect, name))
+			return true;
+	return false;
+}
+
+/* the effects out of reach into results.json; each one said once, when it is first given up */
+static void note_far(const struct run_io *io, struct results *res, const struct stop_gap *g)
+{
+	struct run_settings *s = &res->settings;
+	size_t i;
+
+	for (i = 0; i < g->nfar; i++) {
+		const struct stop_far *f = &g->far[i];
+		struct not_chased *nc;
+		char name[160];
+
+		effect_name(res, f->effect, name, sizeof(name));
+		if (was_not_chased(s, name) || s->nnot_chased >= RES_NOT_CHASED_MAX)
+			continue;
+		nc = &s->not_chased[s->nnot_chased++];
+		snprintf(nc->effect, sizeof(nc->effect), "%s", name);
+		nc->target_pct = f->target;
+		nc->boots_needed = f->need;
+		nc->boots_allowed = g->allowed;
+		run_note(io, "%s: %s%u boots for +/-%.3g points, the budget allows %u: not chased", name,
+			 f->need > STOP_BOOTS_CAP ? "more than " : "about ",
+			 f->need > STOP_BOOTS_CAP ? STOP_BOOTS_CAP : f->need, f->target, g->allowed);
+	}
 }
 
 /* --boots, then the CI target: another round while a split effect's interval is wider than asked */
@@ -184,7 +219,7 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 	enum stop_verdict v;
 	char name[160];
 
-	if (rounds_done >= cfg->boots && cfg->target_ci_host > 0) {
+	if (rounds_done >= stop_min_rounds(&sp) && cfg->target_ci_host > 0) {
 		struct err e = ERR_INIT;
 
 		results_finish(res, cfg->min_coverage);
@@ -194,7 +229,9 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 	v = stop_decide(res->effects, &sp, rounds_done, elapsed_s, &g);
 	if (v != STOP_BOOTS && v != STOP_MORE && v != STOP_NO_EFFECT)
 		snprintf(res->settings.stopped, sizeof(res->settings.stopped), "%s", stop_verdict_name(v));
-	gap_name(res, &g, name, sizeof(name));
+	res->settings.stopped_at_minimum = g.at_minimum;
+	note_far(io, res, &g);
+	effect_name(res, g.effect, name, sizeof(name));
 	switch (v) {
 	case STOP_BOOTS:
 		return true;
@@ -204,9 +241,14 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 		run_note(io, "no split effect in these workloads to narrow: %u rounds", rounds_done);
 		return false;
 	case STOP_TARGET_MET:
-		run_note(io, "every split effect's 95%% CI is within its target (host-side %.1f, guest-side %.1f "
-			 "points) after %u rounds; closest: %s, %.2f of %.1f", cfg->target_ci_host,
-			 cfg->target_ci_guest, rounds_done, name, g.half, g.target);
+	case STOP_REACHABLE_MET:
+		run_note(io, "every %ssplit effect's 95%% CI is within its target (host-side %.1f, guest-side %.1f "
+			 "points) after %u rounds%s; closest: %s, %.2f of %.1f", v == STOP_REACHABLE_MET ?
+			 "chased " : "", cfg->target_ci_host, cfg->target_ci_guest, rounds_done,
+			 g.at_minimum ? " (the minimum)" : "", name, g.half, g.target);
+		if (g.unavailable)
+			run_note(io, "%zu targeted effect(s) not available, so not judged: the split says why",
+				 g.unavailable);
 		return false;
 	case STOP_MAX_REPS:
 		run_note(io, "%s: 95%% CI half-width %.2f points > target %.1f, but --max-reps %u is reached; "
@@ -223,7 +265,8 @@ static bool more_rounds(const struct run_config *cfg, const struct run_io *io, s
 	case STOP_MORE:
 		break;
 	}
-	run_note(io, "%s: 95%% CI half-width %.2f points > target %.1f: another round", name, g.half, g.target);
+	run_note(io, "%s: 95%% CI half-width %.2f points > target %.1f (about %u boots): another round", name,
+		 g.half, g.target, g.need);
 	return true;
 }
 
@@ -656,15 +699,17 @@ static int run_rounds(struct run_state *st, struct err *e)
 	const struct run_io *io = st->io;
 	size_t per_round = (cfg->target_guest ? st->ngroups : 0) + (cfg->target_host ? st->nh + 1 : 0), i;
 	double t_start = mono_s();
-	unsigned round;
+	const struct stop_params sp = { cfg->boots, cfg->reps, cfg->target_ci_host, cfg->target_ci_guest,
+					cfg->max_reps, cfg->budget_ms };
+	unsigned round, min_rounds = stop_min_rounds(&sp);
 	int r;
 
 	if (cfg->target_ci_host > 0)
 		run_note(io, "%u rounds (a boot per host setting each), then more while a split effect's 95%% CI "
-			 "half-width is over %.3g points (host-side) or %.3g (guest-side)%s", cfg->boots,
+			 "half-width is over %.3g points (host-side) or %.3g (guest-side)%s", min_rounds,
 			 cfg->target_ci_host, cfg->target_ci_guest, cfg->budget_ms ? ", within the --budget" : "");
 	if (io->bar)
-		progress_init(io->bar, io->progress, cfg->boots * per_round);
+		progress_init(io->bar, io->progress, min_rounds * per_round);
 	for (round = 0; !*io->stop; round++) {
 		/* ABBA: a seeded random order, then the same reversed, so a drift of the
 		 * machine over the run falls on every host setting alike */
@@ -683,7 +728,7 @@ static int run_rounds(struct run_state *st, struct err *e)
 		st->res->settings.rounds = round + 1;
 		if (!more_rounds(cfg, io, st->res, round + 1, mono_s() - t_start))
 			break;
-		if (io->bar && round + 1 >= cfg->boots)	/* a round past --boots: the total grows */
+		if (io->bar && round + 1 >= min_rounds)	/* a round past the minimum: the total grows */
 			io->bar->total += per_round;
 	}
 	return *io->stop ? err_set(e, -EINTR, "interrupted: partial results kept") : 0;

@@ -40,7 +40,7 @@ static const struct case_ cases[] = {
 	{ "boots 51", { "--boots=51" }, 0, "not a boot count" },
 	{ "boots 1", { "--boots=1" }, 1, NULL },
 	{ "max-reps below reps x boots", { "--target-ci=5", "--reps=3", "--boots=4", "--max-reps=10" }, 0,
-	  "--max-reps 10 is below --reps 3 x --boots 4" },
+	  "--max-reps 10 is below --reps 3 x 6 boots" },
 	{ "target ci both", { "--target-ci=15,5" }, 1, NULL },
 	{ "target ci none", { "--target-ci=none" }, 1, NULL },
 	{ "target ci zero", { "--target-ci=0" }, 0, "not a CI target" },

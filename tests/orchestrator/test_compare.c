@@ -322,7 +322,7 @@ static void test_untested_invalid_missing(void **state)
 	m->n = 1;
 	m->samples[0] *= 2;
 	summarize(m->samples, m->n, &m->s);
-	/* a cell that is invalid now and 3 times slower: the gate fails with the reason */
+	/* a cell that is invalid now and 3 times slower: judged on its interval, a regression with the reason */
 	cur->cells[1].valid = false;
 	snprintf(cur->cells[1].invalid_reason, sizeof(cur->cells[1].invalid_reason), "coverage too low");
 	m = cell_metric(&cur->cells[1], "access_ns", NULL);
@@ -333,20 +333,57 @@ static void test_untested_invalid_missing(void **state)
 	snprintf(cur->cells[3].workload, sizeof(cur->cells[3].workload), "other");
 	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), 0);
 	assert_int_equal(comparison_find(&c, 0, "access_ns")->verdict, CMP_UNTESTED);
-	assert_int_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_INVALID);
+	assert_int_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_REGRESSION);
 	assert_true(comparison_find(&c, 1, "access_ns")->fails);
 	assert_non_null(strstr(comparison_find(&c, 1, "access_ns")->why, "coverage too low"));
 	assert_int_equal(comparison_find(&c, 3, "")->verdict, CMP_NEW);
 	assert_int_equal(c.ncells_matched, 3);
-	assert_int_equal(c.nregressions, 0);
+	assert_int_equal(c.nregressions, 1);
 	assert_true(comparison_failed(&c));
 	assert_int_equal(c.nuntested, 1);
 	assert_int_equal(c.ninvalid, 1);
+	assert_int_equal(c.nbase_invalid, 0);
+	comparison_release(&c);
+	fixture_results_free(base);
+	fixture_results_free(cur);
+	base = fixture_results();
+	cur = fixture_results();
+	/* invalid in the current run, unchanged: judged on its interval, not failed for being invalid */
+	cur->cells[1].valid = false;
+	snprintf(cur->cells[1].invalid_reason, sizeof(cur->cells[1].invalid_reason), "coverage too low");
+	/* invalid in the current run with one sample: no interval, judged by the ratio of the means
+	 * (unchanged here: it passes, as a run compared with itself must) */
+	m = cell_metric(&cur->cells[2], "access_ns", NULL);
+	m->n = 1;
+	summarize(m->samples, m->n, &m->s);
+	cur->cells[2].valid = false;
+	snprintf(cur->cells[2].invalid_reason, sizeof(cur->cells[2].invalid_reason), "no evidence");
+	/* invalid in the baseline, 3 times slower now: untested, counted, never a regression hidden as ok */
+	base->cells[0].valid = false;
+	snprintf(base->cells[0].invalid_reason, sizeof(base->cells[0].invalid_reason), "host THP did not take");
+	m = cell_metric(&cur->cells[0], "access_ns", NULL);
+	m->samples[0] *= 3;
+	m->samples[1] *= 3;
+	summarize(m->samples, m->n, &m->s);
+	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), 0);
+	assert_int_not_equal(comparison_find(&c, 1, "access_ns")->verdict, CMP_INVALID);
+	assert_false(comparison_find(&c, 1, "access_ns")->fails);
+	assert_non_null(strstr(comparison_find(&c, 1, "access_ns")->why, "invalid in the current run"));
+	assert_int_equal(comparison_find(&c, 2, "access_ns")->verdict, CMP_INVALID);
+	assert_false(comparison_find(&c, 2, "access_ns")->fails);
+	assert_non_null(strstr(comparison_find(&c, 2, "access_ns")->why, "no interval"));
+	assert_int_equal(comparison_find(&c, 0, "access_ns")->verdict, CMP_UNTESTED);
+	assert_non_null(strstr(comparison_find(&c, 0, "access_ns")->why, "untested: baseline invalid"));
+	assert_int_equal(c.nbase_invalid, 1);
+	assert_int_equal(c.ninvalid, 3);
+	assert_true(c.nuntested >= 1);
+	assert_int_equal(c.nregressions, 0);
 	comparison_release(&c);
 	/* nothing in common: an error, not a pass */
 	snprintf(cur->cells[0].workload, sizeof(cur->cells[0].workload), "other0");
 	snprintf(cur->cells[1].workload, sizeof(cur->cells[1].workload), "other1");
 	snprintf(cur->cells[2].workload, sizeof(cur->cells[2].workload), "other2");
+	snprintf(cur->cells[3].workload, sizeof(cur->cells[3].workload), "other");
 	assert_int_equal(compare_results(base, cur, &primary_5, &c, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "nothing to compare"));
 	fixture_results_free(base);
@@ -437,7 +474,7 @@ struct gate_case {
 	enum cmp_gate gate;
 	const char *metric;
 	bool one_rep;		/* both runs keep one sample of the metric */
-	bool invalid;		/* the cell invalid in both runs */
+	int invalid;		/* the cell invalid: 0 in neither run, 1 in the current one, 2 in both */
 	double base0, cur0;	/* the first sample set to this in that run; NAN: kept */
 	double cur_scale;	/* the current run's samples times this */
 	bool fails;
@@ -447,31 +484,35 @@ struct gate_case {
 };
 
 static const struct gate_case gate_cases[] = {
-	{ "a negative time in the current run fails", GATE_PRIMARY, "access_ns", false, false, NAN, -5, 1, true,
+	{ "a negative time in the current run fails", GATE_PRIMARY, "access_ns", false, 0, NAN, -5, 1, true,
 	  CMP_UNTESTED, "a sample <= 0 in the current run", 2 /* refused at load */ },
-	{ "a zero time in the current run fails", GATE_PRIMARY, "access_ns", false, false, NAN, 0, 1, true,
+	{ "a zero time in the current run fails", GATE_PRIMARY, "access_ns", false, 0, NAN, 0, 1, true,
 	  CMP_UNTESTED, "a sample <= 0 in the current run", 1 },
-	{ "a zero time in the baseline fails", GATE_PRIMARY, "access_ns", false, false, 0, NAN, 1, true,
+	{ "a zero time in the baseline fails", GATE_PRIMARY, "access_ns", false, 0, 0, NAN, 1, true,
 	  CMP_UNTESTED, "a sample <= 0 in the baseline run", 1 },
-	{ "a zero time of a metric not gated does not", GATE_PRIMARY, "fault_elapsed_ns", false, false, NAN, 0, 1,
+	{ "a zero time of a metric not gated does not", GATE_PRIMARY, "fault_elapsed_ns", false, 0, NAN, 0, 1,
 	  false, CMP_INFO, NULL, 0 },
-	{ "a negative count fails", GATE_ALL, "fault_minflt", false, false, NAN, -1, 1, true, CMP_UNTESTED,
+	{ "a negative count fails", GATE_ALL, "fault_minflt", false, 0, NAN, -1, 1, true, CMP_UNTESTED,
 	  "a sample < 0 in the current run", 2 /* refused at load */ },
-	{ "a zero count is a measurement", GATE_ALL, "fault_majflt", false, false, 0, 0, 1, false, CMP_UNTESTED,
+	{ "a zero count is a measurement", GATE_ALL, "fault_majflt", false, 0, 0, 0, 1, false, CMP_UNTESTED,
 	  "fewer than 2 samples on a side, or a value <= 0", 0 },
-	{ "a zero time not primary is a measurement", GATE_ALL, "fault_elapsed_ns", false, false, 0, 0, 1, false,
+	{ "a zero time not primary is a measurement", GATE_ALL, "fault_elapsed_ns", false, 0, 0, 0, 1, false,
 	  CMP_UNTESTED, "fewer than 2 samples on a side, or a value <= 0", 0 },
-	{ "a zero coverage is a measurement", GATE_ALL, "guest_huge_pct", false, false, 0, 0, 1, false,
+	{ "a zero coverage is a measurement", GATE_ALL, "guest_huge_pct", false, 0, 0, 0, 1, false,
 	  CMP_UNTESTED, "fewer than 2 samples on a side, or a value <= 0", 0 },
-	{ "an invalid one-rep cell against itself passes", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 1, false,
+	{ "an invalid one-rep cell against itself passes", GATE_PRIMARY, "access_ns", true, 2, NAN, NAN, 1, false,
+	  CMP_UNTESTED, "untested: baseline invalid", 0 },
+	{ "an invalid one-rep cell twice as slow as itself is untested", GATE_PRIMARY, "access_ns", true, 2, NAN, NAN,
+	  2, false, CMP_UNTESTED, "untested: baseline invalid", 0 },
+	{ "a one-rep cell invalid now, unchanged, passes", GATE_PRIMARY, "access_ns", true, 1, NAN, NAN, 1, false,
 	  CMP_INVALID, "cell invalid in the current run", 0 },
-	{ "an invalid one-rep cell 2% slower passes", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 1.02, false,
+	{ "a one-rep cell invalid now, 2% slower, passes", GATE_PRIMARY, "access_ns", true, 1, NAN, NAN, 1.02, false,
 	  CMP_INVALID, "cell invalid in the current run", 0 },
-	{ "an invalid one-rep cell twice as slow fails", GATE_PRIMARY, "access_ns", true, true, NAN, NAN, 2, true,
+	{ "a one-rep cell invalid now, twice as slow, fails", GATE_PRIMARY, "access_ns", true, 1, NAN, NAN, 2, true,
 	  CMP_INVALID, "worse beyond the threshold", 1 },
 };
 
-static void gate_edit(struct results *r, const struct gate_case *gc, double first, double scale)
+static void gate_edit(struct results *r, const struct gate_case *gc, double first, double scale, bool is_cur)
 {
 	struct cell *c = &r->cells[1];
 	struct metric *m = !strcmp(gc->metric, "guest_huge_pct") ? &c->guest_cov : cell_metric(c, gc->metric, NULL);
@@ -479,13 +520,13 @@ static void gate_edit(struct results *r, const struct gate_case *gc, double firs
 
 	assert_non_null(m);
 	if (gc->one_rep)
-		m->n = 1;
+		m->n = m->nall = 1;	/* one sample held, none left out */
 	if (!isnan(first))
 		m->samples[0] = first;
 	for (k = 0; k < m->n; k++)
 		m->samples[k] *= scale;
 	summarize(m->samples, m->n, &m->s);
-	if (gc->invalid) {
+	if (gc->invalid == 2 || (gc->invalid == 1 && is_cur)) {
 		c->valid = false;
 		snprintf(c->invalid_reason, sizeof(c->invalid_reason), "coverage too low");
 	}
@@ -507,8 +548,8 @@ static void test_gate_cases(void **state)
 		struct comparison c;
 		int rc;
 
-		gate_edit(base, gc, gc->base0, 1);
-		gate_edit(cur, gc, gc->cur0, gc->cur_scale);
+		gate_edit(base, gc, gc->base0, 1, false);
+		gate_edit(cur, gc, gc->cur0, gc->cur_scale, true);
 		assert_int_equal(compare_results(base, cur, &o, &c, &e), 0);
 		row = comparison_find(&c, 1, gc->metric);
 		if (!row)

@@ -308,6 +308,64 @@ static void check_csv(const struct results *r)
 	free(csv);
 }
 
+/* the split's line: significant parts show their share, host-side ones how rounds were used */
+struct split_case {
+	const char *name;
+	const char *side;
+	bool significant;
+	const char *estimator;
+	double corr;
+	const char *want, *not;
+};
+
+static const struct split_case split_cases[] = {
+	{ "blocked host effect", "host", true, "paired by round", 0.66, "30% (rounds as blocks, round r 0.66)", NULL },
+	{ "unpaired host effect", "host", true, "unpaired", -0.12, "(unpaired, round r -0.12)", NULL },
+	{ "guest effect: no rounds", "guest", true, "", NAN, "30%\n", "round r" },
+	{ "not significant: no share", "host", false, "unpaired", 0.1, "n.s.       (unpaired, round r 0.10)", "30%" },
+};
+
+static void test_split_line(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(split_cases) / sizeof(split_cases[0]); i++) {
+		const struct split_case *c = &split_cases[i];
+		struct effects *fx = calloc(1, sizeof(*fx));
+		struct effect *e;
+		char *out = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		assert_non_null(fx);
+		e = &fx->e[fx->n++];
+		snprintf(e->workload, sizeof(e->workload), "memset");
+		snprintf(e->side, sizeof(e->side), "%s", c->side);
+		snprintf(e->component, sizeof(e->component), "tlb");
+		snprintf(e->metric, sizeof(e->metric), "access_ns");
+		snprintf(e->host_state, sizeof(e->host_state), "fresh");
+		snprintf(e->method, sizeof(e->method), "boots");
+		snprintf(e->round_estimator, sizeof(e->round_estimator), "%s", c->estimator);
+		e->available = true;
+		e->significant = c->significant;
+		e->estimate_pct = c->significant ? 15 : 2;
+		e->ci95_low_pct = c->significant ? 10 : -3;
+		e->ci95_high_pct = 20;
+		e->share_pct = c->significant ? 30 : NAN;
+		e->round_corr = c->corr;
+		f = open_memstream(&out, &len);
+		assert_non_null(f);
+		effects_print(fx, f);
+		fclose(f);
+		if (!strstr(out, c->want) || (c->not && strstr(out, c->not)))
+			fail_msg("%s: '%s' %s in:\n%s", c->name, strstr(out, c->want) ? c->not : c->want,
+				 strstr(out, c->want) ? "present" : "missing", out);
+		free(out);
+		free(fx);
+	}
+}
+
 static void test_csv_fixture(void **state)
 {
 	struct results *r = fixture_results();
@@ -694,7 +752,7 @@ static void test_text_json(void **state)
 		fclose(f);
 		assert_int_equal(len, tlen);
 		assert_memory_equal(txt, table, len);
-		assert_non_null(strstr(txt, "5142.1 ±221.7"));
+		assert_non_null(strstr(txt, "5142.0 ±4.4%"));
 		free(table);
 	}
 	free(txt);
@@ -939,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_formats_parse),
 		cmocka_unit_test(test_formats_registry),
 		cmocka_unit_test(test_csv_fixture),
+		cmocka_unit_test(test_split_line),
 		cmocka_unit_test(test_csv_quoting),
 		cmocka_unit_test(test_csv_formula),
 		cmocka_unit_test(test_control_chars),

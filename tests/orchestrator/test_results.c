@@ -120,6 +120,108 @@ static void test_validation(void **state)
 	}
 }
 
+/*
+ * Validity per boot: a host-always cell over boots whose host coverage is
+ * given per boot (3 repetitions each, access time 100 * (boot + 1)); a boot
+ * below 90% is left out with its reason, its samples out of the summaries;
+ * the cell is invalid only when fewer than 2 boots remain.
+ */
+struct boot_case {
+	const char *name;
+	double cov[4];		/* host coverage per boot; < 0: no more boots */
+	bool valid;
+	size_t left;		/* boots left out */
+	double mean;		/* access_ns mean of the kept boots (valid cells) */
+	const char *why;	/* invalid_reason, or the first left-out reason */
+};
+
+static const struct boot_case boot_cases[] = {
+	{ "every boot valid", { 97, 98, 99, -1 }, true, 0, 200, NULL },
+	{ "one boot of 3 left out", { 97, 20, 99, -1 }, true, 1, 200,
+	  "host THP is always but only 20.0% of guest RAM is on host huge pages" },
+	{ "two of 4 left out: 2 remain", { 10, 97, 20, 99, }, true, 2, 300, "only 10.0%" },
+	{ "two of 3 left out: 1 remains", { 97, 20, 30, -1 }, false, 2, NAN,
+	  "2 of 3 boots left out, 1 valid (2 needed): host THP is always but only 20.0%" },
+	{ "the one boot fails: its reason", { 20, -1, -1, -1 }, false, 1, NAN,
+	  "host THP is always but only 20.0% of guest RAM is on host huge pages (need 90%)" },
+	{ "one boot, valid", { 95, -1, -1, -1 }, true, 0, 100, NULL },
+};
+
+static void fill_boots(struct results *r, const struct boot_case *v)
+{
+	struct cell *c = results_cell(r, "guest", "always", "never", "memset", NULL);
+	unsigned b;
+	int k;
+
+	assert_non_null(c);
+	for (b = 0; b < 4 && v->cov[b] >= 0; b++)
+		for (k = 0; k < 3; k++) {
+			metric_add_boot(&c->host_cov, v->cov[b], b);
+			metric_add_boot(&c->guest_cov, 0, b);
+			metric_add_boot(cell_metric(c, "access_ns", NULL), 100.0 * (b + 1) + k - 1, b);
+			c->reps_ok++;
+		}
+}
+
+static void check_boots(const struct boot_case *v, const struct cell *c, const char *when)
+{
+	const struct metric *m = cell_metric_find(c, "access_ns");
+
+	if (c->valid != v->valid)
+		fail_msg("case '%s' %s: valid=%d (%s)", v->name, when, c->valid, c->invalid_reason);
+	if (c->nleft != v->left)
+		fail_msg("case '%s' %s: %zu boots left out, want %zu", v->name, when, c->nleft, v->left);
+	if (!v->valid && !strstr(c->invalid_reason, v->why))
+		fail_msg("case '%s' %s: reason '%s' lacks '%s'", v->name, when, c->invalid_reason, v->why);
+	if (v->valid && v->left && !strstr(c->left[0].reason, v->why))
+		fail_msg("case '%s' %s: left-out reason '%s' lacks '%s'", v->name, when, c->left[0].reason, v->why);
+	assert_int_equal(metric_nall(m), 3 * c->boots_run);
+	if (v->valid) {
+		assert_int_equal(m->n, 3 * (c->boots_run - v->left));
+		if (fabs(m->s.arith_mean - v->mean) > 1e-9)
+			fail_msg("case '%s' %s: mean %.3f, want %.3f (left-out boots in it?)", v->name, when,
+				 m->s.arith_mean, v->mean);
+	} else {
+		assert_int_equal(m->n, metric_nall(m));	/* an invalid cell keeps every sample */
+	}
+}
+
+static void test_boot_validity(void **state)
+{
+	const struct boot_case *v = *state;
+	struct results r, back;
+	struct err e = ERR_INIT;
+	char *text;
+	size_t len;
+
+	results_init(&r);
+	/* settings within the ranges the loader checks, so that the run reads back */
+	r.settings.reps = 3;
+	r.settings.boots = 4;
+	r.settings.vcpus = 1;
+	r.settings.memory_bytes = RUN_MEMORY_MIN;
+	r.settings.size_bytes = RUN_SIZE_ALIGN;
+	r.settings.accesses = RUN_ACCESSES_MIN;
+	r.settings.seed = RUN_SEED_MIN;
+	r.settings.guests = 1;
+	fill_boots(&r, v);
+	results_finish(&r, 90.0);
+	check_boots(v, &r.cells[0], "finished");
+	/* judged again (the run loop finishes after every round): the same */
+	results_finish(&r, 90.0);
+	check_boots(v, &r.cells[0], "finished twice");
+	/* written and read back: every sample kept, the same boots left out */
+	if (results_to_json_text(&r, &text, &len, &e) || results_load_text(text, len, "t.json", &back, &e))
+		fail_msg("case '%s': %s", v->name, e.msg);
+	check_boots(v, &back.cells[0], "loaded");
+	/* a new boot's samples join: every sample is analysed until validity runs again */
+	metric_add_boot(cell_metric(&r.cells[0], "access_ns", NULL), 500, 9);
+	assert_int_equal(cell_metric_find(&r.cells[0], "access_ns")->n, 3 * r.cells[0].boots_run + 1);
+	free(text);
+	results_release(&back);
+	results_release(&r);
+}
+
 /* a run in which no cell measured anything is told apart, with the first reason there is */
 static void test_any_rep_ok(void **state)
 {
@@ -191,7 +293,12 @@ static void test_json(void **state)
 	cell = json_object_array_get_idx(cells, 0);
 	assert_true(json_object_object_get_ex(cell, "metrics", &m));
 	assert_true(json_object_object_get_ex(m, "access_ns", &m));
+	/* one kind of mean: geometric, named so; the arithmetic one kept and named so */
 	assert_true(json_object_object_get_ex(m, "mean", &v));
+	assert_true(fabs(json_object_get_double(v) - sqrt(150.0 * 170.0)) < 1e-9);
+	assert_true(json_object_object_get_ex(m, "mean_kind", &v));
+	assert_string_equal(json_object_get_string(v), "geometric");
+	assert_true(json_object_object_get_ex(m, "arith_mean", &v));
 	assert_true(fabs(json_object_get_double(v) - 160.0) < 1e-9);
 	assert_true(json_object_object_get_ex(m, "samples", &v));
 	assert_int_equal(json_object_array_length(v), 2);
@@ -438,7 +545,8 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_atomic_write),
 	};
-	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + sizeof(rcases) / sizeof(rcases[0])];
+	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + sizeof(rcases) / sizeof(rcases[0]) +
+			       sizeof(boot_cases) / sizeof(boot_cases[0])];
 	size_t i, n = 0;
 
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -446,5 +554,8 @@ int main(void)
 	for (i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
 		tests[n++] = (struct CMUnitTest){ rcases[i].name, test_record_cells, NULL, NULL,
 						  (void *)(uintptr_t)&rcases[i] };
+	for (i = 0; i < sizeof(boot_cases) / sizeof(boot_cases[0]); i++)
+		tests[n++] = (struct CMUnitTest){ boot_cases[i].name, test_boot_validity, NULL, NULL,
+						  (void *)(uintptr_t)&boot_cases[i] };
 	return _cmocka_run_group_tests("orchestrator/results", tests, n, NULL, NULL);
 }

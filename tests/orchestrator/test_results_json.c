@@ -173,6 +173,13 @@ static void full_effects(struct results *r)
 	e->ci95_high_pct = 17.25;
 	e->df = 3.5;
 	e->boots_min = 2;
+	SET(e->round_estimator, "paired by round");
+	SET(e->round_note, "4 rounds as blocks");
+	e->rounds = 4;
+	e->round_corr = 0.5;
+	e->round_var = 0.0625;
+	e->log_se_unpaired = 0.046875;
+	e->df_unpaired = 6.25;
 	e->significant = true;
 	e->share_pct = 42.0;
 	e = &x->e[x->n++];
@@ -239,6 +246,16 @@ static void full_ab(struct results *r)
 	r->ab = ab;
 }
 
+/* a third boot whose host coverage contradicts host never: validity leaves it out */
+static void left_out_boot(struct cell *c)
+{
+	metric_add_boot(cell_metric(c, "fault_ns_per_4k", NULL), 250.5, 2);
+	metric_add_boot(cell_metric(c, "access_ns", NULL), 75.25, 2);
+	metric_add_boot(&c->host_cov, 40, 2);
+	metric_add_boot(&c->guest_cov, 0.5, 2);
+	c->reps_ok++;
+}
+
 /* every field of the model set, each optional part both present and absent where it can be */
 static struct results *full_model(void)
 {
@@ -283,7 +300,13 @@ static struct results *full_model(void)
 	s->target_ci_host = 2.5;
 	s->target_ci_guest = 5;
 	s->budget_s = 540;
-	SET(s->stopped, "target met");
+	SET(s->stopped, "reachable targets met");
+	s->stopped_at_minimum = true;
+	s->nnot_chased = 1;
+	SET(s->not_chased[0].effect, "host prefault (guest always) fault_ns_per_4k");
+	s->not_chased[0].target_pct = 15;
+	s->not_chased[0].boots_needed = 160;
+	s->not_chased[0].boots_allowed = 30;
 	s->memory_bytes = 2ull << 30;
 	s->size_bytes = 1ull << 30;
 	s->accesses = 1000000;
@@ -305,6 +328,7 @@ static struct results *full_model(void)
 	SET(r->status, "interrupted");
 	SET(r->error, "interrupted by signal 2");
 	full_cell(r, "guest", "never", NULL, "never", "memset", NULL, NULL, 0.5, 300);
+	left_out_boot(&r->cells[0]);
 	full_cell(r, "guest", "always", "immediate", "always", "memset", NULL, "fragmented", 60, 200);
 	full_cell(r, "host", "always", NULL, "none", "hzp", "zp1", NULL, 99, 1000);
 	full_guest(r, 0, "never");
@@ -750,7 +774,7 @@ static const struct msg_case msg_cases[] = {
 	  "damaged" },
 	{ "boot id", "\"boot\":[\n            0,", "\"boot\":[\n            70000,",
 	  "'cells[0].metrics.fault_ns_per_4k.boot[0]' is not a boot id (0 to 65535)" },
-	{ "n", "\"n\":6", "\"n\":7", "'cells[0].metrics.fault_ns_per_4k.n' is 7 but there are 6 samples" },
+	{ "n", "\"n\":7", "\"n\":8", "'cells[0].metrics.fault_ns_per_4k.n' is 8 but there are 7 samples" },
 	{ "failure", "\"rep 7: guest timed out", "7, \"",
 	  "'cells[0].failures[0]' must be a string, not an integer: the file was edited or damaged" },
 	{ "coverage", "\"host_huge_pct_samples\":{", "\"host_huge_pct_samples\":7,\"x\":{",

@@ -58,11 +58,20 @@ static void test_load_fixture(void **state)
 	assert_non_null(m);
 	assert_int_equal(m->n, 2);
 	assert_true(m->samples[0] == 347.66743700000001);
-	/* statistics recomputed from the samples: the mean equals the stored
-	 * one; the stored ci95_high 423.399364 used the old table's t(1) =
-	 * 12.706, the recomputed one the exact 12.7062047 (tan(0.475 pi)) */
-	assert_true(fabs(m->s.mean - 353.19289500000002) < 1e-9);
-	assert_true(fabs(m->s.ci95_high - 423.40049560913423) < 1e-6);
+	/* statistics recomputed from the samples: the arithmetic mean equals
+	 * the stored one (written before the geometric mean); the stored
+	 * ci95_high 423.399364 used the old table's t(1) = 12.706. The mean
+	 * is now geometric, over the two repetitions of the one boot, with its
+	 * interval exp(mean log +- t(1) se) */
+	assert_true(fabs(m->s.arith_mean - 353.19289500000002) < 1e-9);
+	assert_true(m->s.geo);
+	assert_true(fabs(m->s.mean - sqrt(m->samples[0] * m->samples[1])) < 1e-9);
+	{
+		double l0 = log(m->samples[0]), l1 = log(m->samples[1]), ml = (l0 + l1) / 2;
+		double se = fabs(l0 - l1) / 2;	/* sd sqrt(2) |l0 - l1| / 2 over sqrt(2) */
+
+		assert_true(fabs(m->s.ci95_high - exp(ml + t95(1) * se)) < 1e-6);
+	}
 	assert_true(m->s.min == m->samples[0]);
 	assert_true(r->cells[3].valid);
 	assert_true(isfinite(r->guests[0].total_s));

@@ -328,6 +328,48 @@ static void test_blocked_closed_form(void **state)
  * rate; the one over pooled repetitions would not (it is printed, not asserted
  * on, as the reason for the rule).
  */
+/*
+ * The one kind of mean: geometric over block means, its interval on the log
+ * scale; the arithmetic one kept beside it; a sample of 0 keeps arithmetic.
+ */
+struct geo_case {
+	const char *name;
+	double x[6];
+	uint16_t block[6];
+	size_t n;
+	bool geo;
+	double mean, arith, hi;	/* hi: NAN where no interval */
+};
+
+static void test_geo(void **state)
+{
+	/* boots {100, 100}, {400, 400}: block mean logs ln 100, ln 400 -> exp(mean) 200 */
+	const double l1 = log(100), l4 = log(400), se = (l4 - l1) / 2;
+	const struct geo_case cases[] = {
+		{ "two boots", { 100, 100, 400, 400 }, { 0, 0, 1, 1 }, 4, true, 200, 250,
+		  exp((l1 + l4) / 2 + 12.706204736174705 * se) },
+		{ "one boot: over repetitions", { 100, 400 }, { 3, 3 }, 2, true, 200, 250,
+		  exp((l1 + l4) / 2 + 12.706204736174705 * se) },
+		{ "a zero: arithmetic", { 0, 2, 4, 6 }, { 0, 0, 1, 1 }, 4, false, 3, 3, NAN },
+		{ "one sample", { 7 }, { 0 }, 1, true, 7, 7, NAN },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct geo_case *c = &cases[i];
+		struct summary s;
+
+		summarize_geo(c->x, c->block, c->n, &s);
+		if (s.geo != c->geo || fabs(s.mean - c->mean) > 1e-9 || fabs(s.arith_mean - c->arith) > 1e-9)
+			fail_msg("%s: geo %d mean %.6f arith %.6f", c->name, s.geo, s.mean, s.arith_mean);
+		if (isnan(c->hi) ? c->geo && isfinite(s.ci95_high) : fabs(s.ci95_high - c->hi) > 1e-6 * c->hi)
+			fail_msg("%s: ci95_high %.6f, want %.6f", c->name, s.ci95_high, c->hi);
+		if (c->geo && isfinite(s.ci95_high))	/* symmetric on the log scale */
+			assert_true(fabs(log(s.ci95_high / s.mean) - log(s.mean / s.ci95_low)) < 1e-9);
+	}
+}
+
 static void test_blocked_coverage(void **state)
 {
 	const int trials = 1000, boots = 4, reps = 3;
@@ -363,6 +405,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocked_closed_form),
+		cmocka_unit_test(test_geo),
 		cmocka_unit_test(test_blocked_coverage),
 		cmocka_unit_test(test_closed_forms),
 		cmocka_unit_test(test_reference_values),
