@@ -36,7 +36,7 @@ if [ "${1-}" = --install ]; then
 	esac
 	[ -x "$real" ] || { echo "$0: the real QEMU '$real' is not executable: set SLOW_QEMU_REAL" >&2; exit 1; }
 	mkdir -p "$dir"
-	out=$dir/slow-qemu-$(printf '%s' "$mode" | tr = -)
+	out=$dir/slow-qemu-$(printf '%s' "$mode" | tr '=' '-')
 	# QEMU runs as libvirt's QEMU user: the copy and its directory must be readable by it
 	sed -e "s|^MODE=.*|MODE=$mode|" -e "s|^REAL=.*|REAL=$real|" "$0" >"$out.tmp"
 	chmod 0755 "$out.tmp" "$dir"

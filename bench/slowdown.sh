@@ -30,7 +30,7 @@ load0=$(cut -d' ' -f1 /proc/loadavg)
 	{ tail -5 "$WORK/run.err" >&2; exit 1; }
 load1=$(cut -d' ' -f1 /proc/loadavg)
 mkdir -p bench/results
-out=bench/results/slowdown-$(printf '%s' "$MODE" | tr = -).json
+out=bench/results/slowdown-$(printf '%s' "$MODE" | tr '=' '-').json
 jq --arg mode "$MODE" --argjson l0 "$load0" --argjson l1 "$load1" \
 	'{mode: $mode, load_before: $l0, load_after: $l1, rounds: .settings.rounds, ab: .ab}' \
 	"$WORK/run/results.json" >"$out.tmp"
