@@ -10,6 +10,8 @@
 #                 power-off (target under TCG here: <= 3 minutes).
 #  calibration:   BENCH_CALIBRATION=1: 5 default runs, the split's intervals against the
 #                 spread of its estimates, A/A comparisons (bench/calibration.sh; ~20 min).
+#  gate:          BENCH_GATE=1: the history gate over 12 quiet runs and 3 with a slowed
+#                 QEMU (bench/gate.sh; ~25 min).
 # The runs share the host THP settings (and their lock) with any other thpeval
 # run: a run that finds them locked waits for it (up to BENCH_LOCK_WAIT seconds).
 set -u
@@ -99,6 +101,11 @@ bench/tlb_cv.sh || exit 1
 # ---- calibration of the split and the gate (slow: opt in with BENCH_CALIBRATION=1) ------
 if [ "${BENCH_CALIBRATION:-0}" = 1 ]; then
 	bench/calibration.sh || exit 1
+fi
+
+# ---- the history gate over a series of real runs (slow: opt in with BENCH_GATE=1) ------
+if [ "${BENCH_GATE:-0}" = 1 ]; then
+	bench/gate.sh || exit 1
 fi
 
 # ---- kcompile under TCG (slow: opt in with BENCH_KCOMPILE=1) -------------------------
