@@ -70,6 +70,10 @@ cat >"$WORK/want" <<'EOF'
 -rw-r--r-- ./usr/share/doc/thpeval/README.md.gz
 -rw-r--r-- ./usr/share/doc/thpeval/changelog.gz
 -rw-r--r-- ./usr/share/doc/thpeval/copyright
+-rw-r--r-- ./usr/share/doc/thpeval/gate.md.gz
+-rw-r--r-- ./usr/share/doc/thpeval/install.md
+-rw-r--r-- ./usr/share/doc/thpeval/method.md.gz
+-rw-r--r-- ./usr/share/doc/thpeval/workloads.md.gz
 -rw-r--r-- ./usr/share/lintian/overrides/thpeval
 -rw-r--r-- ./usr/share/man/man1/thpeval.1.gz
 -rw-r--r-- ./usr/share/thpeval/results.schema.json
