@@ -121,6 +121,7 @@ struct guest_log *results_guest_add(struct results *r, struct err *e)
 	g = &r->guests[r->nguests++];
 	memset(g, 0, sizeof(*g));
 	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	g->boot_create_s = g->boot_firmware_s = g->boot_kernel_s = g->boot_initrd_s = g->boot_runner_s = NAN;
 	return g;
 }
 

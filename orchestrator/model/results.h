@@ -98,6 +98,10 @@ struct guest_log {
 	char status[32];		/* "ok", "timeout", "failed", "interrupted" */
 	char error[ERR_MSG_MAX];
 	double create_to_first_record_s;
+	/* create to first record in phases (NAN: not known): domain create (libvirt, QEMU
+	 * up), firmware (QEMU running to the guest kernel's clock 0), the kernel to its
+	 * "Run /init", the initrd to the runner's start, the runner to its hello */
+	double boot_create_s, boot_firmware_s, boot_kernel_s, boot_initrd_s, boot_runner_s;
 	double teardown_s;
 	double total_s;
 	unsigned records, rejected;

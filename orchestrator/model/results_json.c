@@ -369,6 +369,12 @@ static const struct jt_field guest_fields[] = {
 	{ GL("console_log", JT_STR, console_path, 0) },
 	{ GL("guest_kernel", JT_STR, guest_kernel, 0) },
 	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, TIME) },
+	{ GL("boot_create_s", JT_DOUBLE, boot_create_s, JT_OPT | TIME) },
+	/* the rest of create to first record: below 0 only where the guest's clock ran ahead */
+	{ GL("boot_firmware_s", JT_DOUBLE, boot_firmware_s, JT_OPT) },
+	{ GL("boot_kernel_s", JT_DOUBLE, boot_kernel_s, JT_OPT | TIME) },
+	{ GL("boot_initrd_s", JT_DOUBLE, boot_initrd_s, JT_OPT | TIME) },
+	{ GL("boot_runner_s", JT_DOUBLE, boot_runner_s, JT_OPT | TIME) },
 	{ GL("teardown_s", JT_DOUBLE, teardown_s, TIME) },
 	{ GL("total_s", JT_DOUBLE, total_s, TIME) },
 	{ GL("records", JT_INT, records, 0) },
@@ -386,6 +392,7 @@ static void guest_init(void *elem)
 	struct guest_log *g = elem;
 
 	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	g->boot_create_s = g->boot_firmware_s = g->boot_kernel_s = g->boot_initrd_s = g->boot_runner_s = NAN;
 }
 
 static int guest_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
