@@ -172,6 +172,36 @@ int metric_add(struct metric *m, double v)
 	return metric_add_boot(m, v, 0);
 }
 
+size_t metric_position_geomeans(const struct metric *m, double *out, size_t max)
+{
+	unsigned pos[RES_MAX_SAMPLES], cnt[RES_MAX_SAMPLES];
+	size_t i, j, npos = 0;
+
+	/* each sample's position: how many samples of its boot came before it */
+	for (i = 0; i < m->n; i++) {
+		pos[i] = 0;
+		for (j = 0; j < i; j++)
+			pos[i] += m->boot[j] == m->boot[i];
+		if (pos[i] + 1 > npos)
+			npos = pos[i] + 1;
+	}
+	if (npos > max)
+		npos = max;
+	for (j = 0; j < npos; j++) {
+		out[j] = 0;
+		cnt[j] = 0;
+	}
+	for (i = 0; i < m->n; i++) {
+		if (pos[i] >= npos)
+			continue;
+		out[pos[i]] += m->samples[i] > 0 ? log(m->samples[i]) : NAN;
+		cnt[pos[i]]++;
+	}
+	for (j = 0; j < npos; j++)
+		out[j] = exp(out[j] / cnt[j]);
+	return npos;
+}
+
 const struct metric *cell_metric_find(const struct cell *c, const char *name)
 {
 	size_t i;

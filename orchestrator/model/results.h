@@ -226,6 +226,13 @@ struct frag_log *results_frag_add(struct results *r, struct err *e);
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
 /* a sample of boot 0 (tests, one-boot data) */
 int metric_add(struct metric *m, double v);
+/*
+ * The geometric mean over boots of each repetition position: out[k] is over
+ * the (k+1)-th sample of every boot that has one (NAN where one is not
+ * positive). Returns the positions, at most max. A position that differs
+ * from the others is a bias of the design (what ran before it), not noise.
+ */
+size_t metric_position_geomeans(const struct metric *m, double *out, size_t max);
 int metric_add_boot(struct metric *m, double v, unsigned boot);
 struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
 const struct metric *cell_metric_find(const struct cell *c, const char *name);
