@@ -290,6 +290,7 @@ struct runner {
 	const char *cmdline_path;
 	const char *port_path;	/* test mode output */
 	int console;		/* progress and diagnostics */
+	uint64_t start_us;	/* CLOCK_MONOTONIC when the runner started: the guest kernel's age */
 	struct emitter em;
 	struct plan plan;
 };
@@ -418,6 +419,41 @@ static void mthp_sizes(const char *root, char *buf, size_t len)
 		pos += (size_t)snprintf(buf + pos, len - pos, "%s%u", i ? "," : "", kb[i]);
 }
 
+/*
+ * The guest kernel's printk time (us) of "Run /init as init process": where
+ * the kernel's own start ends and the initrd's begins. 0 when /dev/kmsg does
+ * not have it (not PID 1, or the record has been overwritten).
+ */
+static uint64_t kmsg_init_us(void)
+{
+	static const char mark[] = "Run /init as init process";
+	char rec[1024];
+	uint64_t us = 0;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		unsigned long long ts;
+		char *msg;
+
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten under us: go on with the next */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		/* "prio,seq,ts_us,flags;message" */
+		if (msg && strstr(msg, mark) && sscanf(rec, "%*u,%*u,%llu", &ts) == 1) {
+			us = ts;
+			break;
+		}
+	}
+	close(fd);
+	return us;
+}
+
 static int send_hello(struct runner *rn, bool plan_ok, struct err *e)
 {
 	const struct plan *p = &rn->plan;
@@ -446,6 +482,15 @@ static int send_hello(struct runner *rn, bool plan_ok, struct err *e)
 	rec_add_str(&r, "mthp_sizes_kb", list);
 	rec_add_u64(&r, "pid1", rn->pid1);
 	rec_add_u64(&r, "plan_ok", plan_ok);
+	if (rn->pid1) {
+		/* the boot's phases on the guest kernel's clock, which starts with it */
+		uint64_t init_us = kmsg_init_us();
+
+		if (init_us)
+			rec_add_u64(&r, "boot_init_us", init_us);
+		rec_add_u64(&r, "boot_runner_us", rn->start_us);
+		rec_add_u64(&r, "boot_hello_us", harness_now_ns() / 1000);
+	}
 	if (plan_ok) {
 		join_thp(p->guest_thp, p->nthp, list, sizeof(list));
 		rec_add_str(&r, "guest_thp", list);
@@ -849,6 +894,7 @@ int runner_main(int argc, char *const argv[], bool pid1)
 	bool plan_ok;
 	int fd, r;
 
+	rn.start_us = harness_now_ns() / 1000;
 	rn.em.fd = -1;
 	if (!pid1 && parse_opts(&rn, argc, argv, &e)) {
 		say(&rn, "%s", e.msg);

@@ -49,7 +49,7 @@ static const struct opt run_opts[] = {
 	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N and at least 6", RO_BOOTS },
 	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
 	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
-	{ "warmup", "N", "1", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
+	{ "warmup", "N", "3", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
 	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
 	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
 	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },

@@ -123,6 +123,7 @@ struct guest_log *results_guest_add(struct results *r, struct err *e)
 	g = &r->guests[r->nguests++];
 	memset(g, 0, sizeof(*g));
 	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	g->boot_create_s = g->boot_firmware_s = g->boot_kernel_s = g->boot_initrd_s = g->boot_runner_s = NAN;
 	return g;
 }
 
@@ -180,6 +181,36 @@ int metric_add_boot(struct metric *m, double v, unsigned boot)
 int metric_add(struct metric *m, double v)
 {
 	return metric_add_boot(m, v, 0);
+}
+
+size_t metric_position_geomeans(const struct metric *m, double *out, size_t max)
+{
+	unsigned pos[RES_MAX_SAMPLES], cnt[RES_MAX_SAMPLES];
+	size_t i, j, npos = 0;
+
+	/* each sample's position: how many samples of its boot came before it */
+	for (i = 0; i < m->n; i++) {
+		pos[i] = 0;
+		for (j = 0; j < i; j++)
+			pos[i] += m->boot[j] == m->boot[i];
+		if (pos[i] + 1 > npos)
+			npos = pos[i] + 1;
+	}
+	if (npos > max)
+		npos = max;
+	for (j = 0; j < npos; j++) {
+		out[j] = 0;
+		cnt[j] = 0;
+	}
+	for (i = 0; i < m->n; i++) {
+		if (pos[i] >= npos)
+			continue;
+		out[pos[i]] += m->samples[i] > 0 ? log(m->samples[i]) : NAN;
+		cnt[pos[i]]++;
+	}
+	for (j = 0; j < npos; j++)
+		out[j] = exp(out[j] / cnt[j]);
+	return npos;
 }
 
 const struct metric *cell_metric_find(const struct cell *c, const char *name)

@@ -110,6 +110,10 @@ struct guest_log {
 	char status[32];		/* "ok", "timeout", "failed", "interrupted" */
 	char error[ERR_MSG_MAX];
 	double create_to_first_record_s;
+	/* create to first record in phases (NAN: not known): domain create (libvirt, QEMU
+	 * up), firmware (QEMU running to the guest kernel's clock 0), the kernel to its
+	 * "Run /init", the initrd to the runner's start, the runner to its hello */
+	double boot_create_s, boot_firmware_s, boot_kernel_s, boot_initrd_s, boot_runner_s;
 	double teardown_s;
 	double total_s;
 	unsigned records, rejected;
@@ -253,6 +257,13 @@ struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp
 size_t metric_nall(const struct metric *m);
 /* a sample of boot 0 (tests, one-boot data) */
 int metric_add(struct metric *m, double v);
+/*
+ * The geometric mean over boots of each repetition position: out[k] is over
+ * the (k+1)-th sample of every boot that has one (NAN where one is not
+ * positive). Returns the positions, at most max. A position that differs
+ * from the others is a bias of the design (what ran before it), not noise.
+ */
+size_t metric_position_geomeans(const struct metric *m, double *out, size_t max);
 int metric_add_boot(struct metric *m, double v, unsigned boot);
 struct metric *cell_metric(struct cell *c, const char *name, struct err *e);
 const struct metric *cell_metric_find(const struct cell *c, const char *name);

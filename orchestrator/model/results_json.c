@@ -255,6 +255,40 @@ static const struct jt_field left_out_fields[] = {
 };
 static const struct jt_table left_out_jt = JT_TABLE(struct left_out, left_out_fields);
 
+/* {"METRIC": [geometric mean over boots of repetition 1, 2, ...], ...} for the primary metrics */
+static json_object *w_positions(const void *base, const struct jt_field *f)
+{
+	const struct cell *c = base;
+	json_object *o = json_object_new_object();
+	double g[RES_MAX_SAMPLES];
+	size_t i, k, n;
+
+	(void)f;
+	for (i = 0; i < c->nmetrics; i++) {
+		json_object *a;
+
+		if (!wltraits_primary(c->workload, c->metrics[i].name) || !c->metrics[i].n)
+			continue;
+		n = metric_position_geomeans(&c->metrics[i], g, RES_MAX_SAMPLES);
+		a = json_object_new_array();
+		for (k = 0; k < n; k++)
+			json_object_array_add(a, jt_num(g[k]));
+		json_object_object_add(o, c->metrics[i].name, a);
+	}
+	return o;
+}
+
+/* derived from the samples: read and not kept */
+static int l_positions(const struct jt_ctx *c, json_object *v, const char *at, void *base,
+		       const struct jt_field *f)
+{
+	(void)base;
+	(void)f;
+	if (v && !json_object_is_type(v, json_type_object))
+		return jt_bad_type(c, at, "an object", v);
+	return 0;
+}
+
 #define CL(k, kind, m, ...) JT_F(k, kind, struct cell, m, __VA_ARGS__)
 /* coverage: the means and validity rule are derived, the samples kept */
 static const struct jt_field coverage_fields[] = {
@@ -280,6 +314,7 @@ static const struct jt_field cell_fields[] = {
 	{ CL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
 	{ CL("metrics", JT_CUSTOM, metrics, 0, .sub = &metric_jt, .write = w_metrics, .load = l_metrics) },
 	{ .key = "coverage", .kind = JT_OBJ, .size = sizeof(struct cell), .sub = &coverage_jt },
+	{ CL("position_geomeans", JT_CUSTOM, metrics, JT_OPT | JT_DERIVED, .write = w_positions, .load = l_positions) },
 	{ CL("reps_ok", JT_INT, reps_ok, 0) },
 	{ CL("reps_failed", JT_INT, reps_failed, 0) },
 	{ CL("warmups", JT_INT, warmups, 0) },
@@ -403,6 +438,12 @@ static const struct jt_field guest_fields[] = {
 	{ GL("console_log", JT_STR, console_path, 0) },
 	{ GL("guest_kernel", JT_STR, guest_kernel, 0) },
 	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, TIME) },
+	{ GL("boot_create_s", JT_DOUBLE, boot_create_s, JT_OPT | TIME) },
+	/* the rest of create to first record: below 0 only where the guest's clock ran ahead */
+	{ GL("boot_firmware_s", JT_DOUBLE, boot_firmware_s, JT_OPT) },
+	{ GL("boot_kernel_s", JT_DOUBLE, boot_kernel_s, JT_OPT | TIME) },
+	{ GL("boot_initrd_s", JT_DOUBLE, boot_initrd_s, JT_OPT | TIME) },
+	{ GL("boot_runner_s", JT_DOUBLE, boot_runner_s, JT_OPT | TIME) },
 	{ GL("teardown_s", JT_DOUBLE, teardown_s, TIME) },
 	{ GL("total_s", JT_DOUBLE, total_s, TIME) },
 	{ GL("records", JT_INT, records, 0) },
@@ -423,6 +464,7 @@ static void guest_init(void *elem)
 	struct guest_log *g = elem;
 
 	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	g->boot_create_s = g->boot_firmware_s = g->boot_kernel_s = g->boot_initrd_s = g->boot_runner_s = NAN;
 }
 
 static int guest_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)

@@ -26,7 +26,7 @@ void run_config_defaults(struct run_config *c)
 	c->reps = 3;
 	c->boots = 4;
 	c->pin = true;
-	c->warmup = 1;
+	c->warmup = 3;	/* with 1, the first measured access repetition runs slow under TCG */
 	c->cold_reps = 3;
 	c->vcpus = 1;
 	c->memory = 1ull << 30;

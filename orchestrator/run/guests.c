@@ -208,6 +208,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	r = guest_start(v, &go, &gr->gc.g, e);
 	if (r)
 		return r;
+	gr->gc.t_started = mono_s();
+	log->boot_create_s = gr->gc.t_started - gr->gc.t_create;
 	gr->started = true;
 	return 0;
 }

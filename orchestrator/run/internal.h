@@ -75,6 +75,7 @@ struct guest_ctx {
 	struct mthp_snap msnap;		/* per repetition */
 	struct host_snap snap;
 	double t_create;
+	double t_started;		/* guest_start() returned: QEMU runs the guest */
 	bool got_first, got_end;
 	uint32_t next_seq;
 	int qemu_pid;
@@ -112,6 +113,8 @@ void telemetry_notes(struct results *res, enum accel accel, bool guests);
 /* records.c */
 bool is_label(const char *key);
 int on_record(void *opaque, enum guest_event ev, const struct record *rec, const char *reason);
+/* the boot's phases from a hello's boot_*_us times; needs create_to_first_record_s, boot_create_s */
+void boot_phases(struct guest_log *l, const struct record *rec);
 
 /* guests.c */
 bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins);

@@ -6,6 +6,7 @@
 #include "orchestrator/run/internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "lib/clock.h"
@@ -115,6 +116,27 @@ static int on_result(struct guest_ctx *gc, const struct record *rec)
 	return 0;
 }
 
+/*
+ * The boot's phases from the hello's times on the guest kernel's clock (which
+ * starts with the kernel): what the kernel, the initrd and the runner took,
+ * and, from the host's create-to-hello, what came before the kernel (QEMU's
+ * firmware and loading the kernel). Guests without the times leave them NAN.
+ */
+void boot_phases(struct guest_log *l, const struct record *rec)
+{
+	uint64_t init_us, runner_us, hello_us;
+
+	if (rec_get_u64(rec, "boot_runner_us", &runner_us) || rec_get_u64(rec, "boot_hello_us", &hello_us) ||
+	    hello_us < runner_us)
+		return;
+	l->boot_runner_s = (double)(hello_us - runner_us) / 1e6;
+	l->boot_firmware_s = l->create_to_first_record_s - l->boot_create_s - (double)hello_us / 1e6;
+	if (!rec_get_u64(rec, "boot_init_us", &init_us) && init_us <= runner_us) {
+		l->boot_kernel_s = (double)init_us / 1e6;
+		l->boot_initrd_s = (double)(runner_us - init_us) / 1e6;
+	}
+}
+
 int on_record(void *opaque, enum guest_event ev, const struct record *rec, const char *reason)
 {
 	struct guest_ctx *gc = opaque;
@@ -150,8 +172,15 @@ int on_record(void *opaque, enum guest_event ev, const struct record *rec, const
 			 rec_get(rec, "kernel") ? rec_get(rec, "kernel") : "");
 		snprintf(gc->log->mthp_sizes_kb, sizeof(gc->log->mthp_sizes_kb), "%s",
 			 rec_get(rec, "mthp_sizes_kb") ? rec_get(rec, "mthp_sizes_kb") : "unknown (older guest program)");
-		run_note(gc->io, "  %s is up (%.1f s after create)", gc->log->name,
-			 gc->log->create_to_first_record_s);
+		boot_phases(gc->log, rec);
+		if (isfinite(gc->log->boot_kernel_s))
+			run_note(gc->io, "  %s is up (%.1f s after create: create %.2f, firmware %.2f, kernel %.2f, "
+				 "initrd %.2f, runner %.2f)", gc->log->name, gc->log->create_to_first_record_s,
+				 gc->log->boot_create_s, gc->log->boot_firmware_s, gc->log->boot_kernel_s,
+				 gc->log->boot_initrd_s, gc->log->boot_runner_s);
+		else
+			run_note(gc->io, "  %s is up (%.1f s after create)", gc->log->name,
+				 gc->log->create_to_first_record_s);
 		host_snap_take(gc, &gc->snap);
 		if (gc->grp && gc->grp->mthp_kb)
 			mthp_read(gc->cfg->sysfs_root, gc->grp->mthp_kb, &gc->msnap);

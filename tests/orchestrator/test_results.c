@@ -492,6 +492,47 @@ static void assert_only_first(const char *dir)
  * cannot be written (RLIMIT_FSIZE of 2 bytes, which binds root as well: a
  * full disk mid-write).
  */
+/* per-position geometric means: the k-th sample of each boot, whatever the boots' order */
+struct pos_case {
+	const char *name;
+	size_t n;
+	double v[8];
+	unsigned boot[8];
+	size_t npos;
+	double want[4];
+};
+
+static const struct pos_case pos_cases[] = {
+	{ "one boot: each sample its own position", 3, { 2, 4, 8 }, { 0, 0, 0 }, 3, { 2, 4, 8 } },
+	{ "two boots interleaved", 4, { 2, 1, 8, 4 }, { 0, 1, 0, 1 }, 2, { 1.4142135623730951, 5.6568542494923806 } },
+	{ "a boot with fewer repetitions", 3, { 2, 8, 4 }, { 0, 0, 1 }, 2, { 2.8284271247461903, 8 } },
+	{ "a sample not positive: NAN", 2, { 0, 4 }, { 0, 1 }, 1, { NAN } },
+	{ "no samples", 0, { 0 }, { 0 }, 0, { 0 } },
+};
+
+static void test_position_geomeans(void **state)
+{
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(pos_cases) / sizeof(pos_cases[0]); i++) {
+		const struct pos_case *c = &pos_cases[i];
+		static struct metric m;
+		double g[4];
+		size_t n;
+
+		memset(&m, 0, sizeof(m));
+		for (k = 0; k < c->n; k++)
+			assert_int_equal(metric_add_boot(&m, c->v[k], c->boot[k]), 0);
+		n = metric_position_geomeans(&m, g, 4);
+		if (n != c->npos)
+			fail_msg("%s: %zu positions, want %zu", c->name, n, c->npos);
+		for (k = 0; k < n; k++)
+			if (isnan(c->want[k]) ? !isnan(g[k]) : fabs(g[k] - c->want[k]) > 1e-9)
+				fail_msg("%s: position %zu is %g, want %g", c->name, k + 1, g[k], c->want[k]);
+	}
+}
+
 static void test_atomic_write(void **state)
 {
 	char dir[] = "/tmp/thpeval-test-atomic-XXXXXX", path[256], tmp[300];
@@ -544,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_any_rep_ok),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_position_geomeans),
 	};
 	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + sizeof(rcases) / sizeof(rcases[0]) +
 			       sizeof(boot_cases) / sizeof(boot_cases[0])];
