@@ -1,0 +1,73 @@
+/*
+ * collapse: the on-demand recovery of a guest's host huge pages. Finds the
+ * guest-RAM ranges of a QEMU process (/proc/PID/maps), asks the kernel to
+ * collapse them with process_madvise(MADV_COLLAPSE) (Linux 6.1+), probes that
+ * support on a small buffer of our own, and does the arithmetic of a coverage
+ * series (times to a level). proc_root is a parameter (fake trees in tests).
+ * Never prints, never exits; changes no host setting.
+ */
+#ifndef THPEVAL_HOST_COLLAPSE_H
+#define THPEVAL_HOST_COLLAPSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/procfs.h"
+#include "lib/err.h"
+
+#define COLLAPSE_RANGES_MAX 8
+
+struct collapse_range {
+	uint64_t start, end;	/* [start, end) in the QEMU's address space */
+};
+
+struct collapse_ranges {
+	size_t n;
+	struct collapse_range r[COLLAPSE_RANGES_MAX];
+	uint64_t bytes;		/* sum of the ranges' sizes */
+};
+
+/*
+ * The guest-RAM mappings of a QEMU: writable, not executable, anonymous (no
+ * name, "[anon:...]", "[anon_shmem:...]", "/dev/zero (deleted)") or memfd
+ * ("/memfd:..."), each at least guest_ram_bytes long (the selection of
+ * smaps_guest_ram() less hugetlbfs, which has nothing to collapse).
+ * -ENOENT: the process is gone; -ESRCH: no mapping matched; -E2BIG: more
+ * than COLLAPSE_RANGES_MAX; -EBADMSG: malformed maps.
+ */
+int collapse_find_ranges(const char *proc_root, int pid, uint64_t guest_ram_bytes, struct collapse_ranges *out,
+			 struct err *e);
+
+/*
+ * Whether this kernel has process_madvise(MADV_COLLAPSE): one call on a small
+ * anonymous buffer of this process. 0: it has (a collapse that found no free
+ * 2M block still says so); -EOPNOTSUPP with the reason in e otherwise.
+ */
+int collapse_probe(struct err *e);
+
+struct collapse_call {
+	double duration_s;	/* wall time of the process_madvise() call */
+	int result;		/* 0, or -errno of the call (-EAGAIN/-ENOMEM: some blocks not collapsed) */
+	uint64_t advised_bytes;	/* what the call returned; 0 on an error */
+};
+
+/*
+ * One process_madvise(pidfd_open(pid), ranges, MADV_COLLAPSE) call. Returns 0
+ * when the call was made (its own outcome in out->result: a partial collapse
+ * is a figure, not a failure), or -errno when it could not be made at all
+ * (no such process, no permission).
+ */
+int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call *out, struct err *e);
+
+/* huge-page coverage of guest RAM: (AnonHugePages + ShmemPmdMapped) / Size * 100, capped at 100 */
+double collapse_cov_pct(const struct smaps_cov *c);
+
+/*
+ * The time at which a series of (t_s[i], pct[i]) samples (t ascending) first
+ * reaches level_pct, interpolated linearly between the last sample below and
+ * the first at or above it; the first sample's time when it already is; NAN
+ * when the series never reaches it.
+ */
+double collapse_time_to(const double *t_s, const double *pct, size_t n, double level_pct);
+
+#endif
