@@ -171,21 +171,39 @@ int collapse_probe(struct err *e)
 	return err_set(e, -EOPNOTSUPP, "process_madvise MADV_COLLAPSE failed on a probe buffer: %s", strerror(saved));
 }
 
+/* one block: 0 collapsed, 1 counted as not collapsed, or -errno that stops the calls */
+static int collapse_block(int pidfd, uint64_t addr, struct collapse_call *out)
+{
+	struct iovec iov = { (void *)(uintptr_t)addr, HUGE_2M };
+	int saved;
+
+	out->blocks++;
+	if (pm_collapse(pidfd, &iov, 1) >= 0) {
+		out->collapsed++;
+		return 0;
+	}
+	saved = errno;
+	if (saved == EINVAL)
+		out->refused++;
+	else if (saved == EAGAIN)
+		out->busy++;
+	else if (saved == ENOMEM)
+		out->nomem++;
+	else
+		return -saved;
+	out->result = -saved;
+	return 1;
+}
+
 int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call *out, struct err *e)
 {
-	struct iovec iov[COLLAPSE_RANGES_MAX];
-	int pidfd, saved;
+	int pidfd, saved, r = 0;
 	double t0;
 	size_t i;
-	long r;
 
 	memset(out, 0, sizeof(*out));
 	if (!rs || !rs->n || rs->n > COLLAPSE_RANGES_MAX)
 		return err_set(e, -EINVAL, "no guest-RAM ranges to collapse");
-	for (i = 0; i < rs->n; i++) {
-		iov[i].iov_base = (void *)(uintptr_t)rs->r[i].start;
-		iov[i].iov_len = (size_t)(rs->r[i].end - rs->r[i].start);
-	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0u);
 	if (pidfd < 0) {
 		saved = errno;
@@ -194,17 +212,16 @@ int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call
 		return err_set(e, -saved, "pidfd_open(%d): %s", pid, strerror(saved));
 	}
 	t0 = mono_s();
-	r = pm_collapse(pidfd, iov, rs->n);
-	saved = errno;
+	for (i = 0; i < rs->n && r >= 0; i++) {
+		uint64_t a = (rs->r[i].start + HUGE_2M - 1) & ~(uint64_t)(HUGE_2M - 1);
+
+		for (; a + HUGE_2M <= rs->r[i].end && r >= 0; a += HUGE_2M)
+			r = collapse_block(pidfd, a, out);
+	}
 	out->duration_s = mono_s() - t0;
 	close(pidfd);
-	if (r >= 0) {
-		out->advised_bytes = (uint64_t)r;
-		return 0;
-	}
-	if (saved == EPERM || saved == ESRCH)
-		return err_set(e, -saved, "process_madvise(%d, MADV_COLLAPSE): %s", pid, strerror(saved));
-	out->result = -saved;
+	if (r < 0)
+		return err_set(e, r, "process_madvise(%d, MADV_COLLAPSE): %s", pid, strerror(-r));
 	return 0;
 }
 

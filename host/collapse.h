@@ -46,16 +46,22 @@ int collapse_find_ranges(const char *proc_root, int pid, uint64_t guest_ram_byte
 int collapse_probe(struct err *e);
 
 struct collapse_call {
-	double duration_s;	/* wall time of the process_madvise() call */
-	int result;		/* 0, or -errno of the call (-EAGAIN/-ENOMEM: some blocks not collapsed) */
-	uint64_t advised_bytes;	/* what the call returned; 0 on an error */
+	double duration_s;	/* wall time of all the calls */
+	/* 2M blocks of the ranges: all, collapsed (or already huge), refused with
+	 * EINVAL (no page table: never touched; or not eligible), busy (EAGAIN),
+	 * no huge page free (ENOMEM) */
+	uint64_t blocks, collapsed, refused, busy, nomem;
+	int result;		/* 0, or the -errno of the last block not collapsed */
 };
 
 /*
- * One process_madvise(pidfd_open(pid), ranges, MADV_COLLAPSE) call. Returns 0
- * when the call was made (its own outcome in out->result: a partial collapse
- * is a figure, not a failure), or -errno when it could not be made at all
- * (no such process, no permission).
+ * process_madvise(pidfd_open(pid), block, MADV_COLLAPSE) for every 2M block
+ * of the ranges in turn: the kernel stops a call at the first block it cannot
+ * collapse (a block the guest never touched has no page table: EINVAL), so
+ * one call per block collapses all the others. Returns 0 when the calls were
+ * made (what each block got is counted in out: a partial collapse is a
+ * figure, not a failure), or -errno when they could not be (no such process,
+ * no permission, another error).
  */
 int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call *out, struct err *e);
 
