@@ -154,6 +154,7 @@ struct collapse_log *results_collapse_add(struct results *r, struct err *e)
 	c = &r->collapses[r->ncollapses++];
 	memset(c, 0, sizeof(*c));
 	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
+	c->resident_huge_pct_after = NAN;
 	return c;
 }
 

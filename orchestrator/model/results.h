@@ -166,6 +166,9 @@ struct collapse_log {
 	unsigned long long mapping_kb;	/* the guest-RAM ranges collapsed */
 	unsigned ranges;
 	double cov_before_pct, cov_after_pct;	/* huge pages / mapping size, at the start and the end */
+	/* at the end: what the guest ever touched (smaps Rss), and the huge share of it */
+	unsigned long long resident_kb_after;
+	double resident_huge_pct_after;
 	double call_s;			/* the process_madvise call's wall time */
 	char call_result[24];		/* "ok", or the errno name of the last block not collapsed */
 	/* 2M blocks: all, collapsed, refused (EINVAL: never touched, or not eligible), busy (EAGAIN),

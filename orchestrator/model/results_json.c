@@ -582,6 +582,7 @@ static void collapse_init(void *elem)
 	struct collapse_log *c = elem;
 
 	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
+	c->resident_huge_pct_after = NAN;
 }
 
 static int collapse_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
@@ -606,6 +607,8 @@ static const struct jt_field collapse_fields[] = {
 	{ CO("ranges", JT_INT, ranges, 0) },
 	{ CO("huge_pct_before", JT_DOUBLE, cov_before_pct, 0) },
 	{ CO("huge_pct_after", JT_DOUBLE, cov_after_pct, 0) },
+	{ CO("resident_kb_after", JT_INT, resident_kb_after, 0) },
+	{ CO("resident_huge_pct_after", JT_DOUBLE, resident_huge_pct_after, 0) },
 	{ CO("collapse_call_s", JT_DOUBLE, call_s, 0) },
 	{ CO("collapse_result", JT_STR, call_result, JT_NULL | JT_WNULL) },
 	{ CO("blocks_2m", JT_INT, blocks, 0) },

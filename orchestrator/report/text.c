@@ -86,6 +86,8 @@ static void print_recovery(const struct results *r, FILE *out)
 		fprintf(out, "%llu MiB in %u range%s, host%% %.1f -> %.1f; 50%% at %s, 90%% at %s; collapse %.2f s\n",
 			c->mapping_kb / 1024, c->ranges, c->ranges == 1 ? "" : "s", c->cov_before_pct, c->cov_after_pct,
 			t50, t90, c->call_s);
+		fprintf(out, "    resident (ever touched) %llu MiB, %.1f%% of it on huge pages at the end\n",
+			c->resident_kb_after / 1024, c->resident_huge_pct_after);
 		fprintf(out, "    2M blocks: %llu collapsed of %llu; refused %llu (EINVAL: never touched by the guest, or not"
 			     " eligible), busy %llu (EAGAIN), no free huge page %llu (ENOMEM)\n",
 			c->collapsed, c->blocks, c->refused, c->busy, c->nomem);

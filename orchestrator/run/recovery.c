@@ -38,13 +38,12 @@ static void *call_main(void *arg)
 	return NULL;
 }
 
-static int cov_now(const struct guest_ctx *gc, double *pct, struct err *e)
+static int cov_now(const struct guest_ctx *gc, double *pct, struct smaps_cov *cov, struct err *e)
 {
-	struct smaps_cov cov;
-	int r = smaps_guest_ram(gc->proc_root, gc->qemu_pid, gc->cfg->memory, &cov, e);
+	int r = smaps_guest_ram(gc->proc_root, gc->qemu_pid, gc->cfg->memory, cov, e);
 
 	if (!r)
-		*pct = collapse_cov_pct(&cov);
+		*pct = collapse_cov_pct(cov);
 	return r;
 }
 
@@ -69,6 +68,7 @@ static int sample_series(struct guest_ctx *gc, struct collapse_log *cl,
 			 struct call_thread *ct, struct err *e)
 {
 	double t0 = mono_s(), next = 0, pct;
+	struct smaps_cov cov;
 	bool last = false;
 	int r;
 
@@ -76,9 +76,11 @@ static int sample_series(struct guest_ctx *gc, struct collapse_log *cl,
 		double t = mono_s() - t0;
 
 		if (t >= next || last) {
-			r = cov_now(gc, &pct, e);
+			r = cov_now(gc, &pct, &cov, e);
 			if (r)
 				return r;
+			cl->resident_kb_after = cov.rss_kb;
+			cl->resident_huge_pct_after = smaps_huge_pct(&cov);
 			if (cl->n < RES_COVSERIES_MAX)
 				cl->series[cl->n++] = (struct cov_point){ t, pct };
 			next += SAMPLE_S;
@@ -98,6 +100,7 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 		 struct err *e)
 {
 	struct collapse_ranges rs;
+	struct smaps_cov cov;
 	struct call_thread ct;
 	struct collapse_log *cl;
 	pthread_t th;
@@ -111,7 +114,7 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	snprintf(cl->method, sizeof(cl->method), "madvise");
 	cl->round = rc->round;
 	cl->boot = gc->boot;
-	r = cov_now(gc, &cl->cov_before_pct, e);
+	r = cov_now(gc, &cl->cov_before_pct, &cov, e);
 	if (!r)
 		r = collapse_find_ranges(gc->proc_root, gc->qemu_pid, gc->cfg->memory, &rs, e);
 	if (!r && !rc->applied) {
