@@ -156,19 +156,24 @@ int collapse_probe(struct err *e)
 	iov.iov_len = HUGE_2M;
 	memset(iov.iov_base, 1, HUGE_2M);
 	r = pm_collapse(pidfd, &iov, 1);
-	saved = errno;
+	saved = r >= 0 ? 0 : errno;
 	munmap(buf, len);
 	close(pidfd);
-	if (r >= 0 || saved == EAGAIN || saved == ENOMEM)
+	return collapse_probe_verdict(saved, e);
+}
+
+int collapse_probe_verdict(int err, struct err *e)
+{
+	if (!err || err == EAGAIN || err == ENOMEM)
 		return 0;	/* supported; no free 2M block now is a figure of the arm */
-	if (saved == ENOSYS)
+	if (err == ENOSYS)
 		return err_set(e, -EOPNOTSUPP, "no process_madvise on this kernel: collapse arms need Linux 6.1+");
-	if (saved == EINVAL)
+	if (err == EINVAL)
 		return err_set(e, -EOPNOTSUPP,
 			       "process_madvise refuses MADV_COLLAPSE (EINVAL): collapse arms need Linux 6.1+ with THP");
-	if (saved == EPERM)
+	if (err == EPERM)
 		return err_set(e, -EOPNOTSUPP, "process_madvise MADV_COLLAPSE not permitted: run as root");
-	return err_set(e, -EOPNOTSUPP, "process_madvise MADV_COLLAPSE failed on a probe buffer: %s", strerror(saved));
+	return err_set(e, -EOPNOTSUPP, "process_madvise MADV_COLLAPSE failed on a probe buffer: %s", strerror(err));
 }
 
 /* one block: 0 collapsed, 1 counted as not collapsed, or -errno that stops the calls */

@@ -44,6 +44,8 @@ int collapse_find_ranges(const char *proc_root, int pid, uint64_t guest_ram_byte
  * 2M block still says so); -EOPNOTSUPP with the reason in e otherwise.
  */
 int collapse_probe(struct err *e);
+/* the probe's verdict on the errno of its call (0: it succeeded) */
+int collapse_probe_verdict(int err, struct err *e);
 
 struct collapse_call {
 	double duration_s;	/* wall time of all the calls */

@@ -169,6 +169,35 @@ static void test_series(void **state)
 		assert_true(fabs(got - c->want) < 1e-9);
 }
 
+struct verdict_case {
+	const char *name;
+	int err;
+	int want_rc;
+	const char *want_msg;
+};
+
+static struct verdict_case verdict_cases[] = {
+	{ "probe/collapsed", 0, 0, NULL },
+	{ "probe/no_free_block_is_supported", EAGAIN, 0, NULL },
+	{ "probe/no_memory_is_supported", ENOMEM, 0, NULL },
+	{ "probe/kernel_before_6_1", EINVAL, -EOPNOTSUPP, "refuses MADV_COLLAPSE (EINVAL): collapse arms need Linux 6.1+" },
+	{ "probe/no_process_madvise", ENOSYS, -EOPNOTSUPP, "no process_madvise on this kernel" },
+	{ "probe/not_root", EPERM, -EOPNOTSUPP, "not permitted: run as root" },
+	{ "probe/other", EFAULT, -EOPNOTSUPP, "failed on a probe buffer: Bad address" },
+};
+
+static void test_verdict(void **state)
+{
+	const struct verdict_case *c = ((struct fx *)*state)->row;
+	struct err e = ERR_INIT;
+
+	assert_int_equal(collapse_probe_verdict(c->err, &e), c->want_rc);
+	if (c->want_msg)
+		assert_non_null(strstr(e.msg, c->want_msg));
+	else
+		assert_false(err_isset(&e));
+}
+
 /* the probe and one collapse of our own 4 MiB buffer: either both work or the
  * probe says why not in thpeval's words */
 static void test_probe_and_run_self(void **state)
@@ -259,6 +288,7 @@ int main(void)
 	ADD_ONE("ranges/too_many", test_ranges_too_many);
 	ADD_TABLE(cov_cases, test_cov);
 	ADD_TABLE(series_cases, test_series);
+	ADD_TABLE(verdict_cases, test_verdict);
 	ADD_ONE("run/probe_and_collapse_self", test_probe_and_run_self);
 	ADD_ONE("run/hole_does_not_stop_the_rest", test_run_holes);
 	ADD_ONE("run/no_ranges", test_run_args);
