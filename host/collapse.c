@@ -200,7 +200,8 @@ static int collapse_block(int pidfd, uint64_t addr, struct collapse_call *out)
 	return 1;
 }
 
-int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call *out, struct err *e)
+int collapse_run(int pid, const struct collapse_ranges *rs, volatile const sig_atomic_t *stop,
+		 struct collapse_call *out, struct err *e)
 {
 	int pidfd, saved, r = 0;
 	double t0;
@@ -221,10 +222,12 @@ int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call
 		uint64_t a = (rs->r[i].start + HUGE_2M - 1) & ~(uint64_t)(HUGE_2M - 1);
 
 		for (; a + HUGE_2M <= rs->r[i].end && r >= 0; a += HUGE_2M)
-			r = collapse_block(pidfd, a, out);
+			r = stop && *stop ? -EINTR : collapse_block(pidfd, a, out);
 	}
 	out->duration_s = mono_s() - t0;
 	close(pidfd);
+	if (r == -EINTR)
+		return err_set(e, r, "interrupted after %llu of the 2M blocks", (unsigned long long)out->blocks);
 	if (r < 0)
 		return err_set(e, r, "process_madvise(%d, MADV_COLLAPSE): %s", pid, strerror(-r));
 	return 0;

@@ -9,6 +9,7 @@
 #ifndef THPEVAL_HOST_COLLAPSE_H
 #define THPEVAL_HOST_COLLAPSE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,9 +64,11 @@ struct collapse_call {
  * one call per block collapses all the others. Returns 0 when the calls were
  * made (what each block got is counted in out: a partial collapse is a
  * figure, not a failure), or -errno when they could not be (no such process,
- * no permission, another error).
+ * no permission, another error); -EINTR when *stop (may be NULL) was set
+ * between two blocks (the counts say how far it got).
  */
-int collapse_run(int pid, const struct collapse_ranges *rs, struct collapse_call *out, struct err *e);
+int collapse_run(int pid, const struct collapse_ranges *rs, volatile const sig_atomic_t *stop,
+		 struct collapse_call *out, struct err *e);
 
 /* huge-page coverage of guest RAM: (AnonHugePages + ShmemPmdMapped) / Size * 100, capped at 100 */
 double collapse_cov_pct(const struct smaps_cov *c);

@@ -23,6 +23,7 @@
 struct call_thread {
 	int pid;
 	const struct collapse_ranges *rs;
+	volatile const sig_atomic_t *stop;
 	struct collapse_call call;
 	struct err e;
 	int r;
@@ -33,7 +34,7 @@ static void *call_main(void *arg)
 {
 	struct call_thread *ct = arg;
 
-	ct->r = collapse_run(ct->pid, ct->rs, &ct->call, &ct->e);
+	ct->r = collapse_run(ct->pid, ct->rs, ct->stop, &ct->call, &ct->e);
 	atomic_store(&ct->done, true);
 	return NULL;
 }
@@ -91,7 +92,7 @@ static int sample_series(struct guest_ctx *gc, struct collapse_log *cl,
 			last = true;
 			continue;
 		}
-		/* a signal waits for the call (it cannot be stopped), the loop unwinds after */
+		/* a signal stops the calls between two blocks; the loop unwinds after */
 		virt_event_wait(POLL_MS);
 	}
 }
@@ -128,6 +129,7 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	memset(&ct, 0, sizeof(ct));
 	ct.pid = gc->qemu_pid;
 	ct.rs = &rs;
+	ct.stop = io->stop;
 	err_clear(&ct.e);
 	atomic_init(&ct.done, false);
 	r = pthread_create(&th, NULL, call_main, &ct);

@@ -225,7 +225,7 @@ static void test_probe_and_run_self(void **state)
 	rs.r[0].start = a;
 	rs.r[0].end = a + 4 * MIB;
 	rs.bytes = 4 * MIB;
-	assert_int_equal(collapse_run(getpid(), &rs, &call, &e), 0);
+	assert_int_equal(collapse_run(getpid(), &rs, NULL, &call, &e), 0);
 	assert_true(call.duration_s >= 0);
 	/* a block the kernel could not collapse (no free 2M block) is a count, not an error */
 	assert_int_equal(call.blocks, 2);
@@ -258,7 +258,7 @@ static void test_run_holes(void **state)
 	rs.r[0].start = a;
 	rs.r[0].end = a + 6 * MIB;
 	rs.bytes = 6 * MIB;
-	assert_int_equal(collapse_run(getpid(), &rs, &call, &e), 0);
+	assert_int_equal(collapse_run(getpid(), &rs, NULL, &call, &e), 0);
 	assert_int_equal(call.blocks, 3);
 	assert_int_equal(call.refused, 1);
 	assert_int_equal(call.result != 0, 1);
@@ -268,6 +268,20 @@ static void test_run_holes(void **state)
 	munmap(buf, len);
 }
 
+/* a stop flag set: no block is tried, the run says it was interrupted */
+static void test_run_stop(void **state)
+{
+	volatile sig_atomic_t stop = 1;
+	struct collapse_ranges rs = { 1, { { 0x7f0000000000, 0x7f0000400000 } }, 4 * MIB };
+	struct collapse_call call;
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_int_equal(collapse_run(getpid(), &rs, &stop, &call, &e), -EINTR);
+	assert_int_equal(call.blocks, 0);
+	assert_non_null(strstr(e.msg, "interrupted after 0 of the 2M blocks"));
+}
+
 static void test_run_args(void **state)
 {
 	struct collapse_ranges rs = { 0 };
@@ -275,7 +289,7 @@ static void test_run_args(void **state)
 	struct err e = ERR_INIT;
 
 	(void)state;
-	assert_int_equal(collapse_run(getpid(), &rs, &call, &e), -EINVAL);
+	assert_int_equal(collapse_run(getpid(), &rs, NULL, &call, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "no guest-RAM ranges"));
 }
 
@@ -291,6 +305,7 @@ int main(void)
 	ADD_TABLE(verdict_cases, test_verdict);
 	ADD_ONE("run/probe_and_collapse_self", test_probe_and_run_self);
 	ADD_ONE("run/hole_does_not_stop_the_rest", test_run_holes);
+	ADD_ONE("run/stop_flag", test_run_stop);
 	ADD_ONE("run/no_ranges", test_run_args);
 	return _cmocka_run_group_tests("host/collapse", tests, n, NULL, NULL);
 }
