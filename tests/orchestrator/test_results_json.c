@@ -64,7 +64,7 @@ static void full_guest(struct results *r, unsigned idx, const char *host)
 
 	assert_non_null(g);
 	snprintf(g->name, sizeof(g->name), "thpeval-full-g%u", idx);
-	SET(g->host_state, idx ? "fragmented" : "fresh");
+	SET(g->host_state, idx == 2 ? "collapse-madvise" : idx ? "fragmented" : "fresh");
 	g->index = idx;
 	g->concurrency = 2;
 	SET(g->mthp_sizes_kb, idx ? "none" : "64,2048");
@@ -366,6 +366,7 @@ static struct results *full_model(void)
 	full_cell(r, "host", "always", NULL, "none", "hzp", "zp1", NULL, 99, 1000);
 	full_guest(r, 0, "never");
 	full_guest(r, 1, "always");
+	full_guest(r, 2, "always");
 	full_frag(r, true);
 	full_frag(r, false);
 	full_collapse(r, true);
