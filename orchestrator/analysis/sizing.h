@@ -22,7 +22,7 @@ struct sz_effect {
 };
 
 struct sz_row {
-	char host_state[16];
+	char host_state[24];
 	char host_thp[RES_NAME_MAX], guest_thp[RES_NAME_MAX];
 	unsigned guests;
 	double cov_pct;			/* host coverage of the treatment cell (mean), NAN if none */

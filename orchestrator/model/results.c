@@ -29,6 +29,9 @@ void results_release(struct results *r)
 	free(r->frags);
 	r->frags = NULL;
 	r->nfrags = r->cap_frags = 0;
+	free(r->collapses);
+	r->collapses = NULL;
+	r->ncollapses = r->cap_collapses = 0;
 	r->effects = NULL;
 	r->cells = NULL;
 	r->guests = NULL;
@@ -139,6 +142,21 @@ struct frag_log *results_frag_add(struct results *r, struct err *e)
 	memset(f, 0, sizeof(*f));
 	f->seconds = NAN;
 	return f;
+}
+
+struct collapse_log *results_collapse_add(struct results *r, struct err *e)
+{
+	struct collapse_log *c;
+
+	if (grow((void **)&r->collapses, &r->cap_collapses, r->ncollapses + 1, sizeof(*c))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	c = &r->collapses[r->ncollapses++];
+	memset(c, 0, sizeof(*c));
+	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
+	c->resident_huge_pct_after = NAN;
+	return c;
 }
 
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload)
@@ -332,8 +350,10 @@ static bool boot_valid(const struct cell *c, unsigned boot, double min_cov, char
 		snprintf(why, len, "host THP is never but %.1f%% of guest RAM is on host huge pages", max);
 		return false;
 	}
-	if (!thp_is_off(c->host_thp) && min < min_cov && strcmp(c->host_state, "fragmented")) {
-		/* on a fragmented host low coverage is the outcome measured, not a failed treatment */
+	if (!thp_is_off(c->host_thp) && min < min_cov && strcmp(c->host_state, "fragmented") &&
+	    strcmp(c->host_state, "collapse-madvise")) {
+		/* on a fragmented host low coverage is the outcome measured, not a failed treatment;
+		 * a recovery arm's guests run on never, its setting goes in after them */
 		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
 
 		snprintf(why, len, "host THP is %s but only %.1f%% of guest RAM is on host %s (need %.0f%%)",

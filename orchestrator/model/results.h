@@ -64,7 +64,7 @@ struct cell {
 	char guest_thp[RES_NAME_MAX];
 	char workload[RES_NAME_MAX];
 	char variant[RES_NAME_MAX];
-	char host_state[16];		/* host memory before the guests: "fresh", "fragmented" */
+	char host_state[24];		/* host memory before the guests: "fresh", "fragmented" */
 	char host_cov_source[16];	/* "smaps" (AnonHugePages of guest RAM) or "mthp_stats" */
 	char guest[64];			/* domain that produced the samples */
 	size_t nmetrics;
@@ -97,7 +97,7 @@ struct guest_cellstat {
 
 struct guest_log {
 	char name[64];
-	char host_state[16];
+	char host_state[24];
 	unsigned index, concurrency;	/* this guest's index among the group's concurrent guests */
 	char mthp_sizes_kb[64];		/* per-size mTHP the guest kernel offers, "none" */
 	size_t ncs;
@@ -147,6 +147,40 @@ struct frag_log {
 	/* host-wide vmstat deltas while the guests ran on the fragmented host */
 	unsigned long long compact_stall, compact_success, compact_fail, thp_fault_alloc, thp_fault_fallback;
 	unsigned long long compact_scanned_guests, pgmigrate_success, pgsteal_direct;
+	char error[ERR_MSG_MAX];
+};
+
+/* one second of a recovery arm: huge-page coverage of guest RAM at t_s after the setting went in */
+struct cov_point {
+	double t_s, huge_pct;
+};
+
+#define RES_COVSERIES_MAX 600		/* samples a recovery arm keeps (one a second) */
+
+/*
+ * A recovery arm of one guest: it booted and ran on host THP never (4K
+ * pages), then the group's setting was applied and its guest RAM collapsed
+ * on demand (process_madvise MADV_COLLAPSE) while the coverage was sampled.
+ */
+struct collapse_log {
+	char host_thp[RES_NAME_MAX];	/* the setting applied after the guest's series */
+	char prefault[RES_NAME_MAX];
+	char method[16];		/* "madvise" */
+	unsigned round, boot;		/* boot: the guest's index in results.guests */
+	unsigned long long mapping_kb;	/* the guest-RAM ranges collapsed */
+	unsigned ranges;
+	double cov_before_pct, cov_after_pct;	/* huge pages / mapping size, at the start and the end */
+	/* at the end: what the guest ever touched (smaps Rss), and the huge share of it */
+	unsigned long long resident_kb_after;
+	double resident_huge_pct_after;
+	double call_s;			/* the process_madvise call's wall time */
+	char call_result[24];		/* "ok", or the errno name of the last block not collapsed */
+	/* 2M blocks: all, collapsed, refused (EINVAL: never touched, or not eligible), busy (EAGAIN),
+	 * no free huge page (ENOMEM) */
+	unsigned long long blocks, collapsed, refused, busy, nomem;
+	double t50_s, t90_s;		/* first reaching 50% and 90% (interpolated); NAN: not reached */
+	size_t n;
+	struct cov_point series[RES_COVSERIES_MAX];
 	char error[ERR_MSG_MAX];
 };
 
@@ -201,7 +235,7 @@ struct run_settings {			/* echo of the configuration */
 	double min_coverage_pct;
 	char host_thp_list[256], guest_thp_list[128], workloads[128];
 	unsigned guests;		/* concurrent guests per group */
-	char host_state_list[32];
+	char host_state_list[48];
 	bool mthp_sweep;
 	char guest_mthp[256];		/* what the guest kernel offers for a guest-side sweep */
 	char uri[256];
@@ -239,6 +273,8 @@ struct results {
 	struct frag_log *frags;
 	struct abtest *ab;		/* below; the in-run A/B comparison (analysis/abtest.c), NULL
 					 * without an A/B axis; owned here */
+	size_t ncollapses, cap_collapses;
+	struct collapse_log *collapses;
 };
 
 void results_init(struct results *r);
@@ -251,6 +287,7 @@ struct cell *results_cell(struct results *r, const char *target, const char *hos
 			  const char *guest_thp, const char *workload, struct err *e);
 struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
+struct collapse_log *results_collapse_add(struct results *r, struct err *e);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
 /* the samples m holds, left-out boots' included */
@@ -321,7 +358,7 @@ struct effect {
 	char host_thp[RES_NAME_MAX];	/* treatment levels compared with never */
 	char guest_thp[RES_NAME_MAX];
 	char at_guest[RES_NAME_MAX];	/* host-side effects: the guest setting they are measured at */
-	char host_state[16];		/* cells compared: all fresh or all fragmented */
+	char host_state[24];		/* cells compared: all fresh or all fragmented */
 	bool available;
 	char note[256];			/* why not available, or how it was derived */
 	char method[16];		/* "boots" (over boots: Welch, or rounds as blocks) or "one-boot"
@@ -346,7 +383,7 @@ struct effect {
 /* one cell's variance components for one phase metric */
 struct effect_var {
 	char workload[RES_NAME_MAX];
-	char label[160];		/* "host always/ondemand guest never" (+ variant, state) */
+	char label[168];		/* "host always/ondemand guest never" (+ variant, state) */
 	char metric[REC_KEY_MAX];
 	struct varcomp vc;
 };

@@ -610,6 +610,64 @@ static int frag_put(const struct jt_ctx *c, void *parent, void *elem, const char
 static const struct jt_table frag_jt = { sizeof(struct frag_log), frag_init, frag_put,
 					 sizeof(frag_fields) / sizeof(frag_fields[0]), frag_fields };
 
+/* ---- recovery arm ----------------------------------------------------------------------- */
+
+#define CP(k, kind, m, ...) JT_F(k, kind, struct cov_point, m, __VA_ARGS__)
+static const struct jt_field cov_point_fields[] = {
+	{ CP("t_s", JT_DOUBLE, t_s, 0) },
+	{ CP("huge_pct", JT_DOUBLE, huge_pct, JT_RANGE, .lo = 0, .hi = 100) },
+};
+static const struct jt_table cov_point_jt = JT_TABLE(struct cov_point, cov_point_fields);
+
+static void collapse_init(void *elem)
+{
+	struct collapse_log *c = elem;
+
+	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
+	c->resident_huge_pct_after = NAN;
+}
+
+static int collapse_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct collapse_log *cl = results_collapse_add(parent, c->e);
+
+	(void)at;
+	if (!cl)
+		return -ENOMEM;
+	*cl = *(struct collapse_log *)elem;
+	return 0;
+}
+
+#define CO(k, kind, m, ...) JT_F(k, kind, struct collapse_log, m, __VA_ARGS__)
+static const struct jt_field collapse_fields[] = {
+	{ CO("host_thp", JT_STR, host_thp, 0) },
+	{ CO("host_prefault", JT_STR, prefault, 0) },
+	{ CO("method", JT_STR, method, 0) },
+	{ CO("round", JT_INT, round, 0) },
+	{ CO("boot", JT_INT, boot, 0) },
+	{ CO("mapping_kb", JT_INT, mapping_kb, 0) },
+	{ CO("ranges", JT_INT, ranges, 0) },
+	{ CO("huge_pct_before", JT_DOUBLE, cov_before_pct, 0) },
+	{ CO("huge_pct_after", JT_DOUBLE, cov_after_pct, 0) },
+	{ CO("resident_kb_after", JT_INT, resident_kb_after, 0) },
+	{ CO("resident_huge_pct_after", JT_DOUBLE, resident_huge_pct_after, 0) },
+	{ CO("collapse_call_s", JT_DOUBLE, call_s, 0) },
+	{ CO("collapse_result", JT_STR, call_result, JT_NULL | JT_WNULL) },
+	{ CO("blocks_2m", JT_INT, blocks, 0) },
+	{ CO("blocks_collapsed", JT_INT, collapsed, 0) },
+	{ CO("blocks_refused", JT_INT, refused, 0) },
+	{ CO("blocks_busy", JT_INT, busy, 0) },
+	{ CO("blocks_nomem", JT_INT, nomem, 0) },
+	{ CO("time_to_50pct_s", JT_DOUBLE, t50_s, 0) },
+	{ CO("time_to_90pct_s", JT_DOUBLE, t90_s, 0) },
+	{ CO("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct collapse_log, n),
+	     .cap = RES_COVSERIES_MAX, .sub = &cov_point_jt) },
+	{ CO("error", JT_STR, error, JT_NULL | JT_WNULL) },
+};
+
+static const struct jt_table collapse_jt = { sizeof(struct collapse_log), collapse_init, collapse_put,
+					     sizeof(collapse_fields) / sizeof(collapse_fields[0]), collapse_fields };
+
 /* ---- effects and variance: the analysis', checked on reading and recomputed ---------- */
 
 static json_object *w_significant(const void *base, const struct jt_field *f)
@@ -948,6 +1006,8 @@ static const struct jt_field results_fields[] = {
 	{ RS("cells", JT_ARR, cells, 0, .count = offsetof(struct results, ncells), .sub = &cell_jt) },
 	{ RS("guests", JT_ARR, guests, 0, .count = offsetof(struct results, nguests), .sub = &guest_jt) },
 	{ RS("fragmentation", JT_ARR, frags, JT_OPT, .count = offsetof(struct results, nfrags), .sub = &frag_jt) },
+	{ RS("recovery", JT_ARR, collapses, JT_OPT, .count = offsetof(struct results, ncollapses),
+	     .sub = &collapse_jt) },
 	/* in struct effects, which results->effects points to */
 	{ JT_F("effects", JT_CUSTOM, struct effects, e, JT_OPT | JT_DERIVED, .count = offsetof(struct effects, n),
 	       .sub = &effect_jt, .write = w_effects, .load = l_effects) },

@@ -56,6 +56,48 @@ static void fmt_pct(char *buf, size_t len, const struct metric *m)
 }
 
 /* that the host-cold repetitions were host-cold: the QEMU process faulted during them */
+/* the recovery arms: per guest, the coverage series after the setting went in and the collapse */
+static void print_recovery(const struct results *r, FILE *out)
+{
+	size_t i, k;
+
+	if (!r->ncollapses)
+		return;
+	fprintf(out, "\nrecovery: guests booted and ran on host THP never, then the setting was applied and guest RAM"
+		     " collapsed (process_madvise MADV_COLLAPSE);\nthe cells of host state collapse-madvise are the"
+		     " access times before it; host%% = huge pages / guest-RAM mapping size\n");
+	for (i = 0; i < r->ncollapses; i++) {
+		const struct collapse_log *c = &r->collapses[i];
+		char t50[24], t90[24];
+
+		fprintf(out, "  guest %u, host %s/%s, round %u: ", c->boot, c->host_thp, c->prefault, c->round + 1);
+		if (c->error[0]) {
+			fprintf(out, "failed: %s\n", c->error);
+			continue;
+		}
+		if (isfinite(c->t50_s))
+			snprintf(t50, sizeof(t50), "%.2f s", c->t50_s);
+		else
+			snprintf(t50, sizeof(t50), "not reached");
+		if (isfinite(c->t90_s))
+			snprintf(t90, sizeof(t90), "%.2f s", c->t90_s);
+		else
+			snprintf(t90, sizeof(t90), "not reached");
+		fprintf(out, "%llu MiB in %u range%s, host%% %.1f -> %.1f; 50%% at %s, 90%% at %s; collapse %.2f s\n",
+			c->mapping_kb / 1024, c->ranges, c->ranges == 1 ? "" : "s", c->cov_before_pct, c->cov_after_pct,
+			t50, t90, c->call_s);
+		fprintf(out, "    resident (ever touched) %llu MiB, %.1f%% of it on huge pages at the end\n",
+			c->resident_kb_after / 1024, c->resident_huge_pct_after);
+		fprintf(out, "    2M blocks: %llu collapsed of %llu; refused %llu (EINVAL: never touched by the guest, or not"
+			     " eligible), busy %llu (EAGAIN), no free huge page %llu (ENOMEM)\n",
+			c->collapsed, c->blocks, c->refused, c->busy, c->nomem);
+		fprintf(out, "    series (s host%%):");
+		for (k = 0; k < c->n && k < 16; k++)
+			fprintf(out, " %.1f %.1f%s", c->series[k].t_s, c->series[k].huge_pct, k + 1 < c->n ? "," : "");
+		fprintf(out, "%s\n", c->n > 16 ? " ..." : "");
+	}
+}
+
 static void print_cold_evidence(const struct results *r, FILE *out)
 {
 	bool head = false;
@@ -147,6 +189,7 @@ static void print_table(const struct results *r, FILE *out)
 					r->cells[i].invalid_reason);
 	}
 	print_cold_evidence(r, out);
+	print_recovery(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);
 	abtest_print(r->ab, out);

@@ -10,7 +10,7 @@
 #include "orchestrator/analysis/stopping.h"
 #include "orchestrator/report/report.h"
 
-ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented");
+ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise");
 ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
 ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 

@@ -23,9 +23,10 @@
 enum host_state {
 	HOST_FRESH,		/* as the host has it */
 	HOST_FRAGMENTED,	/* a child holds one 4K page of every 2M block it can get */
+	HOST_COLLAPSE_MADVISE,	/* guests run on THP never, then the setting and process_madvise(MADV_COLLAPSE) */
 	HOST_STATE__COUNT
 };
-/* host_state_name(): "fresh", "fragmented"; host_state_parse(): 0 or -EINVAL */
+/* host_state_name(): "fresh", "fragmented", "collapse-madvise"; host_state_parse(): 0 or -EINVAL */
 ENUM_DECL(host_state);
 
 /* where guest RAM lives on the host (--host-backing) */

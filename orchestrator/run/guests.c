@@ -291,8 +291,8 @@ static void gr_finish(struct guest_run *gr)
  * say why. *idx advances by n.
  */
 int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		      const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned *idx,
-		      unsigned round, struct results *res, struct err *e)
+		      const struct image *img, const struct srcdisk *sd, const struct host_group *hg,
+		      struct recovery *rc, unsigned *idx, unsigned round, struct results *res, struct err *e)
 {
 	unsigned n = cfg->guests ? cfg->guests : 1, i, left = 0;
 	struct group_shared grp = { 0 };
@@ -331,6 +331,9 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 				gr[i].done = true;
 				gr[i].t_end = mono_s();
 				left--;
+				/* the guest waits for its "bye": its QEMU is there to collapse */
+				if (rc && gr[i].r == 0 && recovery_run(rc, io, &gr[i].gc, res, &gr[i].e))
+					gr[i].r = gr[i].e.code;
 			}
 		}
 		if (left && virt_event_wait(20) < 0)

@@ -118,9 +118,11 @@ void boot_phases(struct guest_log *l, const struct record *rec);
 
 /* guests.c */
 bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins);
+struct recovery;
+/* rc: a recovery group (collapse after each guest's series), else NULL */
 int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-	const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned *idx,
-	unsigned round, struct results *res, struct err *e);
+	const struct image *img, const struct srcdisk *sd, const struct host_group *hg, struct recovery *rc,
+	unsigned *idx, unsigned round, struct results *res, struct err *e);
 int reconnect_if_lost(const struct run_config *cfg, const struct run_io *io, struct virt **v, unsigned idx,
 	struct err *e);
 
@@ -148,6 +150,23 @@ bool host_knob_opt(const char *workload, const char *arg);
 int host_knob_opts_set(struct host_session *hs, const char *spec, const char *workload, struct thp_settings *prev,
 	struct err *e);
 int host_knob_opts_restore(struct host_session *hs, const struct thp_settings *prev, struct err *e);
+
+/* recovery.c: what a recovery group needs after each guest's series */
+struct recovery {
+	struct host_session *hs;
+	const struct host_plan *hp;
+	const struct host_group *hg;	/* hg->thp: the setting applied after the series */
+	unsigned round;
+	bool applied;			/* that setting is in place */
+};
+
+/*
+ * One guest of a recovery group, its series done: the group's setting
+ * applied (once), its guest RAM collapsed, the coverage series into a new
+ * results.recovery entry (which keeps the error too).
+ */
+int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc, struct results *res,
+		 struct err *e);
 
 /* arms.c */
 int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "host/collapse.h"
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/model/results_json.h"
@@ -403,6 +404,12 @@ static int check_host(struct run_state *st, struct err *e)
 		for (i = 0; i < cfg->n_hugetlb; i++)
 			if ((r = hugetlb_arm_check(cfg, cfg->hugetlb_kb[i], e)))
 				return r;
+		for (i = 0; i < cfg->n_host_state; i++) {
+			struct err pe = ERR_INIT;
+
+			if (cfg->host_state[i] == HOST_COLLAPSE_MADVISE && (r = collapse_probe(&pe)))
+				return err_set(e, r, "--host-state=collapse-madvise: %s", pe.msg);
+		}
 	}
 	return 0;
 }
@@ -536,10 +543,13 @@ static void build_groups(struct run_state *st)
 		for (a = 0; a < ab_arms(cfg); a++)
 		for (p = 0; p < cfg->n_prefault; p++)
 			for (i = 0; i <= st->nh + cfg->n_hugetlb; i++) {
-				struct host_group *g = &st->groups[st->ngroups++];
+				struct host_group *g;
 
+				/* hugetlbfs guest RAM has nothing to collapse */
+				if (i > st->nh && cfg->host_state[s] == HOST_COLLAPSE_MADVISE)
+					continue;
+				g = &st->groups[st->ngroups++];
 				g->arm = a;
-
 				g->hugetlb_kb = i > st->nh ? cfg->hugetlb_kb[i - st->nh - 1] : 0;
 				/* a hugetlbfs arm: THP off (guest RAM is hugetlb) */
 				g->thp = i == 0 || g->hugetlb_kb ? host_never : st->hthp[i - 1];
@@ -572,8 +582,9 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 		if (r)
 			return r;
 	}
-	/* a hugetlbfs arm: THP off (its thp is never), the pool reserved */
-	r = apply_host_thp(&st->hs, &st->hp, &hg->thp, e);
+	/* a hugetlbfs arm: THP off (its thp is never), the pool reserved; a recovery
+	 * arm boots on never, its setting goes in after the series (recovery.c) */
+	r = apply_host_thp(&st->hs, &st->hp, hg->host_state == HOST_COLLAPSE_MADVISE ? &host_never : &hg->thp, e);
 	if (!r && hg->hugetlb_kb) {
 		st->pool_kb = hg->hugetlb_kb;
 		r = pool_reserve(&st->hs, st->cfg, hg->hugetlb_kb, st->pool_orig, sizeof(st->pool_orig), e);
@@ -618,16 +629,17 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	struct results *res = st->res;
 	struct err ge = ERR_INIT;
 	struct frag_log *fl = NULL;
+	struct recovery rc;
 	struct frag fr;
 	struct vmstat vm0;
 	bool have_vm0;
 	int r;
 
 	memset(&fr, 0, sizeof(fr));
-	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s%s%s",
+	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s%s%s%s",
 		   res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
-		   hg->host_state != HOST_FRESH ? "/fragmented" : "", ab_arms(st->cfg) > 1 ? "@" : "",
-		   ab_arm_name(st->cfg, hg->arm));
+		   hg->host_state != HOST_FRESH ? "/" : "", hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "",
+		   ab_arms(st->cfg) > 1 ? "@" : "", ab_arm_name(st->cfg, hg->arm));
 	r = group_enter(st, hg, round, &fr, &fl, e);
 	if (r) {
 		frag_undo(io, &st->hs, &fr, fl);
@@ -645,7 +657,9 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 			 prefault_name(hg->prefault));
 		progress_cell_start(io->bar, name);
 	}
-	r = run_guests(st->cfg, io, st->v, st->accel, &st->img, st->kc ? &st->sd : NULL, hg, &st->idx, round, res, &ge);
+	rc = (struct recovery){ &st->hs, &st->hp, hg, round, false };
+	r = run_guests(st->cfg, io, st->v, st->accel, &st->img, st->kc ? &st->sd : NULL, hg,
+		       hg->host_state == HOST_COLLAPSE_MADVISE ? &rc : NULL, &st->idx, round, res, &ge);
 	if (group_leave(st, &fr, fl, have_vm0 ? &vm0 : NULL, e))
 		return e->code;
 	if (io->bar && r != -EINTR)

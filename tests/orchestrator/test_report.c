@@ -801,6 +801,57 @@ static void test_nested_note(void **state)
 	fixture_results_free(r);
 }
 
+/* a recovery arm: its figures in the text report, "not reached" for a level never reached,
+ * its error alone for one that failed; no section without one */
+static void test_text_recovery(void **state)
+{
+	struct results *r = fixture_results();
+	struct report_input in = { .res = r };
+	struct collapse_log *c;
+	struct err e = ERR_INIT;
+	char *txt;
+
+	(void)state;
+	assert_int_equal(effects_attach(r, &e), 0);
+	txt = render(&in, REPORT_TEXT, NULL);
+	assert_null(strstr(txt, "recovery:"));
+	free(txt);
+	c = results_collapse_add(r, &e);
+	assert_non_null(c);
+	snprintf(c->host_thp, sizeof(c->host_thp), "always");
+	snprintf(c->prefault, sizeof(c->prefault), "ondemand");
+	c->boot = 2;
+	c->mapping_kb = 524288;
+	c->ranges = 1;
+	c->cov_before_pct = 0;
+	c->cov_after_pct = 82.4;
+	c->resident_kb_after = 430080;
+	c->resident_huge_pct_after = 100;
+	c->call_s = 0.8;
+	c->t50_s = 0.49;
+	c->blocks = 256;
+	c->collapsed = 211;
+	c->refused = 45;
+	c->n = 2;
+	c->series[0] = (struct cov_point){ 0, 0 };
+	c->series[1] = (struct cov_point){ 0.8, 82.4 };
+	c = results_collapse_add(r, &e);
+	assert_non_null(c);
+	snprintf(c->host_thp, sizeof(c->host_thp), "never");
+	snprintf(c->prefault, sizeof(c->prefault), "ondemand");
+	c->boot = 3;
+	snprintf(c->error, sizeof(c->error), "process 4242 is gone: cannot collapse its memory");
+	txt = render(&in, REPORT_TEXT, NULL);
+	assert_non_null(strstr(txt, "guest 2, host always/ondemand, round 1: 512 MiB in 1 range, host% 0.0 -> 82.4;"
+				    " 50% at 0.49 s, 90% at not reached; collapse 0.80 s"));
+	assert_non_null(strstr(txt, "resident (ever touched) 420 MiB, 100.0% of it on huge pages at the end"));
+	assert_non_null(strstr(txt, "2M blocks: 211 collapsed of 256; refused 45 (EINVAL"));
+	assert_non_null(strstr(txt, "series (s host%): 0.0 0.0, 0.8 82.4\n"));
+	assert_non_null(strstr(txt, "guest 3, host never/ondemand, round 1: failed: process 4242 is gone"));
+	free(txt);
+	fixture_results_free(r);
+}
+
 /* the phase columns are headed in ns: an application's split metric carries its own unit */
 static void test_text_units(void **state)
 {
@@ -1007,6 +1058,7 @@ int main(void)
 		cmocka_unit_test(test_text_json),
 		cmocka_unit_test(test_nested_note),
 		cmocka_unit_test(test_text_units),
+		cmocka_unit_test(test_text_recovery),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
 		cmocka_unit_test(test_args_permute),

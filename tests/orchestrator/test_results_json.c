@@ -64,7 +64,7 @@ static void full_guest(struct results *r, unsigned idx, const char *host)
 
 	assert_non_null(g);
 	snprintf(g->name, sizeof(g->name), "thpeval-full-g%u", idx);
-	SET(g->host_state, idx ? "fragmented" : "fresh");
+	SET(g->host_state, idx == 2 ? "collapse-madvise" : idx ? "fragmented" : "fresh");
 	g->index = idx;
 	g->concurrency = 2;
 	SET(g->mthp_sizes_kb, idx ? "none" : "64,2048");
@@ -151,6 +151,39 @@ static void full_frag(struct results *r, bool undone)
 	} else {
 		SET(f->error, "cannot fragment: out of memory");
 	}
+}
+
+static void full_collapse(struct results *r, bool ok)
+{
+	struct collapse_log *c = results_collapse_add(r, NULL);
+	size_t i;
+
+	assert_non_null(c);
+	SET(c->host_thp, ok ? "always" : "never");
+	SET(c->prefault, "ondemand");
+	SET(c->method, "madvise");
+	c->round = ok ? 1 : 0;
+	c->boot = ok ? 1 : 0;
+	c->mapping_kb = 526336;
+	c->ranges = 1;
+	c->cov_before_pct = 0.4;
+	c->cov_after_pct = ok ? 97.5 : 0.4;
+	c->resident_kb_after = 440320;
+	c->resident_huge_pct_after = ok ? 99.5 : 0.5;
+	c->call_s = 1.25;
+	SET(c->call_result, ok ? "ok" : "EINVAL");
+	c->blocks = 257;
+	c->collapsed = ok ? 250 : 0;
+	c->refused = 7;
+	c->busy = 2;
+	c->nomem = 3;
+	c->t50_s = ok ? 0.75 : NAN;
+	c->t90_s = ok ? 1.5 : NAN;
+	c->n = 3;
+	for (i = 0; i < c->n; i++)
+		c->series[i] = (struct cov_point){ (double)i, ok ? 0.4 + 48.5 * (double)i : 0.4 };
+	if (!ok)
+		SET(c->error, "process 4242 is gone: cannot collapse its memory");
 }
 
 static void full_effects(struct results *r)
@@ -340,8 +373,11 @@ static struct results *full_model(void)
 	full_cell(r, "host", "always", NULL, "none", "hzp", "zp1", NULL, 99, 1000);
 	full_guest(r, 0, "never");
 	full_guest(r, 1, "always");
+	full_guest(r, 2, "always");
 	full_frag(r, true);
 	full_frag(r, false);
+	full_collapse(r, true);
+	full_collapse(r, false);
 	results_finish(r, 90);
 	full_effects(r);
 	full_ab(r);

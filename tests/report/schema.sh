@@ -29,6 +29,9 @@ PYEOF
 }
 FIX=tests/orchestrator/fixtures/results-tcg-2x2.json
 validate "$FIX" && ok "stored fixture is valid" || ko "stored fixture is invalid"
+# the model with every field set (host states and recovery arms included)
+FULL=tests/orchestrator/fixtures/results-full.json
+validate "$FULL" && ok "full model fixture is valid" || ko "full model fixture is invalid"
 if "${THPEVAL_BIN:-bin/thpeval}" report "$FIX" --format=json >"$WORK/re.json" 2>"$WORK/re.err"; then
 	validate "$WORK/re.json" && ok "'thpeval report --format=json' output is valid" || ko "report json invalid"
 else
