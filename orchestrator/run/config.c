@@ -163,9 +163,13 @@ int run_config_check(struct run_config *c, struct err *e)
 			       "add --target-ci, or drop --boots for the default one");
 	if (!c->max_reps_set)
 		c->max_reps = c->reps * 50;	/* --boots's most: the budget or the target decides */
-	if (c->target_ci_host > 0 && c->max_reps < c->reps * (c->boots > STOP_MIN_BOOTS ? c->boots : STOP_MIN_BOOTS))
-		return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x %u boots (a CI target runs at least "
-			       "%u): raise --max-reps or lower --boots", c->max_reps, c->reps,
-			       (c->boots > STOP_MIN_BOOTS ? c->boots : STOP_MIN_BOOTS), STOP_MIN_BOOTS);
+	if (c->target_ci_host > 0) {
+		unsigned min_boots = c->boots > STOP_MIN_BOOTS ? c->boots : STOP_MIN_BOOTS;
+
+		if (c->max_reps < c->reps * min_boots)
+			return err_set(e, -EINVAL, "--max-reps %u is below --reps %u x %u boots (a CI target runs at "
+				       "least %u): raise --max-reps to %u, or run exactly --boots with --target-ci=none",
+				       c->max_reps, c->reps, min_boots, STOP_MIN_BOOTS, c->reps * min_boots);
+	}
 	return 0;
 }
