@@ -397,7 +397,9 @@ bool rec_key_is_time(const char *key)
 	bool is_time = false;
 	size_t i;
 
-	if (strstr(key, "extra"))
+	/* a difference of two times may be negative: tlb_miss_extra_ns, small_4k_minus_2m_ns,
+	 * tlb_cache_miss_ns (large_4k_access_ns - base_access_ns) */
+	if (strstr(key, "extra") || strstr(key, "_minus_") || strstr(key, "cache_miss"))
 		return false;
 	for (i = 0; i < sizeof(time_suffix) / sizeof(time_suffix[0]); i++)
 		is_time |= ends_with(key, time_suffix[i]);

@@ -340,6 +340,8 @@ static void test_value_check(void **state)
 		{ "negative throughput", "fault_mib_s", -1, "cannot be negative" },
 		{ "a difference may be negative", "tlb_walk_extra_ns", -3, NULL },
 		{ "a difference against base", "extra_vs_base_ns", -3, NULL },
+		{ "a difference of two sizes' times", "small_4k_minus_2m_ns", -0.0037, NULL },
+		{ "a difference of large and base times", "tlb_cache_miss_cycles", -2, NULL },
 		{ "coverage 100", "guest_huge_pct", 100, NULL },
 		{ "coverage 0", "huge_pct", 0, NULL },
 		{ "coverage above 100", "guest_huge_pct", 201, "'guest_huge_pct' is 201: a coverage is from 0 to 100" },
