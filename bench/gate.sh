@@ -51,6 +51,11 @@ one_run() {	# N KIND(plain|slow)
 		echo "gate: run $n ($kind) failed (exit $rc): $(tail -n 2 "$out.stderr")" >&2
 		exit 1
 	fi
+	# every gated run prints its verdict: one that did not cannot count as a quiet pass
+	if ! grep -q '^history gate: ' "$out.stdout"; then
+		echo "gate: run $n ($kind) printed no history-gate summary: $(tail -n 2 "$out.stdout")" >&2
+		exit 1
+	fi
 	# the kind table's rows: "  KIND cells runs tau change p_suspect p_regression verdict..."
 	jq -n --argjson n "$n" --arg kind "$kind" --argjson rc "$rc" --argjson l0 "$l0" --argjson l1 "$l1" \
 		--arg summary "$(sed -n 's/^history gate: //p' "$out.stdout" | tail -n 1)" \

@@ -55,6 +55,19 @@ static void install_signals(void)
 }
 
 /*
+ * A history database error while gating: one that is down (refused connection)
+ * is kept and said once, where the run is not recorded; any other fails the run.
+ */
+static int db_failure(struct err *e, bool *db_down, struct err *db_err)
+{
+	*db_down = e->code == -ECONNREFUSED;
+	if (!*db_down)
+		return cmd_fail(e, CMD_ERROR);
+	*db_err = *e;
+	return CMD_OK;
+}
+
+/*
  * After a complete run: the regression gate (--baseline), the reports
  * (--format) and the history (--db). Returns the exit code: 1 on a
  * regression or when any of these fails (the results file is already safe).
@@ -78,15 +91,9 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 					GATE_FAIL_ON_REGRESSION, false };
 		struct compare_opts co = { cfg->threshold, cfg->gate_all ? GATE_ALL : GATE_PRIMARY };
 
-		if (!cfg->db[0]) {
-			cmd_error("--baseline=history needs a history database: drop --db=none");
-			rc = CMD_ERROR;
-		} else if (histgate_run(cfg->db, res, &go, &co, &hist, stdout, &e)) {
-			db_down = e.code == -ECONNREFUSED;
-			if (db_down)
-				db_err = e;
-			else
-				rc = cmd_fail(&e, CMD_ERROR);
+		/* --db=none with a baseline from the database was refused before the run */
+		if (histgate_run(cfg->db, res, &go, &co, &hist, stdout, &e)) {
+			rc = db_failure(&e, &db_down, &db_err);
 		} else {
 			hist_gated = true;
 			passed = !gate_failed(&hist);
@@ -101,10 +108,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 		if (!strcmp(cfg->baseline, "last")) {
 			struct history_run_ref ref;
 
-			if (!cfg->db[0]) {
-				cmd_error("--baseline=last needs a history database: drop --db=none");
-				rc = CMD_ERROR;
-			} else if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
+			if (history_baseline_last(cfg->db, res, HISTORY_SAME_SETUP, &ref, base, &e) == -ENOENT) {
 				char shown[PATH_MAX];
 
 				histdb_redact(cfg->db, shown, sizeof(shown));
@@ -112,12 +116,7 @@ static int finish_run(const struct run_config *cfg, struct results *res)
 					shown);
 				err_clear(&e);
 			} else if (err_isset(&e)) {
-				/* a database that is down is said once, below, where the run is not recorded */
-				db_down = e.code == -ECONNREFUSED;
-				if (db_down)
-					db_err = e;
-				else
-					rc = cmd_fail(&e, CMD_ERROR);
+				rc = db_failure(&e, &db_down, &db_err);
 			} else {
 				gated = true;
 				snprintf(base_name, sizeof(base_name), "%s", ref.desc);
