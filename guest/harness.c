@@ -440,10 +440,9 @@ static int workload_run(const struct workload *w, int argc, char *const argv[],
 	return HARNESS_OK;
 }
 
-int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
-			  struct err *e)
+int harness_run(const struct workload *w, int argc, char *const argv[], const struct wl_env *env,
+		int out_fd, struct err *e)
 {
-	const struct workload *w;
 	struct err why = ERR_INIT;
 	struct emitter em;
 	struct record base;
@@ -457,7 +456,6 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 		return fail(&em, &base, "no workload named: see 'thpeval-guest workloads'",
 			    HARNESS_USAGE, e);
 	}
-	w = workload_find(argv[0]);
 	if (!w) {
 		snprintf(name, sizeof(name), "%s", argv[0]);
 		rec_add_str(&base, "workload", name);
@@ -472,6 +470,12 @@ int harness_workload_main(int argc, char *const argv[], const struct wl_env *env
 	r = workload_run(w, argc - 1, argv + 1, env, &em, opts, e);
 	free(opts);
 	return r;
+}
+
+int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
+			  struct err *e)
+{
+	return harness_run(argc >= 1 ? workload_find(argv[0]) : NULL, argc, argv, env, out_fd, e);
 }
 
 /* what makes a cell of this workload valid (lib/wltraits.c, the orchestrator's rule too) */

@@ -99,6 +99,14 @@ int harness_parse_args(const struct workload *w, int argc, char *const argv[],
 		       struct wl_common *c, void *opts, struct err *e);
 
 /*
+ * Run w, the workload argv[0] names (NULL: it names none, a fail record),
+ * with argv[1..argc) as its parameters; the records go to out_fd, seq from 0.
+ * Returns an enum harness_exit, e holds why when it is not HARNESS_OK.
+ */
+int harness_run(const struct workload *w, int argc, char *const argv[], const struct wl_env *env,
+		int out_fd, struct err *e);
+
+/*
  * `workload NAME [--name=value ...]`: argv[0] is NAME. Runs one repetition
  * and writes its records to out_fd, seq from 0. Returns an enum harness_exit.
  */
