@@ -505,7 +505,9 @@ int histdb_lock_schema(struct histdb *h, struct err *e)
 int histdb_legacy_version(struct histdb *h, long long *v, struct err *e)
 {
 	*v = 0;
-	return h->ops->legacy_version ? h->ops->legacy_version(h, v, e) : 0;
+	if (!h->ops->legacy_version_sql)
+		return 0;
+	return histdb_query_int(h, h->ops->legacy_version_sql, NULL, 0, v, "read", e);
 }
 
 int histdb_set_legacy_version(struct histdb *h, long long v, struct err *e)

@@ -138,12 +138,12 @@ struct histdb_ops {
 	const char *(*text)(const struct histdb_rows *r, int col);
 	double (*num)(const struct histdb_rows *r, int col);	/* NULL: strtod of text */
 	void (*rows_release)(struct histdb_rows *r);
-	int (*legacy_version)(struct histdb *h, long long *v, struct err *e);
 	int (*set_legacy_version)(struct histdb *h, long long v, struct err *e);
 	const char *begin_sql;		/* opens a write transaction */
 	const char *lock_sql;		/* serializes schema changes inside one; NULL: nothing to do */
 	const char *has_table_sql;	/* count(*) of tables named ?1 */
 	const char *count_tables_sql;	/* count(*) of all tables */
+	const char *legacy_version_sql;	/* the schema version before the table; NULL: none (0) */
 };
 
 struct histdb {

@@ -210,7 +210,6 @@ const struct histdb_ops histdb_pg_ops = {
 	.text = pg_text,
 	.num = NULL,		/* float8 text is exact (shortest round-trip form, PostgreSQL 12+) */
 	.rows_release = pg_rows_release,
-	.legacy_version = NULL,
 	.set_legacy_version = NULL,
 	.begin_sql = "BEGIN",
 	.lock_sql = "SELECT pg_advisory_xact_lock(hashtext('thpeval history schema'))",
