@@ -6,6 +6,7 @@
  * (serialization failure) and 40P01 (deadlock) marked for a retry.
  */
 #include "orchestrator/history/histdb.h"
+#include "orchestrator/history/histdb_target.h"
 
 #include <errno.h>
 #include <math.h>
