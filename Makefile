@@ -59,7 +59,8 @@ HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
 ORCH_SRC := $(filter-out orchestrator/cmd/main.c,$(wildcard orchestrator/*/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
-GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c lib/wlopts.c
+GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c lib/wlopts.c \
+		 lib/smaps.c
 
 CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
 GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
