@@ -96,9 +96,9 @@ struct proc_mem {
 };
 
 /*
- * smaps_rollup text: Rss and Anonymous are required, AnonHugePages and
- * ShmemPmdMapped optional (kernels without THP); every "Key: N kB" line is
- * checked, other lines (the header) skipped. 0, or -EBADMSG with e set.
+ * smaps_rollup text (lib/smaps, every line checked): one header, Rss and
+ * Anonymous required, AnonHugePages and ShmemPmdMapped optional (kernels
+ * without THP). 0, or -EBADMSG with e set.
  */
 int proc_mem_parse(const char *text, size_t n, struct proc_mem *m, struct err *e);
 /* <root>/proc/<pid>/smaps_rollup */
