@@ -1,12 +1,9 @@
 /*
- * histdb: the history database behind one small interface, so that every
- * history feature works the same on SQLite (a file path) and on PostgreSQL (a
- * postgresql:// or postgres:// URI, through libpq): the target parsed and
- * shown without its password, open/close, statements with ?N parameters and
- * typed rows, write transactions retried on lock and serialization conflicts.
- * history.c owns every SQL text and the schema; histdb_sqlite.c and
- * histdb_pg.c are the two backends. Never prints (libpq notices are
- * swallowed), never exits.
+ * histdb: the history database behind one small interface, the same on
+ * SQLite (a file path) and PostgreSQL (a URI, through libpq): open/close,
+ * statements with ?N parameters and typed rows, write transactions retried
+ * on conflicts. history.c owns the SQL, histdb_sqlite.c and histdb_pg.c are
+ * the backends, histdb_target.h the --db value. Never prints, never exits.
  */
 #ifndef THPEVAL_ORCH_HISTDB_H
 #define THPEVAL_ORCH_HISTDB_H
