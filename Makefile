@@ -2,7 +2,7 @@
 #
 #   make                 build bin/thpeval and the static guest programs
 #   make check           the whole test suite: lint, unit, fuzz, integration, deb-check, and unit +
-#                        the core integration scripts under ASan/UBSan (root for the guests; ~50 min here)
+#                        the core integration scripts under ASan/UBSan (root for the guests)
 #   make lint            static analysis: gcc -fanalyzer on every non-test C file, ansible-lint
 #                        (production profile) on contrib/ansible, shellcheck on every shell script
 #   make run             install what is missing, then `thpeval run --host-thp=always`
@@ -59,7 +59,8 @@ HOST_SRC := $(wildcard host/*.c)
 IMAGES_SRC := $(wildcard images/*.c)
 ORCH_SRC := $(filter-out orchestrator/cmd/main.c,$(wildcard orchestrator/*/*.c))
 GUEST_SRC := $(filter-out guest/main.c,$(wildcard guest/*.c))
-GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c lib/wlopts.c
+GUEST_LIB_SRC := lib/record.c lib/parse.c lib/err.c lib/fstree.c lib/wltraits.c lib/argv.c lib/wlopts.c \
+		 lib/smaps.c
 
 CORE_OBJ := $(patsubst %.c,$(O)/%.o,$(LIB_SRC) $(HOST_SRC) $(IMAGES_SRC) $(ORCH_SRC))
 GUEST_OBJ := $(patsubst %.c,$(O)/g/%.o,$(GUEST_SRC) $(GUEST_LIB_SRC))
@@ -290,7 +291,7 @@ deb:
 
 # the package built and checked (contents, control fields, lintian, the extracted
 # thpeval finding its guest program and, as root, running the 2x2; apt --simulate);
-# ~55 s here (more when the guest image is built first), part of `make check`
+# part of `make check` (bench/README.md has the stages' times)
 deb-check:
 	@tests/run-stage.sh deb tests/integration/deb.sh
 

@@ -18,6 +18,7 @@
 #include "child.h"
 #include "harness.h"
 #include "lib/parse.h"
+#include "lib/smaps.h"
 
 /* ---- children ---------------------------------------------------------------- */
 
@@ -379,85 +380,41 @@ bool appsrv_next_line(const char *text, size_t n, size_t *pos, const char **s, s
 	return true;
 }
 
-/*
- * A "Key: value" line l (len bytes): the key (NUL-terminated, in kbuf), and
- * for "Key:   123 kB" the bytes. 1 for such a line, 0 for a "Key:" line of
- * another value (VmFlags, THPeligible), -1 for a line that is no "Key:" at
- * all (a mapping's header).
- */
-static int kb_line(const char *l, size_t len, char *kbuf, size_t klen, uint64_t *bytes)
+struct rollup {
+	struct proc_mem *m;
+	unsigned maps;
+};
+
+/* the one pseudo-mapping of smaps_rollup: its sums */
+static int rollup_fields(const struct smaps_map *sm, void *ctx, struct err *e)
 {
-	char num[24];
-	size_t i = 0, k, d;
-	uint64_t v;
+	struct rollup *ru = ctx;
+	struct proc_mem *m = ru->m;
 
-	while (i < len && ((l[i] >= 'A' && l[i] <= 'Z') || (l[i] >= 'a' && l[i] <= 'z') ||
-			   (l[i] >= '0' && l[i] <= '9') || l[i] == '_'))
-		i++;
-	if (i == 0 || i >= len || l[i] != ':' || i >= klen)
-		return -1;
-	memcpy(kbuf, l, i);
-	kbuf[i] = '\0';
-	k = i + 1;
-	while (k < len && l[k] == ' ')
-		k++;
-	for (d = 0; k + d < len && l[k + d] >= '0' && l[k + d] <= '9'; d++)
-		;
-	if (d == 0 || d >= sizeof(num) || len - k - d != 3 || memcmp(l + k + d, " kB", 3))
-		return 0;
-	memcpy(num, l + k, d);
-	num[d] = '\0';
-	if (parse_u64(num, &v) || v > UINT64_MAX / 1024)
-		return 0;
-	*bytes = v * 1024;
-	return 1;
-}
-
-/* the keys whose values the parsers read: each must be "N kB" */
-static bool kb_key(const char *key)
-{
-	static const char *const keys[] = { "Rss", "Anonymous", "AnonHugePages", "ShmemPmdMapped" };
-	size_t i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
+	if (ru->maps++)
+		return err_set(e, -EBADMSG, "smaps_rollup: more than one mapping header");
+	m->rss = sm->kb[SMAPS_RSS] * 1024;
+	m->anon = sm->kb[SMAPS_ANON] * 1024;
+	m->anon_huge = sm->kb[SMAPS_ANON_HUGE] * 1024;
+	m->have_anon_huge = sm->have[SMAPS_ANON_HUGE];
+	m->shmem_pmd = sm->kb[SMAPS_SHMEM_PMD] * 1024;
+	m->have_shmem_pmd = sm->have[SMAPS_SHMEM_PMD];
+	if (!sm->have[SMAPS_RSS] || !sm->have[SMAPS_ANON])
+		return err_set(e, -EBADMSG, "smaps_rollup without %s", sm->have[SMAPS_RSS] ? "Anonymous" : "Rss");
+	return 0;
 }
 
 int proc_mem_parse(const char *text, size_t n, struct proc_mem *m, struct err *e)
 {
-	bool rss = false, anon = false;
-	size_t pos = 0, len, lines = 0;
-	const char *l;
-	char key[32];
-	uint64_t v;
+	struct rollup ru = { m, 0 };
+	int r;
 
 	memset(m, 0, sizeof(*m));
-	while (appsrv_next_line(text, n, &pos, &l, &len)) {
-		int r;
-
-		if (++lines > 256 || len > APPSRV_LINE_MAX)
-			return err_set(e, -EBADMSG, "smaps_rollup: more than 256 lines or a line over %d bytes",
-				       APPSRV_LINE_MAX);
-		r = kb_line(l, len, key, sizeof(key), &v);
-		if (r < 0)
-			continue;	/* the header */
-		if (r == 0 && kb_key(key))
-			return err_set(e, -EBADMSG, "smaps_rollup: %s is not 'N kB': '%.60s'", key, l);
-		if (r == 0)
-			continue;
-		if (!strcmp(key, "Rss"))
-			m->rss = v, rss = true;
-		else if (!strcmp(key, "Anonymous"))
-			m->anon = v, anon = true;
-		else if (!strcmp(key, "AnonHugePages"))
-			m->anon_huge = v, m->have_anon_huge = true;
-		else if (!strcmp(key, "ShmemPmdMapped"))
-			m->shmem_pmd = v, m->have_shmem_pmd = true;
-	}
-	if (!rss || !anon)
-		return err_set(e, -EBADMSG, "smaps_rollup without %s", rss ? "Anonymous" : "Rss");
+	r = smaps_parse_text(text, n, 256, APPSRV_LINE_MAX, rollup_fields, &ru, e);
+	if (r)
+		return r;
+	if (!ru.maps)
+		return err_set(e, -EBADMSG, "smaps_rollup without Rss");
 	if (m->anon_huge > m->anon)
 		return err_set(e, -EBADMSG, "smaps_rollup: AnonHugePages above Anonymous");
 	return 0;
@@ -476,86 +433,32 @@ int proc_mem_read(const char *root, pid_t pid, struct proc_mem *m, struct err *e
 	return proc_mem_parse(buf, n, m, e) ? err_wrap(e, "'%s'", path) : 0;
 }
 
-/* a smaps header "start-end perms offset dev inode [path]": 1 with the fields, 0 if not one */
-static int vma_header(const char *l, size_t len, uint64_t *start, uint64_t *end, bool *shared_rw, char *name,
-		      size_t nlen)
+/* the largest rw-s mapping so far in ctx (the first of equals) */
+static int largest_shared(const struct smaps_map *m, void *ctx, struct err *e)
 {
-	char line[APPSRV_LINE_MAX + 1], perms[8], *p;
-	unsigned long long s, t;
-	int off = 0;
+	struct shm_vma *v = ctx;
 
-	if (len > APPSRV_LINE_MAX)
+	(void)e;
+	if (strcmp(m->perms, "rw-s") || (v->end && m->end - m->start <= v->end - v->start))
 		return 0;
-	memcpy(line, l, len);
-	line[len] = '\0';
-	if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u%n", &s, &t, perms, &off) != 3 || off == 0)
-		return 0;
-	if (t < s || strlen(perms) != 4)
-		return 0;
-	*start = s;
-	*end = t;
-	*shared_rw = perms[0] == 'r' && perms[1] == 'w' && perms[3] == 's';
-	p = line + off;
-	while (*p == ' ')
-		p++;
-	snprintf(name, nlen, "%s", p);
-	return 1;
+	v->start = m->start;
+	v->end = m->end;
+	v->rss = m->kb[SMAPS_RSS] * 1024;
+	v->shmem_pmd = m->kb[SMAPS_SHMEM_PMD] * 1024;
+	v->have_shmem_pmd = m->have[SMAPS_SHMEM_PMD];
+	snprintf(v->name, sizeof(v->name), "%.*s", (int)sizeof(v->name) - 1, m->name);	/* cut */
+	return 0;
 }
 
 int shm_vma_parse(const char *text, size_t n, struct shm_vma *v, struct err *e)
 {
-	struct shm_vma cur;
-	bool in_cur = false, found = false, any = false;
-	size_t pos = 0, len, lines = 0;
-	const char *l;
-	char key[32];
+	int r;
 
 	memset(v, 0, sizeof(*v));
-	memset(&cur, 0, sizeof(cur));
-	for (;;) {
-		bool more = appsrv_next_line(text, n, &pos, &l, &len), shared = false;
-		uint64_t s = 0, t = 0, val;
-		char name[sizeof(cur.name)];
-		int r = 0;
-
-		if (more && (++lines > APPSRV_SMAPS_LINES || len > APPSRV_LINE_MAX))
-			return err_set(e, -EBADMSG, "smaps: too many lines or a line over %d bytes",
-				       APPSRV_LINE_MAX);
-		if (more)
-			r = vma_header(l, len, &s, &t, &shared, name, sizeof(name));
-		if (!more || r == 1) {
-			/* the mapping before ends here */
-			if (in_cur && (!found || cur.end - cur.start > v->end - v->start)) {
-				*v = cur;
-				found = true;
-			}
-			if (!more)
-				break;
-			any = true;
-			in_cur = shared;
-			memset(&cur, 0, sizeof(cur));
-			cur.start = s;
-			cur.end = t;
-			snprintf(cur.name, sizeof(cur.name), "%s", name);
-			continue;
-		}
-		if (!any)
-			return err_set(e, -EBADMSG, "smaps: '%.60s' before any mapping", l);
-		r = kb_line(l, len, key, sizeof(key), &val);
-		if (r < 0)
-			return err_set(e, -EBADMSG, "smaps: '%.60s' is neither a mapping nor 'Key: value'", l);
-		if (r == 0 && kb_key(key))
-			return err_set(e, -EBADMSG, "smaps: %s is not 'N kB': '%.60s'", key, l);
-		if (r == 0 || !in_cur)
-			continue;	/* VmFlags, THPeligible and the like */
-		if (!strcmp(key, "Rss"))
-			cur.rss = val;
-		else if (!strcmp(key, "ShmemPmdMapped")) {
-			cur.shmem_pmd = val;
-			cur.have_shmem_pmd = true;
-		}
-	}
-	if (!found)
+	r = smaps_parse_text(text, n, APPSRV_SMAPS_LINES, APPSRV_LINE_MAX, largest_shared, v, e);
+	if (r)
+		return r;
+	if (!v->end)
 		return -ENOENT;
 	if (v->shmem_pmd > v->rss || v->rss > v->end - v->start)
 		return err_set(e, -EBADMSG, "smaps: mapping %" PRIx64 " with ShmemPmdMapped above Rss or Rss "

@@ -1,5 +1,22 @@
 /*
- * appsrv: what the application workloads (redis, pgbench) share. A server
+ * appsrv: what the application workloads (redis, pgbench) share: a server
+ * started as a child (optionally as another user) and stopped by its pid, a
+ * client run to its end with its output kept, and the memory evidence of a
+ * process from smaps. fork/execve with argv, never a shell; the parsers are
+ * pure and bounded; never prints, never exits.
+ */
+#ifndef THPEVAL_GUEST_APPSRV_H
+#define THPEVAL_GUEST_APPSRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+
+/*
+ * What the application workloads (redis, pgbench) share. A server
  * program started as a child, optionally under another user (setgroups,
  * setgid, setuid after fork, then PR_SET_PDEATHSIG, which a credential change
  * clears), its output to a log file, stopped by its pid (never by name); a
@@ -11,15 +28,6 @@
  * text helpers (a whole small file, the next or the last line) serve the
  * runner and the exec workload too.
  */
-#ifndef THPEVAL_GUEST_APPSRV_H
-#define THPEVAL_GUEST_APPSRV_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/types.h>
-
-#include "lib/err.h"
 
 #define APPSRV_OUT_MAX 16384		/* bytes of a client's output kept */
 #define APPSRV_SMAPS_MAX (8u << 20)	/* bytes of one smaps file read at most */
@@ -96,9 +104,9 @@ struct proc_mem {
 };
 
 /*
- * smaps_rollup text: Rss and Anonymous are required, AnonHugePages and
- * ShmemPmdMapped optional (kernels without THP); every "Key: N kB" line is
- * checked, other lines (the header) skipped. 0, or -EBADMSG with e set.
+ * smaps_rollup text (lib/smaps, every line checked): one header, Rss and
+ * Anonymous required, AnonHugePages and ShmemPmdMapped optional (kernels
+ * without THP). 0, or -EBADMSG with e set.
  */
 int proc_mem_parse(const char *text, size_t n, struct proc_mem *m, struct err *e);
 /* <root>/proc/<pid>/smaps_rollup */

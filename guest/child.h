@@ -1,10 +1,8 @@
 /*
- * child: run a program for a workload (coreutils dd, make, an exec
- * command): fork + execve with a fixed environment, stdin from /dev/null, its
- * stdout and/or stderr through a pipe, killed with the workload
- * (PR_SET_PDEATHSIG), an execve failure reported back on a close-on-exec
- * pipe. child_run() also reads the output to a callback and reaps it with its
- * rusage; child_spawn() leaves that to a caller with a deadline of its own.
+ * child: run a program for a workload (dd, make, an exec command): fork +
+ * execve with a fixed environment, stdin from /dev/null, output through a
+ * pipe, killed with the workload, an execve failure reported back.
+ * child_run() reads and reaps it; child_spawn() leaves that to the caller.
  * No shell is ever involved.
  */
 #ifndef THPEVAL_GUEST_CHILD_H

@@ -1,11 +1,8 @@
 /*
- * clearorder: the seeds/002 microbenchmark behind process_huge_page(): clear
- * the 4K pages of 2M regions in sequential or reverse page order, each page
- * with 8-byte stores in sequential or reverse order (seq-seq, seq-rev,
- * rev-seq, rev-rev), on a prefaulted buffer; MiB/s per combination. With
- * --tasks=N, N forked processes each clear their own buffer at the same
- * time (less cache per task). One result record per combination, sent
- * through the harness. Entry point: wl_clearorder. Never prints.
+ * clearorder: the microbenchmark behind process_huge_page() (seeds/002):
+ * clear the 4K pages of 2M regions in sequential or reverse page order, each
+ * page's stores in sequential or reverse order, MiB/s per combination;
+ * --tasks=N clears N buffers at once. Entry point: wl_clearorder.
  */
 #ifndef THPEVAL_GUEST_CLEARORDER_H
 #define THPEVAL_GUEST_CLEARORDER_H

@@ -1,11 +1,8 @@
 /*
- * color: cache colouring (seeds/004). Reads 4 bytes at offset 0 of N page
- * frames that map to the same cache set, N = the cache's ways and ways + 1
- * (set thrashing), in a dependent chain, inside a 2M-aligned
- * MADV_HUGEPAGE region (physically contiguous when huge-backed, which
- * matters for the physically indexed L2). Geometry from sysfs, else CPUID
- * (leaf 4, AMD 0x8000001d or 0x80000005; once, never in a timed loop).
- * Entry point: wl_color. Never prints.
+ * color: cache colouring (seeds/004). A dependent chain over N page frames
+ * that map to the same cache set (N = the ways, then ways + 1) inside a
+ * 2M-aligned MADV_HUGEPAGE region; the geometry from sysfs, else CPUID
+ * (once, never in a timed loop). Entry point: wl_color. Never prints.
  */
 #ifndef THPEVAL_GUEST_COLOR_H
 #define THPEVAL_GUEST_COLOR_H

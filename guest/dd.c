@@ -41,10 +41,7 @@ static const struct {
 };
 
 static const struct wl_param dd_params[] = {
-	/*
-	 * 128M per run, measured natively here: 8-32 ms to /dev/null, 90-170 ms to tmpfs
-	 * (bs 4K the slowest); at TCG's 10-30x the slowest run stays under ~5 s
-	 */
+	/* a default that keeps the slowest run (bs 4K to tmpfs) to seconds under TCG (bench/README.md) */
 	{ "volume", WL_P_SIZE, offsetof(struct dd_opts, volume), "128M", 2u << 20, 1ull << 40,
 	  "bytes each dd run moves (a multiple of 2M; count = volume / bs)" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },

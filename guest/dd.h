@@ -1,5 +1,21 @@
 /*
- * dd: the real coreutils dd inside the guest (seeds/003), fork/exec of
+ * dd: the real coreutils dd in the guest, by fork/exec with an argv:
+ * /dev/zero to /dev/null and to a tmpfs file for block sizes 4K to 2M, its
+ * throughput timed by the workload with the child's user and sys time. One
+ * record per (target, block size); the evidence is the tmpfs file's huge
+ * share. Entry point: wl_dd. Never prints.
+ */
+#ifndef THPEVAL_GUEST_DD_H
+#define THPEVAL_GUEST_DD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload.h"
+
+/*
+ * The real coreutils dd inside the guest (seeds/003), fork/exec of
  * <root>/bin/dd with an argv (no shell): if=/dev/zero to of=/dev/null and to
  * a file on a tmpfs (deleted after), for block sizes 4K, 64K, 1M and 2M.
  * The file is made by dd with conv=excl oflag=nofollow in a directory of the
@@ -12,14 +28,6 @@
  * process and is not measured, which the record says. Entry point: wl_dd.
  * Never prints.
  */
-#ifndef THPEVAL_GUEST_DD_H
-#define THPEVAL_GUEST_DD_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "workload.h"
 
 #define DD_PATH "/bin/dd"
 #define DD_FILE "thpeval-dd"	/* in a fresh DD_DIR_PREFIX-XXXXXX directory on the tmpfs */

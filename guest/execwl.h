@@ -1,5 +1,24 @@
 /*
- * execwl: any command of the user's, timed (issue 16's `exec`). The command
+ * execwl: any command of the user's, timed: an argv run by fork/execve in
+ * a process group of its own with a fixed environment, never through a
+ * shell of ours, killed after --timeout. Recorded: times, faults, vmstat
+ * deltas and optionally a number read from its output with a regex. Entry
+ * point: wl_exec. Never prints.
+ */
+#ifndef THPEVAL_GUEST_EXECWL_H
+#define THPEVAL_GUEST_EXECWL_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "lib/err.h"
+#include "workload.h"
+
+/*
+ * Any command of the user's, timed. The command
  * is an argv (lib/argv.h carries it here encoded), run by fork/execve with
  * a fixed environment (EXEC_ENV_PATH searched for its program), stdin from
  * /dev/null, stdout and stderr into one pipe, in a process group of its own;
@@ -16,17 +35,6 @@
  * a one-line reason. The logic takes explicit arguments; wl_exec adapts it
  * to the workload table. Never prints.
  */
-#ifndef THPEVAL_GUEST_EXECWL_H
-#define THPEVAL_GUEST_EXECWL_H
-
-#include <regex.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/resource.h>
-
-#include "lib/err.h"
-#include "workload.h"
 
 #define EXEC_OUT_KEEP (1u << 20)	/* bytes of output kept for the pattern: the last MiB */
 #define EXEC_REAP_MS 2000		/* after the command: its output drained this long at most */

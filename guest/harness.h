@@ -10,7 +10,6 @@
 #define THPEVAL_GUEST_HARNESS_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include "lib/err.h"
 #include "lib/record.h"
@@ -99,30 +98,11 @@ int harness_parse_args(const struct workload *w, int argc, char *const argv[],
 		       struct wl_common *c, void *opts, struct err *e);
 
 /*
- * `workload NAME [--name=value ...]`: argv[0] is NAME. Runs one repetition
- * and writes its records to out_fd, seq from 0. Returns an enum harness_exit.
+ * Run w, the workload argv[0] names (NULL: it names none, a fail record),
+ * with argv[1..argc) as its parameters; the records go to out_fd, seq from 0.
+ * Returns an enum harness_exit, e holds why when it is not HARNESS_OK.
  */
-/* e holds why when the return is not HARNESS_OK (the record says it too). */
-int harness_workload_main(int argc, char *const argv[], const struct wl_env *env, int out_fd,
-			  struct err *e);
-
-/* `workloads`: name, description, parameters with defaults, result fields. */
-void harness_list(FILE *f);
-
-/*
- * `workloads --format=json`: the same tables as one JSON document, what the
- * orchestrator reads (never the text above):
- *   {"schema_version": 1, "workloads": [{"name", "description",
- *     "params": [{"name", "type": size|u64|bool|keep01|word, "default" (text,
- *       as a user would pass it), "min" and "max" (size, u64), "max_length"
- *       (word), "help", "common" (true: every workload's rep, warmup, seed)}],
- *     "labels": {"max", "help"} (--label=KEY=VALUE, at most max of them),
- *     "metrics": [{"key", "help", "common" (true: in every record)}],
- *     "evidence": [{"variant", "rule"}] (lib/wltraits; [] when it has none)}]}
- */
-#define HARNESS_LIST_SCHEMA 1
-void harness_list_json(FILE *f);
-/* s as a JSON string, quoted: " \ and control characters escaped, invalid UTF-8 as U+FFFD */
-void harness_json_str(FILE *f, const char *s);
+int harness_run(const struct workload *w, int argc, char *const argv[], const struct wl_env *env,
+		int out_fd, struct err *e);
 
 #endif

@@ -1,13 +1,9 @@
 /*
- * hzp: the huge zero page microbenchmarks of seeds/000 on one never-written
- * 2M-aligned buffer of two halves: (a) memcmp() of the halves (the first
- * pass takes the read faults), (b) 4K-stride reads comparing the halves
- * byte by byte; time, minor faults, and the buffer's Rss afterwards, with
- * the guest's use_zero_page recorded and, with --zero-page=0|1 as root,
- * set for the run and restored after it. What the read faults mapped is
- * proven, not assumed: Rss and AnonHugePages of the buffer, faults per 2M,
- * thp_zero_page_alloc deltas (zero_page_in_effect when use_zero_page is 1).
- * Entry point: wl_hzp. Never prints.
+ * hzp: the huge zero page microbenchmarks on one never-written 2M-aligned
+ * buffer: memcmp() of its halves and 4K-stride reads, timed, with what the
+ * read faults mapped proven (smaps, faults, thp_zero_page_alloc);
+ * --zero-page=0|1 sets use_zero_page for the run. Entry point: wl_hzp.
+ * Never prints.
  */
 #ifndef THPEVAL_GUEST_HZP_H
 #define THPEVAL_GUEST_HZP_H
@@ -19,6 +15,18 @@
 #include "lib/err.h"
 #include "sysinfo.h"
 #include "workload.h"
+
+/*
+ * The huge zero page microbenchmarks of seeds/000 on one never-written
+ * 2M-aligned buffer of two halves: (a) memcmp() of the halves (the first
+ * pass takes the read faults), (b) 4K-stride reads comparing the halves
+ * byte by byte; time, minor faults, and the buffer's Rss afterwards, with
+ * the guest's use_zero_page recorded and, with --zero-page=0|1 as root,
+ * set for the run and restored after it. What the read faults mapped is
+ * proven, not assumed: Rss and AnonHugePages of the buffer, faults per 2M,
+ * thp_zero_page_alloc deltas (zero_page_in_effect when use_zero_page is 1).
+ * Entry point: wl_hzp. Never prints.
+ */
 
 #define HZP_MARGIN (32ull << 20)	/* memory left to the rest of the system */
 #define HZP_KNOB "use_zero_page"

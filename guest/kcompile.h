@@ -1,5 +1,22 @@
 /*
- * kcompile: a real Linux build (seeds/003, Arcangeli's guest kernel compile).
+ * kcompile: a real Linux build. Each repetition sets up a fresh O= tree
+ * from the pristine source (untimed), then times `make -jJOBS TARGET` by
+ * fork/exec, never a shell: wall, user and sys time, faults, vmstat deltas
+ * and the huge share of the faults that tried one (the evidence). Entry
+ * point: wl_kcompile. Never prints.
+ */
+#ifndef THPEVAL_GUEST_KCOMPILE_H
+#define THPEVAL_GUEST_KCOMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sysinfo.h"
+#include "workload.h"
+
+/*
+ * A real Linux build (seeds/003, Arcangeli's guest kernel compile).
  * The kernel source is a pristine tree (in a guest: the read-only source disk
  * the runner mounts at KC_SRC_DEFAULT; on the bare host: the extracted copy
  * in the image cache); every repetition makes a fresh O= directory under
@@ -17,15 +34,6 @@
  * Guest sys time carries the fault savings of THP, user time the TLB savings
  * (REFERENCE.md section 2). Entry point: wl_kcompile. Never prints.
  */
-#ifndef THPEVAL_GUEST_KCOMPILE_H
-#define THPEVAL_GUEST_KCOMPILE_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "sysinfo.h"
-#include "workload.h"
 
 #define KC_SRC_DEFAULT "/mnt/linux-src"	/* where the runner mounts the source disk */
 #define KC_SRC_DEVICE "/dev/vdb"		/* the source disk in a kcompile guest */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guest/harness.h"
+#include "guest/registry.h"
 #include "guest/runner.h"
 #include "lib/err.h"
 
@@ -59,9 +59,9 @@ static int workloads_main(int argc, char **argv)
 		return 2;
 	}
 	if (json)
-		harness_list_json(stdout);
+		registry_list_json(stdout);
 	else
-		harness_list(stdout);
+		registry_list(stdout);
 	return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }
 
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "workload")) {
-		rc = harness_workload_main(argc - 2, argv + 2, &env, STDOUT_FILENO, &e);
+		rc = registry_workload_main(argc - 2, argv + 2, &env, STDOUT_FILENO, &e);
 		if (rc)
 			fprintf(stderr, "thpeval-guest: %s\n", e.msg);
 		return rc;

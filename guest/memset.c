@@ -14,7 +14,7 @@
 static const struct wl_param memset_params[] = {
 	{ "size", WL_P_SIZE, offsetof(struct memset_opts, size), "256M", MEMSET_HUGE, 1ull << 43,
 	  "buffer size: a multiple of 2M, at most MemAvailable - 32M - size/1024" },
-	/* about 0.5-1.4 s under TCG (measured 470-1400 ns per access), 0.3 s natively */
+	/* a default that keeps the access phase near a second under TCG (bench/README.md) */
 	{ "accesses", WL_P_U64, offsetof(struct memset_opts, accesses), "1000000", 1,
 	  1000000000000ull, "dependent loads timed in the access phase" },
 	{ "madvise", WL_P_BOOL, offsetof(struct memset_opts, madvise), "0", 0, 1,

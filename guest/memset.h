@@ -1,5 +1,20 @@
 /*
- * memset: the seeds/003 page-fault workload, split in two phases on one
+ * memset: the page-fault workload on one fresh 2M-aligned anonymous
+ * buffer: the fault phase (first touch: ns per 4K, faults, times, huge
+ * coverage) and the access phase (a dependent random chase, TLB-bound),
+ * plus a mode that mirrors stress-ng --vm. Entry point: wl_memset. Never
+ * prints.
+ */
+#ifndef THPEVAL_GUEST_MEMSET_H
+#define THPEVAL_GUEST_MEMSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload.h"
+
+/*
+ * The seeds/003 page-fault workload, split in two phases on one
  * fresh 2M-aligned anonymous buffer: the fault phase (first touch with
  * memset: ns per 4K, minor faults, user/sys time, huge page coverage) and
  * the access phase (a dependent random pointer chase, one node per 4K page:
@@ -9,13 +24,6 @@
  * mirrors stress-ng --vm's loop (populate read, then a 64-bit store pass) for
  * the fidelity benchmark. Entry point: wl_memset. Never prints.
  */
-#ifndef THPEVAL_GUEST_MEMSET_H
-#define THPEVAL_GUEST_MEMSET_H
-
-#include <stddef.h>
-#include <stdint.h>
-
-#include "workload.h"
 
 #define MEMSET_HUGE (2u << 20)
 #define MEMSET_PAGE 4096u

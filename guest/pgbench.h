@@ -1,5 +1,22 @@
 /*
- * pgbench: PostgreSQL in the guest (issue 16). A cluster made by initdb and
+ * pgbench: PostgreSQL in the guest. A cluster made by initdb and pgbench -i
+ * (kept as a template for a boot's later runs), a fresh postgres per run
+ * with shared_buffers in shared memory, pgbench select-only and TPC-B-like
+ * runs timed; the evidence is the buffers' ShmemPmdMapped / Rss. Entry
+ * point: wl_pgbench. Never prints.
+ */
+#ifndef THPEVAL_GUEST_PGBENCH_H
+#define THPEVAL_GUEST_PGBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "workload.h"
+
+/*
+ * PostgreSQL in the guest. A cluster made by initdb and
  * filled by pgbench -i at --scale (about 15 MiB per unit, more than
  * --shared-buffers), run as an unprivileged user (PostgreSQL refuses root:
  * the children drop to it with setgid/setuid after fork); unless
@@ -18,15 +35,6 @@
  * over the postgres processes, sampled while pgbench runs. Entry point:
  * wl_pgbench. Never prints.
  */
-#ifndef THPEVAL_GUEST_PGBENCH_H
-#define THPEVAL_GUEST_PGBENCH_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/types.h>
-
-#include "workload.h"
 
 #define PG_LIBDIR "/usr/lib/postgresql"	/* <N>/bin/{initdb,postgres,pgbench}: Debian's layout */
 #define PG_SCALE_BYTES (15ull << 20)		/* database bytes per pgbench scale unit, about */

@@ -7,6 +7,7 @@
 
 #include "lib/err.h"
 #include "lib/parse.h"
+#include "registry.h"
 #include "sysinfo.h"
 
 #define HUGE_2M (2ull << 20)

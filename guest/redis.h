@@ -1,5 +1,22 @@
 /*
- * redis: Redis in the guest (issue 16): redis-server started as a child on a
+ * redis: Redis in the guest. redis-server as a child on a unix socket, a
+ * dataset loaded by pipelined SETs (timed), redis-benchmark SET and GET on
+ * it, then one BGSAVE (its fork time); the evidence is the server's
+ * AnonHugePages / Anonymous before the fork. Entry point: wl_redis. Never
+ * prints.
+ */
+#ifndef THPEVAL_GUEST_REDIS_H
+#define THPEVAL_GUEST_REDIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "workload.h"
+
+/*
+ * Redis in the guest: redis-server started as a child on a
  * unix socket in a fresh directory (no TCP port, no persistence: save "" and
  * no AOF; its own THP opt-out, disable-thp, off unless --thp-disable=1), a
  * dataset of --dataset bytes loaded as --value-size values under keys
@@ -12,15 +29,6 @@
  * before the fork. The server is killed by its pid at the end, also on
  * failure, and the directory removed. Entry point: wl_redis. Never prints.
  */
-#ifndef THPEVAL_GUEST_REDIS_H
-#define THPEVAL_GUEST_REDIS_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/types.h>
-
-#include "workload.h"
 
 #define REDIS_SERVER "/usr/bin/redis-server"
 #define REDIS_BENCHMARK "/usr/bin/redis-benchmark"

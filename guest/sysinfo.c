@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/parse.h"
+#include "lib/smaps.h"
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
@@ -279,86 +280,40 @@ bool shmem_value_valid(const char *v)
 	return false;
 }
 
-/* "start-end ..." with lower-case hex: true and the range, or false */
-static bool smaps_header(const char *line, uint64_t *start, uint64_t *end)
-{
-	uint64_t v[2] = { 0, 0 };
-	const char *p = line;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		const char *s = p;
-
-		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) {
-			if (p - s >= 16)
-				return false;
-			v[i] = v[i] << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-			p++;
-		}
-		if (p == s || *p != (i == 0 ? '-' : ' '))
-			return false;
-		p++;
-	}
-	if (v[1] <= v[0])
-		return false;
-	*start = v[0];
-	*end = v[1];
-	return true;
-}
-
 int smaps_find(FILE *f, uint64_t addr, struct smaps_vma *out, struct err *e)
 {
 	char line[SYSINFO_LINE_MAX];
-	bool in = false, have_rss = false;
-	/* the "Key:   N kB" lines read, each at most once per mapping */
-	const struct {
-		const char *key;
-		bool *have;
-		uint64_t *bytes;
-	} field[] = {
-		{ "Rss:", &have_rss, &out->rss_bytes },
-		{ "AnonHugePages:", &out->have_anon_huge, &out->anon_huge_bytes },
-		{ "ShmemPmdMapped:", &out->have_shmem_pmd, &out->shmem_pmd_bytes },
-	};
-	unsigned nlines = 0;
-	uint64_t s, en;
-	size_t k;
-	int r;
+	struct smaps_parser p;
+	struct smaps_map m;
+	bool found = false;
+	int r = 0, got;
 
 	memset(out, 0, sizeof(*out));
-	while ((r = read_line(f, line, sizeof(line))) == 1) {
-		if (++nlines > SYSINFO_MAX_LINES)
+	smaps_init(&p);
+	/* each mapping is complete when the next header comes, the last at the end */
+	while (!found && (r = read_line(f, line, sizeof(line))) == 1) {
+		if (p.line >= SYSINFO_MAX_LINES)
 			return err_set(e, -E2BIG, "smaps has more than %u lines", SYSINFO_MAX_LINES);
-		if (smaps_header(line, &s, &en)) {
-			if (in)
-				break;	/* the next mapping: ours is complete */
-			if (addr >= s && addr < en) {
-				in = true;
-				out->start = s;
-				out->end = en;
-			}
-			continue;
-		}
-		if (!in)
-			continue;
-		for (k = 0; k < sizeof(field) / sizeof(field[0]); k++) {
-			size_t n = strlen(field[k].key);
-
-			if (strncmp(line, field[k].key, n))
-				continue;
-			if (*field[k].have || parse_kb(line + n, field[k].bytes))
-				return err_set(e, -EINVAL, "bad or repeated %.*s line in smaps: '%.80s'",
-					       (int)n - 1, field[k].key, line);
-			*field[k].have = true;
-			break;
-		}
+		got = smaps_feed(&p, line, strlen(line), &m);
+		if (got < 0)
+			return err_set(e, got, "smaps line %u: %s: '%.80s'", p.line, p.why, line);
+		found = got && addr >= m.start && addr < m.end;
 	}
 	if (r < 0)
-		return err_set(e, r, "smaps line %u longer than %d bytes or unreadable", nlines + 1,
+		return err_set(e, r, "smaps line %u longer than %d bytes or unreadable", p.line + 1,
 			       SYSINFO_LINE_MAX - 1);
-	if (!in)
+	if (!found)
+		found = smaps_finish(&p, &m) && addr >= m.start && addr < m.end;
+	if (!found)
 		return err_set(e, -ENOENT, "no mapping contains address 0x%" PRIx64 " in smaps", addr);
-	if (!have_rss)
+	out->start = m.start;
+	out->end = m.end;
+	out->rss_bytes = m.kb[SMAPS_RSS] * 1024;
+	out->anon_huge_bytes = m.kb[SMAPS_ANON_HUGE] * 1024;
+	out->have_anon_huge = m.have[SMAPS_ANON_HUGE];
+	out->shmem_pmd_bytes = m.kb[SMAPS_SHMEM_PMD] * 1024;
+	out->have_shmem_pmd = m.have[SMAPS_SHMEM_PMD];
+	if (!m.have[SMAPS_RSS])
 		return err_set(e, -EINVAL, "mapping 0x%" PRIx64 "-0x%" PRIx64 " has no Rss line",
 			       out->start, out->end);
 	if (out->anon_huge_bytes > out->rss_bytes)

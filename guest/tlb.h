@@ -1,5 +1,20 @@
 /*
- * tlb: what a TLB miss costs (seeds/001, without its cpuid serialization,
+ * tlb: what a TLB miss costs. A seeded random pointer chase, one node per
+ * 4K page, over a sweep of working sets on 4K-backed and 2M-backed memory,
+ * plus a baseline inside one page and a twin-mapped walk (twinmap.h) where
+ * only the translation differs. One result record per point and a summary.
+ * Entry point: wl_tlb. Never prints.
+ */
+#ifndef THPEVAL_GUEST_TLB_H
+#define THPEVAL_GUEST_TLB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workload.h"
+
+/*
+ * What a TLB miss costs (seeds/001, without its cpuid serialization,
  * which traps to the hypervisor in a VM). A random cyclic chain (Sattolo,
  * seeded) with one node per 4K page at varied cache lines is chased, each
  * load's address the previous load's value, over a sweep of working sets on
@@ -14,13 +29,6 @@
  * Sends one result record per point and a summary through the harness.
  * Entry point: wl_tlb. Never prints.
  */
-#ifndef THPEVAL_GUEST_TLB_H
-#define THPEVAL_GUEST_TLB_H
-
-#include <stddef.h>
-#include <stdint.h>
-
-#include "workload.h"
 
 #define TLB_MARGIN (32ull << 20)	/* memory left to the rest of the system */
 #define TLB_STEP 4u			/* working sets grow 4x per point */

@@ -1,5 +1,18 @@
 /*
- * twinmap: one memfd (shmem) buffer mapped twice in this process. `huge`
+ * twinmap: one memfd (shmem) buffer mapped twice in this process, a view
+ * that 2M entries can map and one that only 4K PTEs can: the same frames
+ * and cache lines behind both, so a chase over either differs only in the
+ * translation's page size. Never prints.
+ */
+#ifndef THPEVAL_GUEST_TWINMAP_H
+#define THPEVAL_GUEST_TWINMAP_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+
+/*
+ * One memfd (shmem) buffer mapped twice in this process. `huge`
  * starts on a 2M boundary and is advised MADV_HUGEPAGE, so the kernel maps
  * it with 2M entries where shmem THP is allowed (shmem_enabled advise,
  * always, within_size or force); `small` starts 4K past a 2M boundary, so
@@ -8,12 +21,6 @@
  * differs only in the page size of the translation (and, in a VM, not in
  * the host's backing either). Never prints.
  */
-#ifndef THPEVAL_GUEST_TWINMAP_H
-#define THPEVAL_GUEST_TWINMAP_H
-
-#include <stddef.h>
-
-#include "lib/err.h"
 
 struct twinmap {
 	int fd;			/* -1 when closed */

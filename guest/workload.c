@@ -3,32 +3,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "clearorder.h"
-#include "color.h"
-#include "dd.h"
-#include "execwl.h"
-#include "forkwl.h"
-#include "hzp.h"
-#include "kcompile.h"
-#include "memset.h"
-#include "pgbench.h"
-#include "redis.h"
-#include "tlb.h"
-
-static const struct workload *const workloads[] = {
-	&wl_memset,
-	&wl_tlb,
-	&wl_hzp,
-	&wl_clearorder,
-	&wl_color,
-	&wl_dd,
-	&wl_kcompile,
-	&wl_fork,
-	&wl_exec,
-	&wl_redis,
-	&wl_pgbench,
-};
-
 const struct wl_param wl_common_params[] = {
 	{ "rep", WL_P_U64, offsetof(struct wl_common, rep), "0", 0, 1000000,
 	  "repetition index, recorded" },
@@ -48,22 +22,6 @@ const struct wl_metric wl_common_fields[] = {
 	{ "thp_defrag", "THP 'defrag' setting when the workload ran, or unsupported" },
 	{ NULL, NULL },
 };
-
-const struct workload *workload_at(size_t i)
-{
-	return i < sizeof(workloads) / sizeof(workloads[0]) ? workloads[i] : NULL;
-}
-
-const struct workload *workload_find(const char *name)
-{
-	const struct workload *w;
-	size_t i;
-
-	for (i = 0; (w = workload_at(i)); i++)
-		if (!strcmp(w->name, name))
-			return w;
-	return NULL;
-}
 
 const struct wl_param *wl_param_find(const struct wl_param *t, const char *name)
 {

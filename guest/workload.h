@@ -123,10 +123,8 @@ extern const struct wl_param wl_common_params[];
 /* Fields the harness puts in every workload record before the metrics. */
 extern const struct wl_metric wl_common_fields[];
 
-const struct workload *workload_find(const char *name);
 /* the parameter called name in table t (NULL-terminated), or NULL */
 const struct wl_param *wl_param_find(const struct wl_param *t, const char *name);
-const struct workload *workload_at(size_t i);	/* NULL past the end */
 /* w's own parameter called name, else the common one, else NULL */
 const struct wl_param *workload_param(const struct workload *w, const char *name);
 bool workload_has_field(const struct workload *w, const char *key);

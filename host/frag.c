@@ -18,6 +18,7 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "lib/parse.h"
+#include "lib/smaps.h"
 
 #define BLOCK (2ull << 20)
 #define PAGE 4096ull
@@ -41,19 +42,30 @@ uint64_t frag_size_for(uint64_t avail_kb, uint64_t guests_need_bytes)
 
 /* ---- the holder (child) ------------------------------------------------------ */
 
+/* AnonHugePages of this process from its smaps_rollup; 0 when unreadable or malformed */
 static uint64_t self_anon_huge_kb(void)
 {
-	char line[256];
-	uint64_t kb = 0, v;
+	char line[512];
+	struct smaps_parser p;
+	struct smaps_map m;
+	bool ok = true;
 	FILE *f = fopen("/proc/self/smaps_rollup", "re");
 
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %" SCNu64 " kB", &v) == 1)
-			kb = v;
+	smaps_init(&p);
+	while (ok && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n + 1 == sizeof(line) && line[n - 1] != '\n')
+			ok = false;	/* longer than any rollup line */
+		else
+			ok = smaps_feed(&p, line, n - (line[n - 1] == '\n'), &m) >= 0;
+	}
 	fclose(f);
-	return kb;
+	if (!ok || !smaps_finish(&p, &m) || !m.have[SMAPS_ANON_HUGE])
+		return 0;
+	return m.kb[SMAPS_ANON_HUGE];
 }
 
 static void child_report(int fd, const char *msg)

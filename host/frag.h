@@ -1,5 +1,22 @@
 /*
- * frag: the fragmented-host arm. A child process (PR_SET_PDEATHSIG: it dies
+ * frag: the fragmented-host arm. A holder child takes the host's free 2M
+ * blocks while leaving free memory the same (one 4K page kept in each 2M
+ * block); undo kills it and compacts. Its pid is journalled under
+ * state_dir so a crash is undone by the next run or `thpeval host restore`.
+ * Never prints, never exits (the child _exit()s).
+ */
+#ifndef THPEVAL_HOST_FRAG_H
+#define THPEVAL_HOST_FRAG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/procfs.h"
+#include "lib/err.h"
+
+/*
+ * The fragmented-host arm. A child process (PR_SET_PDEATHSIG: it dies
  * with thpeval) maps memory with MADV_HUGEPAGE, touches it, checks how much
  * of it got huge pages, then MADV_DONTNEEDs all but one 4K page of every 2M
  * block and pins what is left in place (MADV_NOHUGEPAGE, so khugepaged never
@@ -12,15 +29,6 @@
  * state_dir/host-fragmenter so that a crash is undone by the next run or by
  * `thpeval host restore`. Never prints, never exits (the child _exit()s).
  */
-#ifndef THPEVAL_HOST_FRAG_H
-#define THPEVAL_HOST_FRAG_H
-
-#include <limits.h>
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "host/procfs.h"
-#include "lib/err.h"
 
 #define FRAG_PID_FILE "host-fragmenter"
 #define FRAG_COMM "thpeval-frag"

@@ -1,5 +1,21 @@
 /*
- * kvmstat: what a KVM guest really runs on, seen from the host.
+ * kvmstat: what a KVM guest really runs on, seen from the host: the
+ * per-VM KVM statistics in debugfs (guest memory mapped by 4K, 2M and 1G
+ * entries, NX huge page splits) and the vCPU threads' dTLB and iTLB misses
+ * in guest mode. Missing files mean "not exposed", never an error; roots
+ * are parameters for fake trees. Never prints, never exits.
+ */
+#ifndef THPEVAL_HOST_KVMSTAT_H
+#define THPEVAL_HOST_KVMSTAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+/*
+ * What a KVM guest really runs on, seen from the host.
  *
  * - Per-VM KVM statistics from debugfs (<root>/sys/kernel/debug/kvm/<pid>-<fd>/):
  *   pages_4k, pages_2m, pages_1g (gauges: the guest memory KVM maps now, by
@@ -13,14 +29,6 @@
  *
  * Roots are parameters so tests run on fake trees. Never prints, never exits.
  */
-#ifndef THPEVAL_HOST_KVMSTAT_H
-#define THPEVAL_HOST_KVMSTAT_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "lib/err.h"
 
 #define KVMSTAT_DIR "/sys/kernel/debug/kvm"
 

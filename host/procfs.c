@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/parse.h"
+#include "lib/smaps.h"
 
 #define SMAPS_LINE_MAX (PATH_MAX + 256)
 #define PROC_LINE_MAX 4096
@@ -95,6 +96,7 @@ static int proc_fopen(char *path, size_t len, const char *proc_root, int pid, co
 
 /* ---- smaps ------------------------------------------------------------------ */
 
+/* which mappings can hold guest RAM */
 enum map_kind {
 	MAP_ANON,		/* no name, [anon:...], [anon_shmem:...], /dev/zero (deleted) */
 	MAP_MEMFD,		/* /memfd:... */
@@ -102,68 +104,16 @@ enum map_kind {
 	MAP_SPECIAL,		/* [heap], [stack], [vdso], ...: never */
 };
 
-struct map {
-	bool open;
-	unsigned line;
-	enum map_kind kind;
-	bool exec;
-	bool hugetlb;
-	bool have_size;
-	uint64_t size, rss, anon_huge, shmem_pmd, hugetlb_kb, page_kb;
-};
-
-static bool is_hex(char c)
+static enum map_kind map_kind(const char *name)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static const char *skip_hex(const char *p, size_t maxd)
-{
-	size_t n = 0;
-
-	while (is_hex(p[n]) && n <= maxd)
-		n++;
-	return n == 0 || n > maxd ? NULL : p + n;
-}
-
-/* "start-end perms offset dev inode [name]" */
-static bool parse_map_header(const char *p, enum map_kind *kind, bool *exec)
-{
-	const char *name;
-	size_t i;
-
-	if (!(p = skip_hex(p, 16)) || *p++ != '-')
-		return false;
-	if (!(p = skip_hex(p, 16)) || *p++ != ' ')
-		return false;
-	for (i = 0; i < 4; i++)
-		if (!strchr(i == 3 ? "ps" : (i == 0 ? "r-" : i == 1 ? "w-" : "x-"), p[i]) || !p[i])
-			return false;
-	*exec = p[2] == 'x';
-	p += 4;
-	if (*p++ != ' ' || !(p = skip_hex(p, 16)) || *p++ != ' ')
-		return false;
-	if (!(p = skip_hex(p, 8)) || *p++ != ':' || !(p = skip_hex(p, 8)) || *p++ != ' ')
-		return false;
-	if (*p < '0' || *p > '9')
-		return false;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	name = p;
-	while (*name == ' ')
-		name++;
-	if (*p && p == name)
-		return false;
 	if (!*name || !strncmp(name, "[anon:", 6) || !strncmp(name, "[anon_shmem:", 12) ||
 	    !strcmp(name, "/dev/zero (deleted)"))
-		*kind = MAP_ANON;
-	else if (!strncmp(name, "/memfd:", 7))
-		*kind = MAP_MEMFD;
-	else if (name[0] == '[')
-		*kind = MAP_SPECIAL;
-	else
-		*kind = MAP_FILE;
-	return true;
+		return MAP_ANON;
+	if (!strncmp(name, "/memfd:", 7))
+		return MAP_MEMFD;
+	if (name[0] == '[')
+		return MAP_SPECIAL;
+	return MAP_FILE;
 }
 
 /* "   1234 kB" */
@@ -183,99 +133,27 @@ static bool parse_kb(const char *p, uint64_t *v)
 	return !parse_u64(num, v);
 }
 
-static bool has_flag(const char *flags, const char *flag)
+static void map_add(const struct smaps_map *m, uint64_t want_kb, struct smaps_cov *out)
 {
-	size_t fl = strlen(flag);
-	const char *p = flags;
-
-	while (*p) {
-		size_t l;
-
-		while (*p == ' ')
-			p++;
-		l = strcspn(p, " ");
-		if (l == fl && !strncmp(p, flag, fl))
-			return true;
-		p += l;
-	}
-	return false;
-}
-
-static void map_finish(struct map *m, uint64_t want_kb, struct smaps_cov *out)
-{
+	enum map_kind kind = map_kind(m->name);
+	uint64_t page_kb = m->kb[SMAPS_PAGE_KB];
 	bool counts;
 
-	if (!m->open)
-		return;
-	m->open = false;
 	/* guest RAM is never executable on the host; TCG's code buffer (rwx, often as
 	 * large as guest RAM) is not guest RAM */
-	counts = !m->exec && (m->kind == MAP_ANON || m->kind == MAP_MEMFD || (m->kind == MAP_FILE && m->hugetlb));
-	if (!counts || m->size < want_kb)
+	counts = m->perms[2] != 'x' &&
+		 (kind == MAP_ANON || kind == MAP_MEMFD || (kind == MAP_FILE && m->vm_hugetlb));
+	if (!counts || m->kb[SMAPS_SIZE] < want_kb)
 		return;
-	out->mapping_kb += m->size;
-	out->rss_kb += m->rss;
-	out->anon_huge_kb += m->anon_huge;
-	out->shmem_pmd_kb += m->shmem_pmd;
-	out->hugetlb_kb += m->hugetlb_kb;
+	out->mapping_kb += m->kb[SMAPS_SIZE];
+	out->rss_kb += m->kb[SMAPS_RSS];
+	out->anon_huge_kb += m->kb[SMAPS_ANON_HUGE];
+	out->shmem_pmd_kb += m->kb[SMAPS_SHMEM_PMD];
+	out->hugetlb_kb += m->kb[SMAPS_PRIVATE_HUGETLB] + m->kb[SMAPS_SHARED_HUGETLB];
 	/* the smallest hugetlb page size among the counted mappings: the 1G arm's evidence */
-	if (m->hugetlb && m->page_kb && (!out->hugetlb_page_kb || m->page_kb < out->hugetlb_page_kb))
-		out->hugetlb_page_kb = m->page_kb;
+	if (m->vm_hugetlb && page_kb && (!out->hugetlb_page_kb || page_kb < out->hugetlb_page_kb))
+		out->hugetlb_page_kb = page_kb;
 	out->mappings++;
-}
-
-/* "Name:   value" of the open mapping; NULL reason = fine */
-static const char *parse_field(struct map *m, char *line)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} kb_fields[] = {
-		{ "Rss", offsetof(struct map, rss) },
-		{ "AnonHugePages", offsetof(struct map, anon_huge) },
-		{ "ShmemPmdMapped", offsetof(struct map, shmem_pmd) },
-		{ "KernelPageSize", offsetof(struct map, page_kb) },
-	};
-	char *colon, *val;
-	uint64_t v;
-	size_t i;
-
-	for (colon = line; (*colon >= 'A' && *colon <= 'Z') || (*colon >= 'a' && *colon <= 'z') ||
-			   (*colon >= '0' && *colon <= '9') || *colon == '_'; colon++)
-		;
-	if (colon == line || *colon != ':')
-		return "expected 'Name: value'";
-	*colon = '\0';
-	val = colon + 1;
-	if (!m->open)
-		return "field before any mapping";
-	if (!strcmp(line, "VmFlags")) {
-		if (has_flag(val, "ht"))
-			m->hugetlb = true;
-		return NULL;
-	}
-	if (!strcmp(line, "Size")) {
-		if (m->have_size)
-			return "Size given twice";
-		if (!parse_kb(val, &m->size))
-			return "bad Size";
-		m->have_size = true;
-		return NULL;
-	}
-	if (!strcmp(line, "Private_Hugetlb") || !strcmp(line, "Shared_Hugetlb")) {
-		if (!parse_kb(val, &v))
-			return "bad hugetlb size";
-		m->hugetlb_kb += v;
-		return NULL;
-	}
-	for (i = 0; i < sizeof(kb_fields) / sizeof(kb_fields[0]); i++) {
-		if (strcmp(line, kb_fields[i].name))
-			continue;
-		if (!parse_kb(val, (uint64_t *)((char *)m + kb_fields[i].off)))
-			return "bad size field";
-		return NULL;
-	}
-	return NULL;
 }
 
 int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
@@ -283,7 +161,8 @@ int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
 {
 	char path[PATH_MAX], line[SMAPS_LINE_MAX];
 	uint64_t want_kb = (guest_ram_bytes + 1023) / 1024;
-	struct map m = { 0 };
+	struct smaps_parser p;
+	struct smaps_map m;
 	const char *why = NULL;
 	unsigned no = 0;
 	FILE *f;
@@ -296,37 +175,36 @@ int smaps_guest_ram(const char *proc_root, int pid, uint64_t guest_ram_bytes,
 	r = proc_fopen(path, sizeof(path), proc_root, pid, "smaps", &f, e);
 	if (r)
 		return r;
-	while ((r = next_line(f, line, sizeof(line))) > 0) {
-		no++;
-		if (is_hex(line[0])) {
-			map_finish(&m, want_kb, out);
-			if (!parse_map_header(line, &m.kind, &m.exec)) {
-				why = "bad mapping header";
-				break;
-			}
-			m = (struct map){ .open = true, .line = no, .kind = m.kind, .exec = m.exec };
-			continue;
-		}
-		if (m.open && !m.have_size && no > m.line + 1) {
-			why = "mapping without Size";
-			break;
-		}
-		why = parse_field(&m, line);
-		if (why)
-			break;
+	smaps_init(&p);
+	/* each mapping when the next header (or the end) completes it; every one has a Size */
+	while (!why && (r = next_line(f, line, sizeof(line))) > 0) {
+		int got = smaps_feed(&p, line, strlen(line), &m);
+
+		no = p.line;
+		if (got < 0)
+			why = p.why;
+		else if (got && !m.have[SMAPS_SIZE])
+			why = "mapping without Size", no = m.line;
+		else if (got)
+			map_add(&m, want_kb, out);
 	}
 	fclose(f);
 	if (r == -EOVERFLOW)
-		return err_set(e, -EBADMSG, "malformed '%s' line %u: line too long", path, no + 1);
-	if (r == -ESRCH)
+		why = "line too long", no++;
+	else if (r == -ESRCH)
 		return err_set(e, -ENOENT, "process %d exited while '%s' was read", pid, path);
-	if (r < 0)
+	else if (r < 0)
 		return err_set(e, r, "cannot read '%s': %s", path, strerror(-r));
-	if (!why && m.open && !m.have_size)
-		why = "mapping without Size";
-	if (why)
+	if (!why && smaps_finish(&p, &m)) {
+		if (!m.have[SMAPS_SIZE])
+			why = "mapping without Size", no = m.line;
+		else
+			map_add(&m, want_kb, out);
+	}
+	if (why) {
+		memset(out, 0, sizeof(*out));
 		return err_set(e, -EBADMSG, "malformed '%s' line %u: %s", path, no, why);
-	map_finish(&m, want_kb, out);
+	}
 	if (!out->mappings)
 		return err_set(e, -ESRCH, "no guest-RAM mapping of %" PRIu64 " MiB in '%s': is pid %d the QEMU of this guest?",
 			       guest_ram_bytes >> 20, path, pid);

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/parse.h"
 
 #ifndef SYSFS_MAGIC
@@ -51,8 +52,6 @@ static const struct key_def fixed_keys[] = {
 
 /* per-size knobs, in the order they are listed for one size */
 static const char *const size_knobs[] = { "enabled", "shmem_enabled" };
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct key_def size_def = { NULL, THP_KIND_CHOICE, 0, 0, RANGE_FIXED };
 

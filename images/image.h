@@ -1,12 +1,9 @@
 /*
- * image: the guest image (kernel, initrd, raw ext2 root with the guest program
- * as /init), built with supermin and the libguestfs C API and cached by a hash
- * of everything that goes into it; images/boot makes the kernel and initrd
- * quick to boot. Also per-guest qcow2 overlays and checks.
- * Depends on libguestfs, liblzma (through boot) and libc; runs supermin and
- * dpkg-query by argv (no shell). Never prints, never exits: returns 0 or a
- * negative errno and fills struct err; progress goes through the callback in
- * image_opts.
+ * image: the guest image (kernel, initrd, raw ext2 root with the guest
+ * program as /init), built with supermin and libguestfs and cached by a hash
+ * of its inputs (images/boot makes it quick to boot), and per-guest qcow2
+ * overlays. Runs supermin and dpkg-query by argv (no shell). Never prints,
+ * never exits; progress goes through image_opts' callback.
  */
 #ifndef THPEVAL_IMAGES_IMAGE_H
 #define THPEVAL_IMAGES_IMAGE_H

@@ -1,17 +1,9 @@
 /*
  * srcdisk: the kernel source for the kcompile workload. Debian's
- * linux-source-<ver> tarball is extracted once on the host into
- * <cache_dir>/src-<id>/tree (the bare-host builds read it there) and copied
- * with a configured and prepared O= tree for tinyconfig under
- * tree/SRCDISK_PREPARED (make tinyconfig, make prepare, natively, the tree
- * bound on SRCDISK_GUEST_PATH in a mount namespace of its own so its paths
- * hold in a guest), then into an ext4 image <cache_dir>/src-<id>/src.img (mkfs.ext4 -d, no
- * libguestfs, no journal) that kcompile guests get as a second, read-only
- * virtio disk; the runner mounts it at /mnt/linux-src. The id hashes the
- * recipe, the package version and the tarball's size and mtime, so a new
- * linux-source gives a new disk. Built in a .tmp-<pid>-src-* directory and
- * renamed into place. Runs tar and mkfs.ext4 by argv (no shell); never
- * prints, never exits.
+ * linux-source tarball extracted once on the host (the bare-host builds read
+ * it there) with a prepared tinyconfig O= tree, then copied into a read-only
+ * ext4 image that kcompile guests mount at /mnt/linux-src. Cached by a hash
+ * of recipe and source; tar and mkfs.ext4 by argv. Never prints, never exits.
  */
 #ifndef THPEVAL_IMAGES_SRCDISK_H
 #define THPEVAL_IMAGES_SRCDISK_H

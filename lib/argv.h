@@ -1,11 +1,9 @@
 /*
- * argv: a user's command as an argument vector. argv_split() turns the
- * --exec string into words with a small strict quote-aware grammar (no
- * variable expansion, no globbing, never a shell); argv_encode() and
- * argv_decode() carry the vector through channels that only take plain words
- * (the guest's kernel command line, a workload's --name=value arguments).
- * Compiled by both sides (the guest program is static: libc only). Never
- * prints, never exits.
+ * argv: a user's command as an argument vector. argv_split() parses the
+ * --exec string with a small strict quote-aware grammar (never a shell);
+ * argv_encode() and argv_decode() carry the vector through channels of plain
+ * words (the guest's kernel command line). Both sides compile it (libc
+ * only); never prints, never exits.
  */
 #ifndef THPEVAL_LIB_ARGV_H
 #define THPEVAL_LIB_ARGV_H

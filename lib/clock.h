@@ -1,6 +1,7 @@
 /*
- * clock: the monotonic clock in the units callers time things in. Header
- * only, so the guest side and the host side take it alike.
+ * clock: the monotonic clock (CLOCK_MONOTONIC) in the units callers time
+ * things in. Header only, so the guest side and the host side take it
+ * alike; never prints, never exits.
  */
 #ifndef THPEVAL_LIB_CLOCK_H
 #define THPEVAL_LIB_CLOCK_H

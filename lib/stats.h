@@ -1,11 +1,17 @@
 /*
- * stats: descriptive statistics for repeated measurements: mean, sample
- * standard deviation, coefficient of variation and a Student-t 95%
- * confidence interval of the mean, and the Student-t distribution itself
- * (cdf and quantile for any real df > 0, as Welch-Satterthwaite gives).
- * Pure functions of their arguments, libm only; non-finite inputs are
- * skipped by the caller, never produced here except as NAN for "undefined".
- *
+ * stats: descriptive statistics of repeated measurements (mean, sample sd,
+ * CV, Student-t 95% interval of the mean) and the Student-t distribution
+ * itself (cdf and quantile for any real df > 0). Pure functions, libm only;
+ * NAN means "undefined"; the accuracy of the distribution is below.
+ */
+#ifndef THPEVAL_ORCH_STATS_H
+#define THPEVAL_ORCH_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * Accuracy (relative; the cdf's on its smaller tail): against 40-digit
  * mpmath, quantiles within 1e-12 and tail probabilities within 5e-12 for
  * df 0.1 to 1e9 and p 1e-12 to 1 - 1e-6; against scipy.stats.t over df 0.5
@@ -14,12 +20,6 @@
  * INFINITY is the normal; a quantile beyond DBL_MAX (df < 1, tiny p) is
  * +-INFINITY.
  */
-#ifndef THPEVAL_ORCH_STATS_H
-#define THPEVAL_ORCH_STATS_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 struct summary {
 	size_t n;

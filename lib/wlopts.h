@@ -1,5 +1,17 @@
 /*
- * wlopts: extra workload parameters given to a run (thpeval run
+ * wlopts: the syntax of extra workload parameters (thpeval run
+ * --workload-opts=WORKLOAD:PARAM=VALUE,...), carried to the guest on its
+ * kernel command line and to the bare host by argv. Pure syntax, shared by
+ * the orchestrator and the guest plan; never prints, never exits.
+ */
+#ifndef THPEVAL_LIB_WLOPTS_H
+#define THPEVAL_LIB_WLOPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Extra workload parameters given to a run (thpeval run
  * --workload-opts=WORKLOAD:PARAM=VALUE,...: redis:dataset=4G,pgbench:scale=400),
  * carried to the guest on its kernel command line (thpeval.wlopts) and to
  * the bare host by argv. Pure syntax, shared by the orchestrator and the
@@ -8,11 +20,6 @@
  * sets for every run refused. Whether WORKLOAD runs and takes PARAM is the
  * caller's check, and the workload checks VALUE. Never prints, never exits.
  */
-#ifndef THPEVAL_LIB_WLOPTS_H
-#define THPEVAL_LIB_WLOPTS_H
-
-#include <stdbool.h>
-#include <stddef.h>
 
 #define WLOPTS_MAX 8		/* items in one list */
 #define WLOPTS_SPEC_MAX 128	/* bytes of the whole list (a kernel command line value) */

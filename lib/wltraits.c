@@ -93,9 +93,9 @@ static const struct wl_rule redis_rules[] = {
 	 * and jemalloc do not madvise: huge pages under always only. jemalloc grows
 	 * its heap by mappings a 6.1 kernel does not align to 2M, and a range
 	 * straddling a mapping's end at fault time gets 4K pages that stay 4K once
-	 * the mappings merge (until khugepaged): 70-75% of the server's anonymous
-	 * memory on huge pages under always in a Debian 12 guest here (89% on a 6.18
-	 * host), 0 under never; a huge cell needs 50%
+	 * the mappings merge (until khugepaged): under always only part of the
+	 * server's anonymous memory is on huge pages (doc/workloads.md has the
+	 * shares measured), none under never; a huge cell needs 50%
 	 */
 	{ "*", "huge_pct", WL_WANT_ALWAYS, NULL, NULL, NULL, "cov_note", "the server's anonymous memory", 50 },
 	{ NULL, NULL, WL_WANT_NONE, NULL, NULL, NULL, NULL, NULL, 0 },

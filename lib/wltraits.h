@@ -1,5 +1,18 @@
 /*
  * wltraits: what a workload's records mean, so that no layer matches
+ * workload names by string: the evidence that a cell's treatment took
+ * effect, the metrics a nightly gate tests and the phase metrics the split
+ * decomposes. Compiled into the guest program and the orchestrator; libc
+ * only, never prints, never exits.
+ */
+#ifndef THPEVAL_LIB_WLTRAITS_H
+#define THPEVAL_LIB_WLTRAITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * What a workload's records mean, so that no layer matches
  * workload names by string. Per workload: what proves that a cell's
  * treatment took effect (for each variant, the record field that carries the
  * coverage of the memory its measurement depends on, what that coverage must
@@ -10,11 +23,6 @@
  * (cell_validate, the gate, the split, the sizing summary, the text table).
  * libc only; never prints, never exits.
  */
-#ifndef THPEVAL_LIB_WLTRAITS_H
-#define THPEVAL_LIB_WLTRAITS_H
-
-#include <stdbool.h>
-#include <stddef.h>
 
 /* What a cell's coverage must be, given the THP setting of the layer that holds the memory. */
 enum wl_want {
@@ -45,7 +53,7 @@ struct wl_rule {
 	/*
 	 * 0, or the coverage a "huge" cell needs where that is less than
 	 * --min-coverage: memory an application's allocator keeps partly on base
-	 * pages whatever the setting (measured; the rule's comment says where)
+	 * pages whatever the setting (the shares measured: doc/workloads.md)
 	 */
 	double need_pct;
 };

@@ -28,8 +28,8 @@ fi
 # (ssl-cert on one machine of this kind), so the QEMU user (libvirt-qemu, in group kvm)
 # cannot open it. libvirt's capability probe may override file permissions and finds
 # KVM, its check as the QEMU user does not, and it takes its cache of QEMU's
-# capabilities for stale: it probes QEMU again before every guest it starts (11 s of
-# every 16 s boot under TCG here). thpeval's choice of KVM or TCG does not change.
+# capabilities for stale: it probes QEMU again before every guest it starts (most of
+# a boot under TCG: doc/install.md). thpeval's choice of KVM or TCG does not change.
 if [ -c /dev/kvm ] && getent group kvm >/dev/null 2>&1 && [ "$(stat -c %G /dev/kvm)" != kvm ] &&
 	[ "$(stat -c %a /dev/kvm)" != 666 ]; then
 	was=$(stat -c '%U:%G %a' /dev/kvm)
@@ -43,7 +43,7 @@ fi
 if ! pgrep -x libvirtd >/dev/null 2>&1; then
 	# Under a reaper (tini -s, a child subreaper): libvirtd double-forks QEMU, and
 	# where PID 1 is slow to reap orphans (containers, microVMs) every guest
-	# teardown would wait for it (~2 s here); tini reaps them at once.
+	# teardown would wait for it; tini reaps them at once.
 	if command -v tini >/dev/null 2>&1; then
 		mkdir -p /var/log/libvirt
 		setsid tini -s -- libvirtd </dev/null >>/var/log/libvirt/libvirtd-stdout.log 2>&1 &

@@ -1,11 +1,8 @@
 /*
- * boots: a metric's samples grouped by the guest boot they came from, on the
- * log scale. A host THP setting is applied per guest boot, so the boot, not a
- * repetition inside it, is the unit of replication of a host-side effect and
- * the block of a guest-side one; timing effects multiply, so they are
- * contrasts of log times. Also the variance components of one cell (between
- * boots, within a boot). Pure: reads metrics, never prints, never writes the
- * results model.
+ * boots: a metric's samples grouped by the guest boot they came from, on
+ * the log scale: the boot is the unit of replication of a host-side effect
+ * and the block of a guest-side one. Also a cell's variance components
+ * (between and within boots). Pure: never prints, never writes the model.
  */
 #ifndef THPEVAL_ORCH_ANALYSIS_BOOTS_H
 #define THPEVAL_ORCH_ANALYSIS_BOOTS_H

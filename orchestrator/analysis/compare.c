@@ -1,4 +1,5 @@
 #include "orchestrator/analysis/compare.h"
+#include "lib/array.h"
 #include "lib/textesc.h"
 #include "lib/wltraits.h"
 #include "orchestrator/analysis/boots.h"
@@ -8,8 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const dir_names[] = {
 	[DIR_LOWER] = "lower is better",

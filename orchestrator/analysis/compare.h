@@ -1,5 +1,23 @@
 /*
- * compare: the regression gate between two runs. Cells match by key (target,
+ * compare: the regression gate between two runs. A matched cell's metrics
+ * get a direction and their change as a ratio of geometric means with a
+ * 95% interval; each workload's primary metrics are tested one-sided
+ * against the threshold with Holm's correction: regression, ok or
+ * inconclusive. Pure: prints only in compare_print(); never exits.
+ */
+#ifndef THPEVAL_ORCH_COMPARE_H
+#define THPEVAL_ORCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+#include "orchestrator/model/results.h"
+#include "lib/stats.h"
+
+/*
+ * The regression gate between two runs. Cells match by key (target,
  * host_thp, prefault, guest_thp, workload, variant). Every metric of a matched
  * cell gets a direction (table below) and its change as a ratio of geometric
  * means with a 95% interval on the log scale: over boots where both runs have
@@ -17,16 +35,6 @@
  * never fails. Pure: never prints except compare_print() to the FILE* it
  * is given; never exits.
  */
-#ifndef THPEVAL_ORCH_COMPARE_H
-#define THPEVAL_ORCH_COMPARE_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
-
-#include "lib/err.h"
-#include "orchestrator/model/results.h"
-#include "lib/stats.h"
 
 #define COMPARE_DEFAULT_THRESHOLD_PCT 5.0
 #define COMPARE_ALPHA 0.05

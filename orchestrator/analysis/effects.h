@@ -1,5 +1,21 @@
 /*
  * effects: the split of a THP benefit into host prefault, host TLB, guest
+ * prefault, guest TLB and their interaction, each a contrast of log times
+ * shown as the share of time THP saves with its 95% interval. Host-side
+ * effects replicate over boots, guest-side ones are paired inside a boot.
+ * Pure: reads the results model, never prints.
+ */
+#ifndef THPEVAL_ORCH_EFFECTS_H
+#define THPEVAL_ORCH_EFFECTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "orchestrator/analysis/boots.h"
+#include "orchestrator/model/results.h"
+
+/*
+ * The split of a THP benefit into host prefault, host TLB, guest
  * prefault, guest TLB and the host x guest interaction, on the ratio scale:
  * each effect is a contrast of log times, shown as the share of time THP saves
  * (positive = faster with THP), its 95% interval computed on the log scale and
@@ -19,14 +35,6 @@
  * available" with a reason, never a number. Pure: reads the results model,
  * never prints (report/text.c renders the effects).
  */
-#ifndef THPEVAL_ORCH_EFFECTS_H
-#define THPEVAL_ORCH_EFFECTS_H
-
-#include <stdbool.h>
-#include <stdio.h>
-
-#include "orchestrator/analysis/boots.h"
-#include "orchestrator/model/results.h"
 
 /* the percentage shown for a log contrast d: the share of time saved, (1 - exp(-d)) * 100 */
 double effect_pct(double d);

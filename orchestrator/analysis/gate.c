@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/stats.h"
 #include "lib/wltraits.h"
 #include "orchestrator/analysis/boots.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const verdict_names[] = {
 	[GATE_V_OK] = "ok",

@@ -1,11 +1,9 @@
 /*
- * sizing: the host-sizing summary of a run, for teams sizing hosts. Per host
- * memory state (fresh, fragmented) and guest count: the huge-page coverage
- * each guest got and the THP effect retained against the fresh host; per
- * multi-size THP size (--mthp-sweep): coverage and the fault-phase and
- * access-phase effect of that size alone, and where the prefault benefit
- * saturates and where the TLB benefit starts. Pure: reads the results model
- * (effects_find and contrast_pct), writes only to the FILE* it is given.
+ * sizing: the host-sizing summary of a run. Per host memory state (fresh,
+ * fragmented) and guest count, the coverage each guest got and the THP
+ * effect kept; per mTHP size, its coverage and effects, where the prefault
+ * benefit saturates and the TLB benefit starts. Pure: reads the model,
+ * writes only to the FILE* it is given.
  */
 #ifndef THPEVAL_ORCH_SIZING_H
 #define THPEVAL_ORCH_SIZING_H

@@ -9,10 +9,9 @@
 
 #include "orchestrator/history/history_internal.h"
 #include "orchestrator/analysis/effects.h"
+#include "lib/array.h"
 #include "lib/stats.h"
 #include "orchestrator/model/results_load.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- writing ---------------------------------------------------------------------------- */
 

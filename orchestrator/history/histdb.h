@@ -1,12 +1,9 @@
 /*
- * histdb: the history database behind one small interface, so that every
- * history feature works the same on SQLite (a file path) and on PostgreSQL (a
- * postgresql:// or postgres:// URI, through libpq): the target parsed and
- * shown without its password, open/close, statements with ?N parameters and
- * typed rows, write transactions retried on lock and serialization conflicts.
- * history.c owns every SQL text and the schema; histdb_sqlite.c and
- * histdb_pg.c are the two backends. Never prints (libpq notices are
- * swallowed), never exits.
+ * histdb: the history database behind one small interface, the same on
+ * SQLite (a file path) and PostgreSQL (a URI, through libpq): open/close,
+ * statements with ?N parameters and typed rows, write transactions retried
+ * on conflicts. history.c owns the SQL, histdb_sqlite.c and histdb_pg.c are
+ * the backends, histdb_target.h the --db value. Never prints, never exits.
  */
 #ifndef THPEVAL_ORCH_HISTDB_H
 #define THPEVAL_ORCH_HISTDB_H
@@ -16,40 +13,10 @@
 #include <stddef.h>
 
 #include "lib/err.h"
+#include "orchestrator/history/histdb_target.h"
 
 /* a write transaction that fails on a lock or serialization conflict is run again until this */
 #define HISTDB_RETRY_MS 5000
-
-enum histdb_kind { HISTDB_SQLITE, HISTDB_POSTGRES };
-
-struct histdb_target {
-	enum histdb_kind kind;
-	char spec[PATH_MAX];		/* the path or URI as given */
-	char shown[PATH_MAX];		/* for messages: the URI without its password */
-};
-
-/*
- * --db's value: "postgresql://..." or "postgres://..." (libpq's URI form) is
- * PostgreSQL, any other "SCHEME://" is refused, the rest is an SQLite path.
- * -EINVAL (empty, unknown scheme, a URI libpq cannot parse or that puts a
- * password with an unencoded '/' into the port or database name, a libpq
- * key=value string) or -ENAMETOOLONG, with the reason but never the URI.
- */
-int histdb_target_parse(const char *arg, struct histdb_target *t, struct err *e);
-/*
- * spec for messages: parsed by libpq (PQconninfoParse) and written again
- * without any field that holds a secret (password, sslpassword, options that
- * set a password); a URI that does not parse, or that parses into a
- * misplaced password, as its scheme and "<unparsable URI, not shown>"; a
- * path as it is. Cut to len, never overrun.
- */
-void histdb_redact(const char *spec, char *out, size_t len);
-/*
- * msg (libpq's or the server's) without spec's secrets: each value of a
- * secret field replaced with "***"; for a spec histdb_redact does not show,
- * every "quoted" part elided. msg never grows.
- */
-void histdb_scrub(const char *spec, char *msg);
 
 /* a statement parameter: ?1 is p[0] */
 enum histdb_type { HISTDB_NULL, HISTDB_INT, HISTDB_NUM, HISTDB_TEXT };
@@ -138,12 +105,12 @@ struct histdb_ops {
 	const char *(*text)(const struct histdb_rows *r, int col);
 	double (*num)(const struct histdb_rows *r, int col);	/* NULL: strtod of text */
 	void (*rows_release)(struct histdb_rows *r);
-	int (*legacy_version)(struct histdb *h, long long *v, struct err *e);
 	int (*set_legacy_version)(struct histdb *h, long long v, struct err *e);
 	const char *begin_sql;		/* opens a write transaction */
 	const char *lock_sql;		/* serializes schema changes inside one; NULL: nothing to do */
 	const char *has_table_sql;	/* count(*) of tables named ?1 */
 	const char *count_tables_sql;	/* count(*) of all tables */
+	const char *legacy_version_sql;	/* the schema version before the table; NULL: none (0) */
 };
 
 struct histdb {
@@ -162,8 +129,5 @@ struct histdb_rows {
 
 extern const struct histdb_ops histdb_sqlite_ops;
 extern const struct histdb_ops histdb_pg_ops;
-
-/* messages: backend text on one line (each run of blanks and newlines one space, none at the ends) */
-void histdb_oneline(char *s);
 
 #endif

@@ -6,6 +6,7 @@
  * (serialization failure) and 40P01 (deadlock) marked for a retry.
  */
 #include "orchestrator/history/histdb.h"
+#include "orchestrator/history/histdb_target.h"
 
 #include <errno.h>
 #include <math.h>
@@ -210,7 +211,6 @@ const struct histdb_ops histdb_pg_ops = {
 	.text = pg_text,
 	.num = NULL,		/* float8 text is exact (shortest round-trip form, PostgreSQL 12+) */
 	.rows_release = pg_rows_release,
-	.legacy_version = NULL,
 	.set_legacy_version = NULL,
 	.begin_sql = "BEGIN",
 	.lock_sql = "SELECT pg_advisory_xact_lock(hashtext('thpeval history schema'))",

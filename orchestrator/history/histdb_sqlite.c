@@ -202,11 +202,6 @@ static void sq_rows_release(struct histdb_rows *r)
 	r->st = NULL;
 }
 
-static int sq_legacy_version(struct histdb *h, long long *v, struct err *e)
-{
-	return histdb_query_int(h, "PRAGMA user_version", NULL, 0, v, "read", e);
-}
-
 static int sq_set_legacy_version(struct histdb *h, long long v, struct err *e)
 {
 	char sql[64];
@@ -225,10 +220,10 @@ const struct histdb_ops histdb_sqlite_ops = {
 	.text = sq_text,
 	.num = sq_num,
 	.rows_release = sq_rows_release,
-	.legacy_version = sq_legacy_version,
 	.set_legacy_version = sq_set_legacy_version,
 	.begin_sql = "BEGIN IMMEDIATE",
 	.lock_sql = NULL,
 	.has_table_sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
 	.count_tables_sql = "SELECT count(*) FROM sqlite_master",
+	.legacy_version_sql = "PRAGMA user_version",
 };

@@ -9,13 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/array.h"
 #include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/history/histdb.h"
 #include "orchestrator/history/history_internal.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 _Static_assert(HISTORY_BUSY_MS == HISTDB_RETRY_MS, "one busy timeout");
 

@@ -1,11 +1,9 @@
 /*
- * history: the run history, in SQLite (a file) or PostgreSQL (a postgresql://
- * URI) through histdb.h: one row per run (its host, its identity, whether it
- * passed its gate, its results.json text) and one per cell x metric (n, mean,
- * sd, 95% CI). Owns the one schema both backends share and its versioned
- * migrations (the schema_version table), the run key that makes recording a
- * run twice a no-op, and the import of fetched results.json files. Never
- * prints except to the FILE* it is given; never exits.
+ * history: the run history through histdb.h: one row per run (host,
+ * identity, gate verdict, results.json) and one per cell x metric. Owns the
+ * one schema both backends share and its migrations, the run key that makes
+ * recording a run twice a no-op, and the import of results.json files.
+ * Never prints except to the FILE* it is given; never exits.
  */
 #ifndef THPEVAL_ORCH_HISTORY_H
 #define THPEVAL_ORCH_HISTORY_H

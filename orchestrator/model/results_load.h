@@ -1,11 +1,9 @@
 /*
- * results_load: results.json back into the results model (json-c), strictly:
- * a known schema_version, every key the writer writes, the right JSON types
- * (errors name the key), bounded strings and counts. Derived numbers (metric
- * summaries, the effects split) are recomputed from the samples with stats.h
- * and effects.h, so they cannot disagree with them.
- * The inverse, the model as results.json, is results_json.h's (included).
- * Never prints, never exits.
+ * results_load: results.json back into the results model (json-c),
+ * strictly: a known schema_version, every key the writer writes, the right
+ * types, bounded strings and counts. Derived numbers are recomputed from
+ * the samples, so they cannot disagree. The writer is results_json.h's
+ * (included). Never prints, never exits.
  */
 #ifndef THPEVAL_ORCH_RESULTS_LOAD_H
 #define THPEVAL_ORCH_RESULTS_LOAD_H

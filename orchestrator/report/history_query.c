@@ -14,14 +14,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/array.h"
 #include "lib/textesc.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/history/histdb.h"
 
 #include "orchestrator/history/history_internal.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- trend --------------------------------------------------------------------------- */
 

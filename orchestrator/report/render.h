@@ -12,12 +12,11 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lib/array.h"
 #include "lib/err.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/report/fmt.h"
 #include "orchestrator/report/report.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * each format's renderer, named in REPORT_FORMATS (report.h) and defined in

@@ -1,6 +1,7 @@
 /*
  * sizing: the host-sizing summary (analysis/sizing.c) rendered as text and
- * as an HTML section. Writes only to the FILE* it is given.
+ * as an HTML section, for teams sizing hosts. Writes only to the FILE* it
+ * is given; never exits.
  */
 #ifndef THPEVAL_ORCH_REPORT_SIZING_H
 #define THPEVAL_ORCH_REPORT_SIZING_H

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Acceptance test of the Debian package on a fresh Debian 12 (issue 15): `apt-get
+# Acceptance test of the Debian package on a fresh Debian 12: `apt-get
 # install ./thpeval_*.deb` in a bare bookworm root resolves and installs every
 # dependency, and `thpeval run --host-thp=always` works from the installed package.
 #

@@ -44,7 +44,7 @@ check "memset takes size, accesses and madvise; kcompile src" \
 	jqe '(.workloads[] | select(.name == "memset") | [.params[].name] | contains(["size", "accesses", "madvise"]))
 		and (.workloads[] | select(.name == "kcompile") | [.params[].name] | index("src") != null)'
 
-# the text listing, rebuilt from the JSON (guest/harness.c harness_list's layout)
+# the text listing, rebuilt from the JSON (guest/registry.c registry_list's layout)
 jq -r '
 	def pad($n): if length < $n then . + (" " * ($n - length)) else . end;
 	def tname: {"size": "size", "u64": "integer", "bool": "0|1", "keep01": "keep|0|1", "word": "text"}[.];

@@ -6,7 +6,7 @@
 # record) one of them in the state directory.
 #
 # Every case must exit non-zero at once (each runs under `timeout 5`: 124
-# is a hang; here well under a second, 2.5 s allowed for a loaded machine's
+# is a hang; well under a second unloaded, 2.5 s allowed for a loaded machine's
 # scheduling), print nothing on stdout and exactly one line on stderr,
 # "thpeval: error: ...", naming the path and what it is.
 # THPEVAL_BIN=path runs another build.

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "guest/harness.h"
+#include "guest/registry.h"
 #include "guest/memset.h"
 #include "guest/runner.h"
 #include "guest/sysinfo.h"
@@ -113,7 +114,7 @@ static void test_args_values(void **state)
 	assert_string_equal(c.labels[0].val, "never");
 }
 
-/* ---- records from harness_workload_main ------------------------------------ */
+/* ---- records from registry_workload_main ------------------------------------ */
 
 struct run_out {
 	int rc;
@@ -512,7 +513,7 @@ static void test_list(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	harness_list(f);
+	registry_list(f);
 	fclose(f);
 	assert_non_null(strstr(buf, "memset\n"));
 	assert_non_null(strstr(buf, "--size=256M"));
@@ -536,7 +537,7 @@ static void test_list(void **state)
 struct json_str_case {
 	const char *name;
 	const char *in;		/* NULL: a NULL string */
-	const char *out;	/* what harness_json_str() writes */
+	const char *out;	/* what registry_json_str() writes */
 };
 
 static const struct json_str_case json_str_cases[] = {
@@ -565,7 +566,7 @@ static void test_json_str(void **state)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	harness_json_str(f, c->in);
+	registry_json_str(f, c->in);
 	assert_int_equal(fclose(f), 0);
 	assert_string_equal(buf, c->out);
 	free(buf);
@@ -616,7 +617,7 @@ static void test_list_json(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	harness_list_json(f);
+	registry_list_json(f);
 	assert_int_equal(fclose(f), 0);
 	check_json_shape(buf);
 	assert_non_null(strstr(buf, "\"schema_version\": 1,"));
@@ -758,7 +759,7 @@ static void test_stats(void **state)
 	assert_true(fabs(harness_cv_pct(cv, 3) - 10.0) < 1e-9);
 }
 
-/* outside harness_workload_main there is nowhere to send a record */
+/* outside registry_workload_main there is nowhere to send a record */
 static void test_emit_outside(void **state)
 {
 	struct wl_env env = { .root = "" };

@@ -240,7 +240,7 @@ static void test_evidence_used(void **state)
 	assert_true(hzp_zero_page_verdict(&ev, "madvise", true, why, sizeof(why)));
 }
 
-/* not used: the reads allocated real huge pages (issue 17's kernel), or took the 4K zero page */
+/* not used: the reads allocated real huge pages (a kernel that does), or took the 4K zero page */
 static void test_evidence_not_used(void **state)
 {
 	const uint64_t bytes = 1u << 30;
@@ -360,7 +360,7 @@ static void check_record(const struct record *r, uint64_t half, long long moved)
 	assert_int_equal(rec_get_u64(r, "stride_minflt", &stride), 0);
 #ifdef __SANITIZE_ADDRESS__
 	/* the workload runs in this process: ASan's memcmp interceptor reads its shadow of the
-	 * buffers, and those shadow pages fault in during the passes (5 here once) */
+	 * buffers, and those shadow pages fault in during the passes (a few) */
 	if (later + stride)
 		print_message("later passes: %llu + %llu minor faults, not bounded under ASan (its "
 			      "shadow memory faults in)\n", (unsigned long long)later,

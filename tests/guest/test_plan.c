@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "guest/plan.h"
+#include "guest/registry.h"
 
 #define M (1ull << 20)
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "guest/harness.h"
+#include "guest/registry.h"
 #include "guest/workload.h"
 #include "lib/wltraits.h"
 
@@ -85,7 +86,7 @@ static void test_listing(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	harness_list(f);
+	registry_list(f);
 	assert_int_equal(fclose(f), 0);
 	for (p = text; (p = strstr(p, "  validity evidence (first matching variant):\n")); p++)
 		n++;

@@ -1,6 +1,6 @@
 /*
  * wltest: what the workload tests share (header-only, static functions).
- * Run `workload NAME ...` in this process through harness_workload_main()
+ * Run `workload NAME ...` in this process through registry_workload_main()
  * into a memfd and parse every line with rec_parse (each must be a valid
  * record, numbered 0, 1, ...); check fields; build fake /proc and /sys trees
  * (proc may be a link to the real /proc, so smaps and meminfo stay real),
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "guest/harness.h"
+#include "guest/registry.h"
 #include "lib/record.h"
 
 #define WLT_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -60,7 +61,7 @@ WLT_FN int wlt_run_records(const char *root, const char *const *argv, int argc,
 	off_t len;
 
 	assert_true(fd >= 0);
-	rc = harness_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, e);
+	rc = registry_workload_main(argc, (char *const *)(uintptr_t)argv, &env, fd, e);
 	len = lseek(fd, 0, SEEK_CUR);
 	text = calloc(1, (size_t)len + 1);
 	assert_non_null(text);

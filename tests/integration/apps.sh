@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration test of the application workloads (issue 16): redis and pgbench
+# Integration test of the application workloads: redis and pgbench
 # in real TCG guests whose image carries redis-server and PostgreSQL (copied
 # from the host's packages), at small sizes (--workload-opts), with the guest
 # shmem axis (--guest-shmem-thp=never,always): from `thpeval run` to

@@ -131,7 +131,7 @@ pg_start() {
 
 HDB=""
 if ! "$CBIN" history --help 2>/dev/null | grep -q -- '--import'; then
-	HWHY="the controller's thpeval ($CBIN) has no 'history --import' (issue #15, the central history)"
+	HWHY="the controller's thpeval ($CBIN) has no 'history --import' (the central history)"
 else
 	HWHY=""
 	PG_WHY=""

@@ -108,7 +108,7 @@ else
 	ko "randconfig: $(jq -c '[.cells[] | {target, failures}]' "$J" 2>/dev/null) $(tail -2 "$WORK/r3.err")"
 fi
 
-# ---- 3. the treatment made to fail (issue 17): host THP always, the build may not ----
+# ---- 3. the treatment made to fail: host THP always, the build may not ----
 # use THP (prctl PR_SET_THP_DISABLE, inherited by thpeval's children): no fault of
 # the build tries a huge page, so the 'always' cell is invalid with kcompile's reason
 # (lib/wltraits.c), and the 'never' baseline stays valid

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration tests of host sizing (issue 7): two guests at once on a fresh and
+# Integration tests of host sizing: two guests at once on a fresh and
 # a fragmented host, one per-size mTHP host setting, and a fragmenter left by a
 # SIGKILLed run ended by 'thpeval host restore'. Real TCG guests, small: a few
 # minutes. Each check prints PASS/FAIL/SKIP; the last line is the tally.

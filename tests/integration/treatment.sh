@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration test of the treatment evidence (issue 17, lib/wltraits.c): one
+# Integration test of the treatment evidence (lib/wltraits.c): one
 # cell per workload whose treatment is made to fail must come out invalid with
 # the workload's reason, from the command line to results.json.
 #  - the bare host with host THP 'always' while the workload processes may not

@@ -15,10 +15,9 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "lib/array.h"
 #include "lib/stats.h"
 #include "tests/orchestrator/sim.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const double probs[] = {
 	1e-9, 0.001, 0.005, 0.025, 0.05, 0.1, 0.25, 0.4, 0.49, 0.5, 0.51, 0.6,
