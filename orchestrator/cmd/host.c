@@ -12,8 +12,8 @@
 enum host_opt { HO_SYSFS_ROOT, HO_STATE_DIR };
 
 static const struct opt host_opts[] = {
-	{ "sysfs-root", "DIR", "/", "root under which /sys is read and written (tests)", HO_SYSFS_ROOT },
-	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", HO_STATE_DIR },
+	OPT_ROW("sysfs-root", "DIR", "/", "root under which /sys is read and written (tests)", HO_SYSFS_ROOT),
+	OPT_ROW("state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", HO_STATE_DIR),
 };
 
 const struct command host_cmd = {

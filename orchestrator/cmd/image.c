@@ -12,12 +12,12 @@
 enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE, IO_PACKAGES };
 
 static const struct opt image_opts[] = {
-	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
-	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR },
-	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", IO_GUEST_BIN },
-	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
-	{ "kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE },
-	{ "packages", "PKG,...", NULL, "Debian packages added to the root (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address (thpeval run --image-packages gives the same image)", IO_PACKAGES },
+	OPT_ROW("kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL),
+	OPT_ROW("cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR),
+	OPT_ROW("guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", IO_GUEST_BIN),
+	OPT_ROW("force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE),
+	OPT_ROW("kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE),
+	OPT_ROW("packages", "PKG,...", NULL, "Debian packages added to the root (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address (thpeval run --image-packages gives the same image)", IO_PACKAGES),
 };
 
 const struct command image_cmd = {

@@ -248,7 +248,10 @@ int cmd_run(int argc, char **argv)
 		free(res);
 		return CMD_ERROR;
 	}
-	run_config_defaults(cfg);
+	if (run_config_init(cfg, &e)) {
+		rc = cmd_fail(&e, CMD_ERROR);
+		goto done_cfg;
+	}
 	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &given, &e);
 	if (r) {
 		rc = cmd_fail(&e, CMD_USAGE);
