@@ -344,6 +344,116 @@ static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 	return 0;
 }
 
+/* --workload-opts: the syntax; the workloads check the names and values */
+static int wl_opts_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	struct wlopt o[WLOPTS_MAX];
+	char why[ERR_MSG_MAX];
+	size_t n;
+
+	if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
+		return err_set(e, -EINVAL, "%s", why);
+	strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
+	return 0;
+}
+
+/* --workloads: names of a-z, 0-9 and _, comma-separated, resolved later */
+static int workloads_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	size_t i, n = strlen(arg);
+
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+		      arg[i] == ','))
+			break;
+	if (i != n || n >= sizeof(c->workloads))
+		return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
+	strcpy(c->workloads, arg);
+	return 0;
+}
+
+/* --target: guest, host or both */
+static int target_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	enum run_target t;
+
+	if (run_target_parse(arg, &t))
+		return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
+	c->target_guest = t != TARGET_HOST;
+	c->target_host = t != TARGET_GUEST;
+	return 0;
+}
+
+/* --host-prefault: distinct host allocation modes, in order */
+static int prefault_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "too long: %s", err_q(arg));
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host allocation list: "
+			       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
+	strcpy(buf, arg);
+	c->n_prefault = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum prefault p;
+		size_t i;
+		bool dup = false;
+
+		if (prefault_parse(tok, &p))
+			return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
+		for (i = 0; i < c->n_prefault; i++)
+			dup |= c->prefault[i] == p;
+		if (!dup)
+			c->prefault[c->n_prefault++] = p;
+	}
+	if (c->n_prefault == 0)
+		return err_set(e, -EINVAL, "empty host allocation list");
+	return 0;
+}
+
+/* --host-state: distinct host states, in order */
+static int host_state_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "too long: %s", err_q(arg));
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host state list: "
+			       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
+	strcpy(buf, arg);
+	c->n_host_state = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum host_state s;
+		size_t i;
+		bool dup = false;
+
+		if (host_state_parse(tok, &s))
+			return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
+		for (i = 0; i < c->n_host_state; i++)
+			dup |= c->host_state[i] == s;
+		if (!dup)
+			c->host_state[c->n_host_state++] = s;
+	}
+	if (c->n_host_state == 0)
+		return err_set(e, -EINVAL, "empty host state list");
+	return 0;
+}
+
+/* --db: a history database, or none */
+static int db_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	if (!strcmp(arg, "none")) {
+		c->db[0] = '\0';
+		return 0;
+	}
+	if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
+		return e->code;
+	return set_path(c->db, sizeof(c->db), arg, "database", e);
+}
+
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct run_config *c = ctx;
@@ -357,37 +467,12 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return thp_list_parse(arg, false, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, "guest THP", e);
 	case RO_GUEST_SHMEM:
 		return shmem_list_parse(arg, c, e);
-	case RO_WL_OPTS: {
-		struct wlopt o[WLOPTS_MAX];
-		char why[ERR_MSG_MAX];
-		size_t n;
-
-		if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
-			return err_set(e, -EINVAL, "%s", why);
-		strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
-		return 0;
-	}
-	case RO_WORKLOADS: {
-		size_t i, n = strlen(arg);
-
-		for (i = 0; i < n; i++)
-			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
-			      arg[i] == ','))
-				break;
-		if (i != n || n >= sizeof(c->workloads))
-			return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
-		strcpy(c->workloads, arg);
-		return 0;
-	}
-	case RO_TARGET: {
-		enum run_target t;
-
-		if (run_target_parse(arg, &t))
-			return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
-		c->target_guest = t != TARGET_HOST;
-		c->target_host = t != TARGET_GUEST;
-		return 0;
-	}
+	case RO_WL_OPTS:
+		return wl_opts_parse(arg, c, e);
+	case RO_WORKLOADS:
+		return workloads_parse(arg, c, e);
+	case RO_TARGET:
+		return target_parse(arg, c, e);
 	case RO_ACCEL:
 		if (accel_parse(arg, &c->accel))
 			return err_set(e, -EINVAL, "not an accelerator: use auto, kvm or tcg: %s", err_q(arg));
@@ -399,72 +484,18 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
 	case RO_EMULATOR:
 		return ab_emulator_parse(c, arg, e);
-	case RO_PREFAULT: {
-		char buf[64], *tok, *save = NULL;
-
-		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
-		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host allocation list: "
-				       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
-		strcpy(buf, arg);
-		c->n_prefault = 0;
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			enum prefault p;
-			size_t i;
-			bool dup = false;
-
-			if (prefault_parse(tok, &p))
-				return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
-			for (i = 0; i < c->n_prefault; i++)
-				dup |= c->prefault[i] == p;
-			if (!dup)
-				c->prefault[c->n_prefault++] = p;
-		}
-		if (c->n_prefault == 0)
-			return err_set(e, -EINVAL, "empty host allocation list");
-		return 0;
-	}
+	case RO_PREFAULT:
+		return prefault_list_parse(arg, c, e);
 	case RO_FORMAT:
 		return report_formats_parse(arg, &c->formats, e);
 	case RO_DB:
-		if (!strcmp(arg, "none")) {
-			c->db[0] = '\0';
-			return 0;
-		}
-		if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
-			return e->code;
-		return set_path(c->db, sizeof(c->db), arg, "database", e);
+		return db_parse(arg, c, e);
 	case RO_BACKING:
 		return backing_parse(arg, c, e);
 	case RO_TARGET_CI:
 		return target_ci_parse(arg, c, e);
-	case RO_HOST_STATE: {
-		char buf[64], *tok, *save = NULL;
-
-		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
-		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host state list: "
-				       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
-		strcpy(buf, arg);
-		c->n_host_state = 0;
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			enum host_state s;
-			size_t i;
-			bool dup = false;
-
-			if (host_state_parse(tok, &s))
-				return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
-			for (i = 0; i < c->n_host_state; i++)
-				dup |= c->host_state[i] == s;
-			if (!dup)
-				c->host_state[c->n_host_state++] = s;
-		}
-		if (c->n_host_state == 0)
-			return err_set(e, -EINVAL, "empty host state list");
-		return 0;
-	}
+	case RO_HOST_STATE:
+		return host_state_list_parse(arg, c, e);
 	case RO_EXEC:
 		return exec_opts_command(&c->exec, arg, e);
 	case RO_EXEC_METRIC:
