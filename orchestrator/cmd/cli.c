@@ -109,6 +109,8 @@ static int store_typed(const struct opt *o, const char *arg, void *ctx, struct e
 	double d;
 	int r, i;
 
+	if ((o->type == OPT_FLAG && o->size != sizeof(bool)) || (o->type == OPT_DOUBLE && o->size != sizeof(double)))
+		return err_set(e, -EINVAL, "internal: option --%s has a target of %zu bytes", o->name, o->size);
 	switch (o->type) {
 	case OPT_FLAG:
 		*(bool *)at = true;
@@ -119,10 +121,12 @@ static int store_typed(const struct opt *o, const char *arg, void *ctx, struct e
 	case OPT_DURATION:
 		if (parse_number(o, arg, &v, e))
 			return e->code;
-		if (o->size == sizeof(unsigned))
+		if (o->size == sizeof(unsigned) && v <= UINT_MAX)
 			*(unsigned *)at = (unsigned)v;
-		else
+		else if (o->size == sizeof(uint64_t))
 			*(uint64_t *)at = v;
+		else
+			return err_set(e, -EINVAL, "internal: option --%s has a target of %zu bytes", o->name, o->size);
 		return 0;
 	case OPT_DOUBLE:
 		r = parse_double(arg, &d);
