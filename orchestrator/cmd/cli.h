@@ -1,14 +1,15 @@
 /*
  * cli: a command's option table (struct command, struct opt; each command's
- * own is in its file in cmd/) turned into getopt_long input and into --help
- * text, one source for both. Never prints except through cli_help(); never
- * exits.
+ * own is in its file in cmd/) turned into getopt_long input, --help text and,
+ * for typed rows, the parsed values, their bounds and their defaults: one
+ * source for all. Never prints except through cli_help(); never exits.
  */
 #ifndef THPEVAL_ORCH_CLI_H
 #define THPEVAL_ORCH_CLI_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,13 +22,50 @@
  */
 #define CLI_MAX_ID 64
 
+/*
+ * What an option's value is. OPT_TEXT and OPT_CALL rows go to the command's
+ * callback; the typed ones (OPT_FLAG and below) cli_parse() stores itself at
+ * .off in the callback's context, checked against the row's bounds.
+ */
+enum opt_type {
+	OPT_TEXT = 0,	/* the callback parses it; .def is help text, the default is set in code */
+	OPT_CALL,	/* the callback parses it (a compound option); cli_defaults() applies .def */
+	OPT_FLAG,	/* a bool, true when given */
+	OPT_UINT,	/* an unsigned from .min to .max */
+	OPT_U64,	/* a uint64_t from .min to .max */
+	OPT_SIZE,	/* a uint64_t of bytes (K, M, G, T), from .min to .max, a multiple of .step */
+	OPT_DURATION,	/* a uint64_t of milliseconds (s, m, h), from .min to .max */
+	OPT_DOUBLE,	/* a double from .dmin to .dmax */
+	OPT_ENUM,	/* one of .vals, its index stored in a bool or an unsigned */
+	OPT_STRING,	/* a string (a path, a URI) in a char array of .size */
+	OPT_TYPE__COUNT
+};
+
 struct opt {
 	const char *name;	/* long option name */
 	const char *arg;	/* metavar, NULL for a flag */
-	const char *def;	/* default shown in help, NULL for none */
+	const char *def;	/* the default: help text; for OPT_CALL and typed rows also its value */
 	const char *help;
 	int id;
+	/* rows with a type (see "Adding an option" in doc/HACKING.md) */
+	enum opt_type type;
+	const char *def_note;	/* said after .def in --help ("4, then by --target-ci"), or alone
+				 * for a default computed at run time ("time-based") */
+	size_t off, size;	/* the target in the context struct (OPT_AT) */
+	bool has_set;		/* typed rows: a bool at .set_off becomes true when given */
+	size_t set_off;
+	const char *what;	/* the value's noun in errors: "a repetition count" */
+	uint64_t min, max, step;	/* OPT_UINT, OPT_U64, OPT_SIZE, OPT_DURATION */
+	double dmin, dmax;	/* OPT_DOUBLE */
+	const char *const *vals;	/* OPT_ENUM: the names, NULL-terminated */
 };
+
+/* a row of the older kind: the callback parses it, .def is text (OPT_TEXT) */
+#define OPT_ROW(n, a, d, h, i) { .name = (n), .arg = (a), .def = (d), .help = (h), .id = (i) }
+/* .off and .size of a typed row: field of struct type st */
+#define OPT_AT(st, field) .off = offsetof(st, field), .size = sizeof(((st *)0)->field)
+/* a typed row's "given" marker: bool field of st */
+#define OPT_SET(st, field) .has_set = true, .set_off = offsetof(st, field)
 
 /* what one option asks of another, checked once all options are parsed */
 enum opt_rule_kind {
@@ -70,6 +108,14 @@ typedef int (*cli_opt_fn)(void *ctx, int id, const char *arg, struct err *e);
  */
 int cli_parse(const struct command *cmd, int argc, char **argv, cli_opt_fn fn, void *ctx,
 	      int *first_arg, bool *want_help, uint64_t *given, struct err *e);
+/*
+ * Apply the default of every OPT_CALL and typed row of cmd to ctx (zeroed or
+ * set up by the caller), parsing .def as if it were given: what the user gets
+ * is what --help says. Nothing is marked given.
+ */
+int cli_defaults(const struct command *cmd, cli_opt_fn fn, void *ctx, struct err *e);
+/* "DEF", "DEF, NOTE" or "NOTE" into buf: the default --help shows ("" for none) */
+const char *cli_default_text(const struct opt *o, char *buf, size_t len);
 /* the name of option id in cmd, without its dashes ("?" for none) */
 const char *cli_opt_name(const struct command *cmd, int id);
 void cli_help(const struct command *cmd, FILE *out);

@@ -64,8 +64,13 @@ extern const struct command run_cmd;
 int cmd_run(int argc, char **argv);
 /* option callback for cli_parse() on run_cmd: fills a struct run_config (run/config.h) */
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
-/* after the options: exec named, --exec given and the workloads selected agree (cmd/run_opts.c) */
 struct run_config;
+/*
+ * A run's configuration as no option leaves it: run_config_defaults(), then
+ * the default of every row of run_cmd's table (cli_defaults())
+ */
+int run_config_init(struct run_config *c, struct err *e);
+/* after the options: exec named, --exec given and the workloads selected agree (cmd/run_opts.c) */
 int exec_select(struct run_config *c, struct err *e);
 /* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */
 bool shmem_axis_planned(const struct run_config *c);

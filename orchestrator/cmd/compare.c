@@ -17,13 +17,13 @@
 enum compare_opt { CO_THRESHOLD, CO_GATE, CO_HISTORY, CO_DB, CO_HOST, CO_FAIL_ON, CO_RUNS };
 
 static const struct opt compare_opts[] = {
-	{ "threshold", "PCT", "5", "smallest change, in percent, that counts as a regression", CO_THRESHOLD },
-	{ "gate", "primary|all", "primary", "metrics that gate: each workload's primary ones ('thpeval workloads' lists them under 'gated by default'), or every metric with a direction", CO_GATE },
-	{ "history", NULL, NULL, "judge CURRENT against the earlier complete runs of its host and setup in --db (the history gate, doc/gate.md): per metric kind ok, suspect, regression or no-history; exit 1 on a regression", CO_HISTORY },
-	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "with --history: the history database, an SQLite file or a postgresql:// URI", CO_DB },
-	{ "host", "NAME", NULL, "with --history: the host whose runs CURRENT is judged against (default: CURRENT's host.name)", CO_HOST },
-	{ "fail-on", "regression|suspect", "regression", "with --history: the verdict that makes the exit status 1", CO_FAIL_ON },
-	{ "runs", "K", "10", "with --history: the earlier runs a run is judged against (5-100)", CO_RUNS },
+	OPT_ROW("threshold", "PCT", "5", "smallest change, in percent, that counts as a regression", CO_THRESHOLD),
+	OPT_ROW("gate", "primary|all", "primary", "metrics that gate: each workload's primary ones ('thpeval workloads' lists them under 'gated by default'), or every metric with a direction", CO_GATE),
+	OPT_ROW("history", NULL, NULL, "judge CURRENT against the earlier complete runs of its host and setup in --db (the history gate, doc/gate.md): per metric kind ok, suspect, regression or no-history; exit 1 on a regression", CO_HISTORY),
+	OPT_ROW("db", "PATH|URI", HISTORY_DEFAULT_DB, "with --history: the history database, an SQLite file or a postgresql:// URI", CO_DB),
+	OPT_ROW("host", "NAME", NULL, "with --history: the host whose runs CURRENT is judged against (default: CURRENT's host.name)", CO_HOST),
+	OPT_ROW("fail-on", "regression|suspect", "regression", "with --history: the verdict that makes the exit status 1", CO_FAIL_ON),
+	OPT_ROW("runs", "K", "10", "with --history: the earlier runs a run is judged against (5-100)", CO_RUNS),
 };
 
 const struct command compare_cmd = {

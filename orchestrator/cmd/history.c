@@ -17,24 +17,24 @@
 enum history_opt { HIO_DB, HIO_HOST, HIO_WORKLOAD, HIO_LAST, HIO_IMPORT, HIO_GATE_FAILED, HIO_MARK_CHANGE, HIO_WHY, HIO_CHANGES, HIO_EFFECTS };
 
 static const struct opt history_opts[] = {
-	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
-	  "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq; the password from ~/.pgpass or PGPASSWORD)", HIO_DB },
-	{ "host", "NAME", NULL, "only runs of this host (default: every host); with --import, the host name to "
-	  "record the runs under (default: the name in each results.json)", HIO_HOST },
-	{ "workload", "W", "all", "only cells of this workload", HIO_WORKLOAD },
-	{ "last", "N", "10", "the newest N runs (1-10000)", HIO_LAST },
-	{ "import", NULL, NULL, "record the runs of the results.json files given (a directory: every results.json "
-	  "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT },
-	{ "gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
-	  "exited 1): recorded so; like every complete run they stay in the gate's history", HIO_GATE_FAILED },
-	{ "mark-change", "RUN", NULL, "mark run RUN (its number in the trend) as the first after a known change of the "
-	  "host (kernel, QEMU, BIOS): the history gate reads the runs of its host and setup from it on", HIO_MARK_CHANGE },
-	{ "why", "TEXT", NULL, "with --mark-change: what changed (1-200 printable characters), kept with the mark",
-	  HIO_WHY },
-	{ "changes", NULL, NULL, "list the change points of each metric kind's series (of --host's runs, or every "
-	  "host's), with the kernel, QEMU and libvirt on both sides, and the marked changes", HIO_CHANGES },
-	{ "effects", NULL, NULL, "each split effect pooled over the host's runs from its newest marked change on "
-	  "(random effects, with the between-run tau and I2), beside the newest run's", HIO_EFFECTS },
+	OPT_ROW("db", "PATH|URI", HISTORY_DEFAULT_DB, "the history database: an SQLite file, or PostgreSQL as "
+	        "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq; the password from ~/.pgpass or PGPASSWORD)", HIO_DB),
+	OPT_ROW("host", "NAME", NULL, "only runs of this host (default: every host); with --import, the host name to "
+	        "record the runs under (default: the name in each results.json)", HIO_HOST),
+	OPT_ROW("workload", "W", "all", "only cells of this workload", HIO_WORKLOAD),
+	OPT_ROW("last", "N", "10", "the newest N runs (1-10000)", HIO_LAST),
+	OPT_ROW("import", NULL, NULL, "record the runs of the results.json files given (a directory: every results.json "
+	        "under it); a run recorded already is skipped, so importing again is safe", HIO_IMPORT),
+	OPT_ROW("gate-failed", NULL, NULL, "with --import: these runs failed their regression gate ('thpeval run' "
+	        "exited 1): recorded so; like every complete run they stay in the gate's history", HIO_GATE_FAILED),
+	OPT_ROW("mark-change", "RUN", NULL, "mark run RUN (its number in the trend) as the first after a known change of the "
+	        "host (kernel, QEMU, BIOS): the history gate reads the runs of its host and setup from it on", HIO_MARK_CHANGE),
+	OPT_ROW("why", "TEXT", NULL, "with --mark-change: what changed (1-200 printable characters), kept with the mark",
+	        HIO_WHY),
+	OPT_ROW("changes", NULL, NULL, "list the change points of each metric kind's series (of --host's runs, or every "
+	        "host's), with the kernel, QEMU and libvirt on both sides, and the marked changes", HIO_CHANGES),
+	OPT_ROW("effects", NULL, NULL, "each split effect pooled over the host's runs from its newest marked change on "
+	        "(random effects, with the between-run tau and I2), beside the newest run's", HIO_EFFECTS),
 };
 
 /* what history's options ask of each other */

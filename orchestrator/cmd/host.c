@@ -11,9 +11,17 @@
 
 enum host_opt { HO_SYSFS_ROOT, HO_STATE_DIR };
 
+struct host_args {
+	char root[PATH_MAX];
+	char state_dir[PATH_MAX];
+};
+
 static const struct opt host_opts[] = {
-	{ "sysfs-root", "DIR", "/", "root under which /sys is read and written (tests)", HO_SYSFS_ROOT },
-	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", HO_STATE_DIR },
+	{ .name = "sysfs-root", .arg = "DIR", .def = "/", .id = HO_SYSFS_ROOT, .type = OPT_STRING,
+	  OPT_AT(struct host_args, root), .what = "sysfs root",
+	  .help = "root under which /sys is read and written (tests)" },
+	{ .name = "state-dir", .arg = "DIR", .def = "/var/lib/thpeval", .id = HO_STATE_DIR, .type = OPT_STRING,
+	  OPT_AT(struct host_args, state_dir), .what = "state", .help = "host settings journal and lock" },
 };
 
 const struct command host_cmd = {
@@ -28,20 +36,12 @@ const struct command host_cmd = {
 	CLI_OPTS(host_opts),
 };
 
-struct host_args {
-	char root[PATH_MAX];
-	char state_dir[PATH_MAX];
-};
-
+/* every host option is typed: nothing for a callback */
 static int host_opt(void *ctx, int id, const char *arg, struct err *e)
 {
-	struct host_args *a = ctx;
-	char *dst = id == HO_SYSFS_ROOT ? a->root : a->state_dir;
-
-	if (strlen(arg) >= PATH_MAX)
-		return err_set(e, -ENAMETOOLONG, "path too long");
-	strcpy(dst, arg);
-	return 0;
+	(void)ctx;
+	(void)arg;
+	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
 }
 
 static int host_show(const struct host_args *a)
@@ -135,11 +135,13 @@ static int host_restore(const struct host_args *a)
 
 static int host_main(int argc, char **argv)
 {
-	struct host_args a = { "/", "/var/lib/thpeval" };
+	struct host_args a = { "", "" };
 	struct err e = ERR_INIT;
 	bool help;
 	int first;
 
+	if (cli_defaults(&host_cmd, host_opt, &a, &e))
+		return cmd_fail(&e, CMD_ERROR);
 	if (cli_parse(&host_cmd, argc, argv, host_opt, &a, &first, &help, NULL, &e))
 		return cmd_fail(&e, CMD_USAGE);
 	if (help) {

@@ -11,13 +11,30 @@
 
 enum image_opt { IO_KERNEL, IO_CACHE_DIR, IO_GUEST_BIN, IO_FORCE, IO_KCOMPILE, IO_PACKAGES };
 
+struct image_args {
+	char kernel[PATH_MAX], cache_dir[PATH_MAX], guest_bin[PATH_MAX];
+	bool force, kcompile;
+	char pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];
+	size_t npkgs;
+};
+
+/* the target of a typed row in struct image_args */
+#define IA(field) OPT_AT(struct image_args, field)
+
 static const struct opt image_opts[] = {
-	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel", IO_KERNEL },
-	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "image cache", IO_CACHE_DIR },
-	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", IO_GUEST_BIN },
-	{ "force", NULL, NULL, "rebuild even if a cached image matches", IO_FORCE },
-	{ "kcompile", NULL, NULL, "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)", IO_KCOMPILE },
-	{ "packages", "PKG,...", NULL, "Debian packages added to the root (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address (thpeval run --image-packages gives the same image)", IO_PACKAGES },
+	{ .name = "kernel", .arg = "PATH", .def_note = "newest /boot/vmlinuz-*", .id = IO_KERNEL, .type = OPT_STRING,
+	  IA(kernel), .what = "kernel", .help = "guest kernel" },
+	{ .name = "cache-dir", .arg = "DIR", .def = "/var/cache/thpeval/images", .id = IO_CACHE_DIR,
+	  .type = OPT_STRING, IA(cache_dir), .what = "cache", .help = "image cache" },
+	{ .name = "guest-bin", .arg = "PATH", .def_note = "thpeval-guest beside thpeval, else ../libexec/thpeval/",
+	  .id = IO_GUEST_BIN, .type = OPT_STRING, IA(guest_bin), .what = "guest program",
+	  .help = "static guest program" },
+	{ .name = "force", .id = IO_FORCE, .type = OPT_FLAG, IA(force),
+	  .help = "rebuild even if a cached image matches" },
+	{ .name = "kcompile", .id = IO_KCOMPILE, .type = OPT_FLAG, IA(kcompile),
+	  .help = "the image kcompile guests use (the root adds the toolchain) and the kernel source disk (" SRCDISK_PACKAGE ", extracted, ext4, attached read-only)" },
+	{ .name = "packages", .arg = "PKG,...", .id = IO_PACKAGES, .type = OPT_CALL,
+	  .help = "Debian packages added to the root (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address (thpeval run --image-packages gives the same image)" },
 };
 
 const struct command image_cmd = {
@@ -28,30 +45,14 @@ const struct command image_cmd = {
 	CLI_OPTS(image_opts),
 };
 
-struct image_args {
-	char kernel[PATH_MAX], cache_dir[PATH_MAX], guest_bin[PATH_MAX];
-	bool force, kcompile;
-	char pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];
-	size_t npkgs;
-};
-
+/* --packages: the one compound option (the others are typed rows) */
 static int image_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct image_args *a = ctx;
-	char *dst = NULL;
 
-	switch ((enum image_opt)id) {
-	case IO_KERNEL: dst = a->kernel; break;
-	case IO_CACHE_DIR: dst = a->cache_dir; break;
-	case IO_GUEST_BIN: dst = a->guest_bin; break;
-	case IO_FORCE: a->force = true; return 0;
-	case IO_KCOMPILE: a->kcompile = true; return 0;
-	case IO_PACKAGES: return image_packages_parse(arg, a->pkgs, IMAGE_PKGS_MAX, &a->npkgs, e);
-	}
-	if (!dst || strlen(arg) >= PATH_MAX)
-		return err_set(e, -ENAMETOOLONG, "path too long");
-	strcpy(dst, arg);
-	return 0;
+	if (id != IO_PACKAGES)
+		return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+	return image_packages_parse(arg, a->pkgs, IMAGE_PKGS_MAX, &a->npkgs, e);
 }
 
 static void print_progress(void *opaque, const char *msg)
@@ -62,7 +63,7 @@ static void print_progress(void *opaque, const char *msg)
 
 static int image_main(int argc, char **argv)
 {
-	struct image_args a = { "", "/var/cache/thpeval/images", "", false, false, { "" }, 0 };
+	struct image_args a = { "", "", "", false, false, { "" }, 0 };
 	const char *user[IMAGE_PKGS_MAX + 1];
 	size_t i;
 	struct image_opts o = { 0 };
@@ -73,6 +74,8 @@ static int image_main(int argc, char **argv)
 	bool help, built = false, sd_built = false;
 	int first, r;
 
+	if (cli_defaults(&image_cmd, image_opt, &a, &e))
+		return cmd_fail(&e, CMD_ERROR);
 	if (cli_parse(&image_cmd, argc, argv, image_opt, &a, &first, &help, NULL, &e))
 		return cmd_fail(&e, CMD_USAGE);
 	if (help) {

@@ -22,22 +22,22 @@ enum report_opt { RPO_FORMAT, RPO_OUT, RPO_BASELINE, RPO_THRESHOLD, RPO_GATE, RP
 #define REPORT_MAX_HOSTS 64
 
 static const struct opt report_opts[] = {
-	{ "format", "LIST", "text", "comma-separated formats: " REPORT_FORMATS_HELP
-	  "; several need --out", RPO_FORMAT },
-	{ "out", "DIR", "stdout", "write results.txt, results.json, results.csv, report.html or junit.xml"
-	  " into DIR (created); each file appears only when complete", RPO_OUT },
-	{ "baseline", "PATH", NULL, "compare with this results.json (or run directory): adds the"
-	  " comparison to text and HTML and the regression gates to JUnit", RPO_BASELINE },
-	{ "threshold", "PCT", "5", "smallest change, in percent, that counts as a regression"
-	  " (with --baseline)", RPO_THRESHOLD },
-	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary"
-	  " ones or every metric with a direction ('thpeval help compare')", RPO_GATE },
-	{ "fleet", NULL, NULL, "instead of one run: " FLEET_FILE " from the run history (--db), every host's"
-	  " latest split and the trend of its headline effects", RPO_FLEET },
-	{ "db", "PATH|URI", HISTORY_DEFAULT_DB, "with --fleet: the history database (SQLite file or"
-	  " postgresql://...), as 'thpeval history' takes it", RPO_DB },
-	{ "host", "NAME", NULL, "with --fleet: only this host (repeat for more; default: every host)", RPO_HOST },
-	{ "last", "N", "10", "with --fleet: the newest N runs of each host in its trend (1-10000)", RPO_LAST },
+	OPT_ROW("format", "LIST", "text", "comma-separated formats: " REPORT_FORMATS_HELP
+	        "; several need --out", RPO_FORMAT),
+	OPT_ROW("out", "DIR", "stdout", "write results.txt, results.json, results.csv, report.html or junit.xml"
+	        " into DIR (created); each file appears only when complete", RPO_OUT),
+	OPT_ROW("baseline", "PATH", NULL, "compare with this results.json (or run directory): adds the"
+	        " comparison to text and HTML and the regression gates to JUnit", RPO_BASELINE),
+	OPT_ROW("threshold", "PCT", "5", "smallest change, in percent, that counts as a regression"
+	        " (with --baseline)", RPO_THRESHOLD),
+	OPT_ROW("gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary"
+	        " ones or every metric with a direction ('thpeval help compare')", RPO_GATE),
+	OPT_ROW("fleet", NULL, NULL, "instead of one run: " FLEET_FILE " from the run history (--db), every host's"
+	        " latest split and the trend of its headline effects", RPO_FLEET),
+	OPT_ROW("db", "PATH|URI", HISTORY_DEFAULT_DB, "with --fleet: the history database (SQLite file or"
+	        " postgresql://...), as 'thpeval history' takes it", RPO_DB),
+	OPT_ROW("host", "NAME", NULL, "with --fleet: only this host (repeat for more; default: every host)", RPO_HOST),
+	OPT_ROW("last", "N", "10", "with --fleet: the newest N runs of each host in its trend (1-10000)", RPO_LAST),
 };
 
 /* what report's options ask of each other, checked in this order */

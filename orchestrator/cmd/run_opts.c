@@ -35,56 +35,136 @@ enum run_opt {
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
 };
 
+/* the target of a typed row in struct run_config */
+#define RC(field) OPT_AT(struct run_config, field)
+
+static const char *const pin_vals[] = { "none", "auto", NULL };	/* index 1: pin */
+static const char *const fail_on_vals[] = { "regression", "suspect", NULL };	/* 1: suspect fails */
+static const char *const gate_vals[] = { "primary", "all", NULL };	/* 1: every metric gates */
+
+/*
+ * One row per option: OPT_CALL rows are parsed by run_config_opt() (the
+ * compound ones); typed rows by cli_parse() itself. .def is both the help's
+ * default and the value cli_defaults() gives the field (run_config_init()).
+ * The kcompile and exec rows are of the older kind: run_config_opt() parses
+ * them and run_config_defaults() sets their defaults.
+ */
 static const struct opt run_opts[] = {
-	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
-	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
-	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
-	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise (guests run on host THP never, then the setting is applied and guest RAM collapsed by process_madvise MADV_COLLAPSE, Linux 6.1+; coverage each second), or a list", RO_HOST_STATE },
-	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
-	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
-	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
-	{ "workload-opts", "LIST", NULL, "parameters of the selected workloads beyond the run's own, WORKLOAD:PARAM=VALUE,... (e.g. redis:dataset=4G,pgbench:scale=400 for a lab host; 'thpeval workloads' lists each one's parameters and defaults); the workload checks the value", RO_WL_OPTS },
-	{ "target", "guest|host|both", "guest", "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both", RO_TARGET },
-	{ "host-prefault", "LIST", "ondemand", "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB", RO_PREFAULT },
-	{ "boots", "N", "4, then by --target-ci", "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N and at least 6", RO_BOOTS },
-	{ "reps", "N", "3", "measured repetitions per cell in each boot (1-100)", RO_REPS },
-	{ "pin", "auto|none", "auto", "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them", RO_PIN },
-	{ "warmup", "N", "3", "unmeasured warm-up repetitions per cell (0-10)", RO_WARMUP },
-	{ "cold-reps", "N", "3", "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them", RO_COLD_REPS },
-	{ "memory", "SIZE", "1G", "guest RAM (suffixes K, M, G)", RO_MEMORY },
-	{ "vcpus", "N", "1", "guest vCPUs (1-64)", RO_VCPUS },
-	{ "size", "SIZE", "256M", "memset buffer size, a multiple of 2M", RO_SIZE },
-	{ "accesses", "N", "1000000", "dependent random accesses in the access phase", RO_ACCESSES },
-	{ "host-backing", "LIST", "anonymous", "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs and/or hugetlbfs-1g for the reference arms (host_thp 'hugetlbfs' or 'hugetlbfs-1g': guest RAM on 2M or 1G hugetlbfs pages, the pool reserved for the run and released after; 1G needs --memory in whole GiB and a host that offers 1G pages)", RO_BACKING },
-	{ "target-ci", "HOST[,GUEST]|none", "15,5 unless --boots", "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones, judged on the log scale (ln(1 + HOST/100)); an effect whose projected boots exceed what --budget and --max-reps allow is not chased, and the results say so; none: exactly --boots rounds", RO_TARGET_CI },
-	{ "max-reps", "N", "50 x --reps", "with a CI target: repetitions per cell at most, over all boots", RO_MAX_REPS },
-	{ "budget", "DURATION", "9m with the default target", "with a CI target: stop adding rounds when another would end past this much time from the start", RO_BUDGET },
-	{ "seed", "N", "time-based", "seed for access order and cell order (recorded)", RO_SEED },
-	{ "timeout", "DURATION", "15m", "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top", RO_TIMEOUT },
-	{ "kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE },
-	{ "kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT },
-	{ "exec", "COMMAND", NULL, "the exec workload's command, run in the guests by fork/execve without a shell: words split at spaces, '...' and \"...\" quote, a backslash escapes; no expansion or globbing ($ ; | * are bytes of the words; sh -c '...' is yours to write); at most 4096 characters, 64 words, no control characters, and what the guest kernel command line carries", RO_EXEC },
-	{ "exec-metric", "REGEX", NULL, "a POSIX extended regex with one capture group: the number it captures on the last matching line of the command's output (its last MiB) is recorded as metric_higher or metric_lower; a run where none matches is a fail record", RO_EXEC_METRIC },
-	{ "exec-direction", "higher|lower", NULL, "with --exec-metric: which way its number is better (what the gate tests)", RO_EXEC_DIRECTION },
-	{ "exec-timeout", "DURATION", "10m", "limit of one exec run: then its process group is killed and the run is a fail record ('timed out after N s'); added to the guest's --timeout for each exec run", RO_EXEC_TIMEOUT },
-	{ "image-packages", "PKG,...", NULL, "Debian packages added to the guest image (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address", RO_IMAGE_PACKAGES },
-	{ "min-coverage", "PCT", "90", "huge-page share an 'on' cell must show to be valid", RO_MIN_COV },
-	{ "accel", "auto|kvm|tcg", "auto", "auto uses KVM only where it can boot a stock guest, else TCG", RO_ACCEL },
-	{ "connect", "URI", "qemu:///system", "libvirt connection URI", RO_CONNECT },
-	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
-	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
-	{ "emulator", "PATH[,PATH]", "libvirt's", "the QEMU binary of every guest (libvirt <emulator>); with two, an A/B axis of the run: every host setting of every round boots once with each, in the rounds' interleaved order, and each gated metric and split effect is compared B against A over the run's boots ('emulator B vs A' in results.txt, \"ab\" in results.json); the same path twice is an A/A check. Each must be an executable file", RO_EMULATOR },
-	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", RO_GUEST_BIN },
-	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
-	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
-	{ "sysfs-root", "DIR", "/", "root under which /sys and /proc are read and written (tests)", RO_SYSFS_ROOT },
-	{ "format", "LIST", "text,json", "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)", RO_FORMAT },
-	{ "baseline", "FILE|DIR|last|history", NULL, "regression gate at the end: history judges the run against the last 10 complete runs of this host and setup in --db with their run-to-run drift (per metric kind: ok, suspect, regression, no-history; doc/gate.md); last compares with the newest complete run of this setup, passing or not; FILE|DIR with a stored run; exit 1 on a regression", RO_BASELINE },
-	{ "fail-on", "regression|suspect", "regression", "with --baseline=history: the verdict that makes the run exit 1 (suspect: one run beyond the threshold; regression: the newest 3)", RO_FAIL_ON },
-	{ "threshold", "PCT", "5", "with --baseline: smallest change that counts as a regression", RO_THRESHOLD },
-	{ "gate", "primary|all", "primary", "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them", RO_GATE },
-	{ "db", "PATH|URI", "/var/lib/thpeval/history.db", "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history", RO_DB },
-	{ "quiet", NULL, NULL, "no progress on stderr", RO_QUIET },
+	{ .name = "host-thp", .arg = "LIST", .def = "always", .id = RO_HOST_THP, .type = OPT_CALL,
+	  .help = "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)" },
+	{ .name = "mthp-sweep", .id = RO_MTHP_SWEEP, .type = OPT_FLAG, RC(mthp_sweep),
+	  .help = "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)" },
+	{ .name = "guests", .arg = "N", .def = "1", .id = RO_GUESTS, .type = OPT_UINT, RC(guests),
+	  .what = "a guest count", .min = RUN_GUESTS_MIN, .max = RUN_GUESTS_MAX,
+	  .help = "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory" },
+	{ .name = "host-state", .arg = "LIST", .def = "fresh", .id = RO_HOST_STATE, .type = OPT_CALL,
+	  .help = "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise (guests run on host THP never, then the setting is applied and guest RAM collapsed by process_madvise MADV_COLLAPSE, Linux 6.1+; coverage each second), or a list" },
+	{ .name = "guest-thp", .arg = "LIST", .def = "always", .id = RO_GUEST_THP, .type = OPT_CALL,
+	  .help = "guest THP settings to evaluate against guest 'never'" },
+	{ .name = "guest-shmem-thp", .arg = "LIST", .id = RO_GUEST_SHMEM, .type = OPT_CALL,
+	  .help = "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)" },
+	{ .name = "workloads", .arg = "LIST", .def = "memset", .id = RO_WORKLOADS, .type = OPT_CALL,
+	  .help = "workloads to run, comma-separated, or all ('thpeval workloads' lists them)" },
+	{ .name = "workload-opts", .arg = "LIST", .id = RO_WL_OPTS, .type = OPT_CALL,
+	  .help = "parameters of the selected workloads beyond the run's own, WORKLOAD:PARAM=VALUE,... (e.g. redis:dataset=4G,pgbench:scale=400 for a lab host; 'thpeval workloads' lists each one's parameters and defaults); the workload checks the value" },
+	{ .name = "target", .arg = "guest|host|both", .def = "guest", .id = RO_TARGET, .type = OPT_CALL,
+	  .help = "where the workloads run: in guests, directly on the host (the bare-metal rows, same host THP settings), or both" },
+	{ .name = "host-prefault", .arg = "LIST", .def = "ondemand", .id = RO_PREFAULT, .type = OPT_CALL,
+	  .help = "host allocation of guest RAM: ondemand (QEMU faults it as the guest touches it), immediate (preallocated at start); both separate host prefault from host TLB" },
+	{ .name = "boots", .arg = "N", .def = "4", .def_note = "then by --target-ci", .id = RO_BOOTS,
+	  .type = OPT_UINT, RC(boots), OPT_SET(struct run_config, boots_set), .what = "a boot count",
+	  .min = RUN_BOOTS_MIN, .max = RUN_BOOTS_MAX,
+	  .help = "guest boots per host setting (1-50), in an interleaved order (each pair of rounds runs the host settings in a random order, then reversed: ABBA), so drift falls on every setting alike; host-side effects replicate over boots (a host setting is applied per boot), so they need 2 or more. Given alone, exactly N; with --target-ci, at least N and at least 6" },
+	{ .name = "reps", .arg = "N", .def = "3", .id = RO_REPS, .type = OPT_UINT, RC(reps),
+	  .what = "a repetition count", .min = RUN_REPS_MIN, .max = RUN_REPS_MAX,
+	  .help = "measured repetitions per cell in each boot (1-100)" },
+	{ .name = "pin", .arg = "auto|none", .def = "auto", .id = RO_PIN, .type = OPT_ENUM, RC(pin),
+	  .what = "a pinning", .vals = pin_vals,
+	  .help = "auto: each vCPU on a host CPU of its own and QEMU's other threads on CPU 0 (libvirt <cputune>), where the host has a CPU for each (guests x vCPUs + 1), else none; none: the host scheduler places them" },
+	/* 3: after one only, the first measured access repetition runs slow under TCG */
+	{ .name = "warmup", .arg = "N", .def = "3", .id = RO_WARMUP, .type = OPT_UINT, RC(warmup),
+	  .what = "a warm-up count", .min = 0, .max = RUN_WARMUP_MAX,
+	  .help = "unmeasured warm-up repetitions per cell (0-10)" },
+	{ .name = "cold-reps", .arg = "N", .def = "3", .id = RO_COLD_REPS, .type = OPT_UINT, RC(cold_reps),
+	  .what = "a host-cold repetition count", .min = 0, .max = RUN_COLD_REPS_MAX,
+	  .help = "memset host-cold repetitions per guest THP setting in every fresh guest (0-20; 0 = none): fresh buffers held together, so each first touch is the host's first touch too (cells with variant 'cold'); the host prefault effect is measured on them" },
+	{ .name = "memory", .arg = "SIZE", .def = "1G", .id = RO_MEMORY, .type = OPT_SIZE, RC(memory),
+	  .what = "a guest memory size", .min = RUN_MEMORY_MIN, .max = RUN_MEMORY_MAX,
+	  .help = "guest RAM (suffixes K, M, G)" },
+	{ .name = "vcpus", .arg = "N", .def = "1", .id = RO_VCPUS, .type = OPT_UINT, RC(vcpus),
+	  .what = "a vCPU count", .min = RUN_VCPUS_MIN, .max = RUN_VCPUS_MAX,
+	  .help = "guest vCPUs (1-64)" },
+	{ .name = "size", .arg = "SIZE", .def = "256M", .id = RO_SIZE, .type = OPT_SIZE, RC(size),
+	  .what = "a buffer size", .max = UINT64_MAX, .step = RUN_SIZE_ALIGN,
+	  .help = "memset buffer size, a multiple of 2M" },
+	{ .name = "accesses", .arg = "N", .def = "1000000", .id = RO_ACCESSES, .type = OPT_U64, RC(accesses),
+	  .what = "an access count", .min = RUN_ACCESSES_MIN, .max = RUN_ACCESSES_MAX,
+	  .help = "dependent random accesses in the access phase" },
+	{ .name = "host-backing", .arg = "LIST", .def = "anonymous", .id = RO_BACKING, .type = OPT_CALL,
+	  .help = "guest RAM on the host: anonymous memory (governed by THP 'enabled') or memfd (shmem, governed by 'shmem_enabled': host 'enabled' alone then has no effect, and the evidence shows it); add hugetlbfs and/or hugetlbfs-1g for the reference arms (host_thp 'hugetlbfs' or 'hugetlbfs-1g': guest RAM on 2M or 1G hugetlbfs pages, the pool reserved for the run and released after; 1G needs --memory in whole GiB and a host that offers 1G pages)" },
+	/* the default target is run_config_check()'s (RUN_TARGET_CI_HOST, _GUEST) */
+	{ .name = "target-ci", .arg = "HOST[,GUEST]|none", .def_note = "15,5 unless --boots", .id = RO_TARGET_CI,
+	  .type = OPT_CALL,
+	  .help = "after --boots, keep adding rounds (one more boot per host setting each) until every split effect's 95% CI half-width is at most HOST points for host-side effects and interactions and GUEST points (HOST when not given) for guest-side ones, judged on the log scale (ln(1 + HOST/100)); an effect whose projected boots exceed what --budget and --max-reps allow is not chased, and the results say so; none: exactly --boots rounds" },
+	{ .name = "max-reps", .arg = "N", .def_note = "50 x --reps", .id = RO_MAX_REPS, .type = OPT_UINT,
+	  RC(max_reps), OPT_SET(struct run_config, max_reps_set), .what = "a repetition limit", .min = 2,
+	  .max = 1000, .help = "with a CI target: repetitions per cell at most, over all boots" },
+	{ .name = "budget", .arg = "DURATION", .def_note = "9m with the default target", .id = RO_BUDGET,
+	  .type = OPT_DURATION, RC(budget_ms), .what = "a duration", .min = 1000, .max = UINT64_MAX,
+	  .help = "with a CI target: stop adding rounds when another would end past this much time from the start" },
+	{ .name = "seed", .arg = "N", .def_note = "time-based", .id = RO_SEED, .type = OPT_U64, RC(seed),
+	  .what = "a seed", .min = RUN_SEED_MIN, .max = RUN_SEED_MAX,
+	  .help = "seed for access order and cell order (recorded)" },
+	{ .name = "timeout", .arg = "DURATION", .def = "15m", .id = RO_TIMEOUT, .type = OPT_DURATION,
+	  RC(timeout_ms), .what = "a duration", .min = 10000, .max = 48ull * 3600 * 1000,
+	  .help = "per-guest limit from boot to power-off (s, m, h suffixes); kcompile runs add their own limit on top" },
+	OPT_ROW("kcompile", "CONFIG:TARGET", "tinyconfig:mm/", "the kcompile workload's build: make CONFIG (untimed), then make -j<vcpus> TARGET timed (defconfig:vmlinux for labs)", RO_KCOMPILE),
+	OPT_ROW("kcompile-timeout", "DURATION", "20m", "limit of one kcompile run (a kernel build under TCG takes minutes)", RO_KCOMPILE_TIMEOUT),
+	OPT_ROW("exec", "COMMAND", NULL, "the exec workload's command, run in the guests by fork/execve without a shell: words split at spaces, '...' and \"...\" quote, a backslash escapes; no expansion or globbing ($ ; | * are bytes of the words; sh -c '...' is yours to write); at most 4096 characters, 64 words, no control characters, and what the guest kernel command line carries", RO_EXEC),
+	OPT_ROW("exec-metric", "REGEX", NULL, "a POSIX extended regex with one capture group: the number it captures on the last matching line of the command's output (its last MiB) is recorded as metric_higher or metric_lower; a run where none matches is a fail record", RO_EXEC_METRIC),
+	OPT_ROW("exec-direction", "higher|lower", NULL, "with --exec-metric: which way its number is better (what the gate tests)", RO_EXEC_DIRECTION),
+	OPT_ROW("exec-timeout", "DURATION", "10m", "limit of one exec run: then its process group is killed and the run is a fail record ('timed out after N s'); added to the guest's --timeout for each exec run", RO_EXEC_TIMEOUT),
+	{ .name = "image-packages", .arg = "PKG,...", .id = RO_IMAGE_PACKAGES, .type = OPT_CALL,
+	  .help = "Debian packages added to the guest image (with their dependencies), copied from the host where they must be installed ('apt-get install -y --no-install-recommends PKG'); the list joins the image's content address" },
+	{ .name = "min-coverage", .arg = "PCT", .def = "90", .id = RO_MIN_COV, .type = OPT_DOUBLE, RC(min_coverage),
+	  .what = "a percentage", .dmin = 0, .dmax = RUN_MIN_COV_MAX,
+	  .help = "huge-page share an 'on' cell must show to be valid" },
+	{ .name = "accel", .arg = "auto|kvm|tcg", .def = "auto", .id = RO_ACCEL, .type = OPT_CALL,
+	  .help = "auto uses KVM only where it can boot a stock guest, else TCG" },
+	{ .name = "connect", .arg = "URI", .def = "qemu:///system", .id = RO_CONNECT, .type = OPT_CALL,
+	  .help = "libvirt connection URI" },
+	{ .name = "out", .arg = "DIR", .def_note = "thpeval-results/<time>", .id = RO_OUT, .type = OPT_STRING,
+	  RC(out_dir), .what = "output", .help = "results.json, domain XML and console log of every guest" },
+	{ .name = "kernel", .arg = "PATH", .def_note = "newest /boot/vmlinuz-*", .id = RO_KERNEL, .type = OPT_STRING,
+	  RC(kernel), .what = "kernel", .help = "guest kernel for the image" },
+	{ .name = "emulator", .arg = "PATH[,PATH]", .def_note = "libvirt's", .id = RO_EMULATOR, .type = OPT_CALL,
+	  .help = "the QEMU binary of every guest (libvirt <emulator>); with two, an A/B axis of the run: every host setting of every round boots once with each, in the rounds' interleaved order, and each gated metric and split effect is compared B against A over the run's boots ('emulator B vs A' in results.txt, \"ab\" in results.json); the same path twice is an A/A check. Each must be an executable file" },
+	{ .name = "guest-bin", .arg = "PATH", .def_note = "thpeval-guest beside thpeval, else ../libexec/thpeval/",
+	  .id = RO_GUEST_BIN, .type = OPT_STRING, RC(guest_bin), .what = "guest program",
+	  .help = "static guest program" },
+	{ .name = "cache-dir", .arg = "DIR", .def = "/var/cache/thpeval/images", .id = RO_CACHE_DIR,
+	  .type = OPT_STRING, RC(cache_dir), .what = "cache", .help = "guest image cache" },
+	{ .name = "state-dir", .arg = "DIR", .def = "/var/lib/thpeval", .id = RO_STATE_DIR, .type = OPT_STRING,
+	  RC(state_dir), .what = "state", .help = "host settings journal and lock" },
+	{ .name = "sysfs-root", .arg = "DIR", .def = "/", .id = RO_SYSFS_ROOT, .type = OPT_STRING, RC(sysfs_root),
+	  .what = "sysfs root", .help = "root under which /sys and /proc are read and written (tests)" },
+	{ .name = "format", .arg = "LIST", .def = "text,json", .id = RO_FORMAT, .type = OPT_CALL,
+	  .help = "reports written under --out: " REPORT_FORMATS_HELP " (results.json is always written)" },
+	{ .name = "baseline", .arg = "FILE|DIR|last|history", .id = RO_BASELINE, .type = OPT_STRING, RC(baseline),
+	  .what = "baseline",
+	  .help = "regression gate at the end: history judges the run against the last 10 complete runs of this host and setup in --db with their run-to-run drift (per metric kind: ok, suspect, regression, no-history; doc/gate.md); last compares with the newest complete run of this setup, passing or not; FILE|DIR with a stored run; exit 1 on a regression" },
+	{ .name = "fail-on", .arg = "regression|suspect", .def = "regression", .id = RO_FAIL_ON, .type = OPT_ENUM,
+	  RC(fail_on_suspect), .what = "a verdict to fail on", .vals = fail_on_vals,
+	  .help = "with --baseline=history: the verdict that makes the run exit 1 (suspect: one run beyond the threshold; regression: the newest 3)" },
+	{ .name = "threshold", .arg = "PCT", .def = "5", .id = RO_THRESHOLD, .type = OPT_DOUBLE, RC(threshold),
+	  .what = "a threshold in percent", .dmin = 0, .dmax = 1000,
+	  .help = "with --baseline: smallest change that counts as a regression" },
+	{ .name = "gate", .arg = "primary|all", .def = "primary", .id = RO_GATE, .type = OPT_ENUM, RC(gate_all),
+	  .what = "a gate", .vals = gate_vals,
+	  .help = "with --baseline: metrics that gate, each workload's primary ones or every metric with a direction ('thpeval help compare'); Holm-corrected over all of them" },
+	{ .name = "db", .arg = "PATH|URI", .def = "/var/lib/thpeval/history.db", .id = RO_DB, .type = OPT_CALL,
+	  .help = "history database every finished run is appended to: an SQLite file, or PostgreSQL as postgresql://[USER@]HOST[:PORT]/DBNAME; 'none' for no history" },
+	{ .name = "quiet", .id = RO_QUIET, .type = OPT_FLAG, RC(quiet), .help = "no progress on stderr" },
 };
 
 /* what run's options ask of each other (values aside: run_opts_check) */
@@ -203,13 +283,6 @@ static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
 	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s: %s", expect, err_q(arg));
 }
 
-/* "not a repetition count from 1 to 100: '0'": the range the loader checks too (results.h) */
-static int bad_range(struct err *e, int rc, const char *arg, const char *what, long long min, long long max)
-{
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s from %lld to %lld: %s", what, min, max,
-		       err_q(arg));
-}
-
 /*
  * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
  * command line); the guest workload checks CONFIG against its list and says so
@@ -271,11 +344,120 @@ static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 	return 0;
 }
 
+/* --workload-opts: the syntax; the workloads check the names and values */
+static int wl_opts_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	struct wlopt o[WLOPTS_MAX];
+	char why[ERR_MSG_MAX];
+	size_t n;
+
+	if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
+		return err_set(e, -EINVAL, "%s", why);
+	strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
+	return 0;
+}
+
+/* --workloads: names of a-z, 0-9 and _, comma-separated, resolved later */
+static int workloads_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	size_t i, n = strlen(arg);
+
+	for (i = 0; i < n; i++)
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
+		      arg[i] == ','))
+			break;
+	if (i != n || n >= sizeof(c->workloads))
+		return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
+	strcpy(c->workloads, arg);
+	return 0;
+}
+
+/* --target: guest, host or both */
+static int target_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	enum run_target t;
+
+	if (run_target_parse(arg, &t))
+		return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
+	c->target_guest = t != TARGET_HOST;
+	c->target_host = t != TARGET_GUEST;
+	return 0;
+}
+
+/* --host-prefault: distinct host allocation modes, in order */
+static int prefault_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "too long: %s", err_q(arg));
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host allocation list: "
+			       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
+	strcpy(buf, arg);
+	c->n_prefault = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum prefault p;
+		size_t i;
+		bool dup = false;
+
+		if (prefault_parse(tok, &p))
+			return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
+		for (i = 0; i < c->n_prefault; i++)
+			dup |= c->prefault[i] == p;
+		if (!dup)
+			c->prefault[c->n_prefault++] = p;
+	}
+	if (c->n_prefault == 0)
+		return err_set(e, -EINVAL, "empty host allocation list");
+	return 0;
+}
+
+/* --host-state: distinct host states, in order */
+static int host_state_list_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return err_set(e, -EINVAL, "too long: %s", err_q(arg));
+	if (parse_list_check(arg))
+		return err_set(e, -EINVAL, "empty item in host state list: "
+			       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
+	strcpy(buf, arg);
+	c->n_host_state = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum host_state s;
+		size_t i;
+		bool dup = false;
+
+		if (host_state_parse(tok, &s))
+			return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
+		for (i = 0; i < c->n_host_state; i++)
+			dup |= c->host_state[i] == s;
+		if (!dup)
+			c->host_state[c->n_host_state++] = s;
+	}
+	if (c->n_host_state == 0)
+		return err_set(e, -EINVAL, "empty host state list");
+	return 0;
+}
+
+/* --db: a history database, or none */
+static int db_parse(const char *arg, struct run_config *c, struct err *e)
+{
+	if (!strcmp(arg, "none")) {
+		c->db[0] = '\0';
+		return 0;
+	}
+	if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
+		return e->code;
+	return set_path(c->db, sizeof(c->db), arg, "database", e);
+}
+
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct run_config *c = ctx;
 	uint64_t v;
-	double d;
 	int r;
 
 	switch ((enum run_opt)id) {
@@ -285,119 +467,12 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return thp_list_parse(arg, false, c->guest_thp, THP_LIST_MAX, &c->n_guest_thp, "guest THP", e);
 	case RO_GUEST_SHMEM:
 		return shmem_list_parse(arg, c, e);
-	case RO_WL_OPTS: {
-		struct wlopt o[WLOPTS_MAX];
-		char why[ERR_MSG_MAX];
-		size_t n;
-
-		if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
-			return err_set(e, -EINVAL, "%s", why);
-		strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
-		return 0;
-	}
-	case RO_WORKLOADS: {
-		size_t i, n = strlen(arg);
-
-		for (i = 0; i < n; i++)
-			if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' ||
-			      arg[i] == ','))
-				break;
-		if (i != n || n >= sizeof(c->workloads))
-			return err_set(e, -EINVAL, "not a workload list: give names like memset,tlb or all: %s", err_q(arg));
-		strcpy(c->workloads, arg);
-		return 0;
-	}
-	case RO_TARGET: {
-		enum run_target t;
-
-		if (run_target_parse(arg, &t))
-			return err_set(e, -EINVAL, "not a target: use guest, host or both: %s", err_q(arg));
-		c->target_guest = t != TARGET_HOST;
-		c->target_host = t != TARGET_GUEST;
-		return 0;
-	}
-	case RO_PIN:
-		if (strcmp(arg, "auto") && strcmp(arg, "none"))
-			return err_set(e, -EINVAL, "not a pinning: use auto or none: %s", err_q(arg));
-		c->pin = !strcmp(arg, "auto");
-		return 0;
-	case RO_FAIL_ON:
-		if (strcmp(arg, "regression") && strcmp(arg, "suspect"))
-			return err_set(e, -EINVAL, "not a verdict to fail on: use regression or suspect: %s", err_q(arg));
-		c->fail_on_suspect = !strcmp(arg, "suspect");
-		return 0;
-	case RO_GATE:
-		if (strcmp(arg, "primary") && strcmp(arg, "all"))
-			return err_set(e, -EINVAL, "not a gate: use primary or all: %s", err_q(arg));
-		c->gate_all = !strcmp(arg, "all");
-		return 0;
-	case RO_BOOTS:
-		r = parse_u64_range(arg, RUN_BOOTS_MIN, RUN_BOOTS_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a boot count", RUN_BOOTS_MIN, RUN_BOOTS_MAX);
-		c->boots = (unsigned)v;
-		c->boots_set = true;
-		return 0;
-	case RO_REPS:
-		r = parse_u64_range(arg, RUN_REPS_MIN, RUN_REPS_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a repetition count", RUN_REPS_MIN, RUN_REPS_MAX);
-		c->reps = (unsigned)v;
-		return 0;
-	case RO_WARMUP:
-		r = parse_u64_range(arg, 0, RUN_WARMUP_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a warm-up count", 0, RUN_WARMUP_MAX);
-		c->warmup = (unsigned)v;
-		return 0;
-	case RO_COLD_REPS:
-		r = parse_u64_range(arg, 0, RUN_COLD_REPS_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a host-cold repetition count", 0, RUN_COLD_REPS_MAX);
-		c->cold_reps = (unsigned)v;
-		return 0;
-	case RO_MEMORY:
-		r = parse_size(arg, &v);
-		if (r || v < (uint64_t)RUN_MEMORY_MIN || v > (uint64_t)RUN_MEMORY_MAX)
-			return bad_value(e, r ? r : -ERANGE, arg, "a guest memory size from 256M to 1T (e.g. 1G)");
-		c->memory = v;
-		return 0;
-	case RO_VCPUS:
-		r = parse_u64_range(arg, RUN_VCPUS_MIN, RUN_VCPUS_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a vCPU count", RUN_VCPUS_MIN, RUN_VCPUS_MAX);
-		c->vcpus = (unsigned)v;
-		return 0;
-	case RO_SIZE:
-		r = parse_size(arg, &v);
-		if (r || v == 0 || v % RUN_SIZE_ALIGN)
-			return bad_value(e, r ? r : -EINVAL, arg, "a buffer size that is a non-zero multiple of 2M");
-		c->size = v;
-		return 0;
-	case RO_ACCESSES:
-		r = parse_u64_range(arg, RUN_ACCESSES_MIN, RUN_ACCESSES_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "an access count", RUN_ACCESSES_MIN, RUN_ACCESSES_MAX);
-		c->accesses = v;
-		return 0;
-	case RO_SEED:
-		r = parse_u64_range(arg, RUN_SEED_MIN, RUN_SEED_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a seed", RUN_SEED_MIN, RUN_SEED_MAX);
-		c->seed = v;
-		return 0;
-	case RO_TIMEOUT:
-		r = parse_duration_ms(arg, &v);
-		if (r || v < 10000 || v > 48ull * 3600 * 1000)
-			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 48h (e.g. 900, 15m)");
-		c->timeout_ms = v;
-		return 0;
-	case RO_MIN_COV:
-		r = parse_double(arg, &d);
-		if (r || d < 0 || d > RUN_MIN_COV_MAX)
-			return bad_value(e, r ? r : -ERANGE, arg, "a percentage from 0 to 100");
-		c->min_coverage = d;
-		return 0;
+	case RO_WL_OPTS:
+		return wl_opts_parse(arg, c, e);
+	case RO_WORKLOADS:
+		return workloads_parse(arg, c, e);
+	case RO_TARGET:
+		return target_parse(arg, c, e);
 	case RO_ACCEL:
 		if (accel_parse(arg, &c->accel))
 			return err_set(e, -EINVAL, "not an accelerator: use auto, kvm or tcg: %s", err_q(arg));
@@ -407,119 +482,20 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (virt_uri_check_local(arg, e))
 			return e->code;
 		return set_path(c->uri, sizeof(c->uri), arg, "connection URI", e);
-	case RO_OUT:
-		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
 	case RO_EMULATOR:
 		return ab_emulator_parse(c, arg, e);
-	case RO_KERNEL:
-		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
-	case RO_GUEST_BIN:
-		return set_path(c->guest_bin, sizeof(c->guest_bin), arg, "guest program", e);
-	case RO_CACHE_DIR:
-		return set_path(c->cache_dir, sizeof(c->cache_dir), arg, "cache", e);
-	case RO_STATE_DIR:
-		return set_path(c->state_dir, sizeof(c->state_dir), arg, "state", e);
-	case RO_SYSFS_ROOT:
-		return set_path(c->sysfs_root, sizeof(c->sysfs_root), arg, "sysfs root", e);
-	case RO_QUIET:
-		c->quiet = true;
-		return 0;
-	case RO_PREFAULT: {
-		char buf[64], *tok, *save = NULL;
-
-		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
-		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host allocation list: "
-				       "use ondemand, immediate or ondemand,immediate: %s", err_q(arg));
-		strcpy(buf, arg);
-		c->n_prefault = 0;
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			enum prefault p;
-			size_t i;
-			bool dup = false;
-
-			if (prefault_parse(tok, &p))
-				return err_set(e, -EINVAL, "not a host allocation mode: use ondemand or immediate: %s", err_q(tok));
-			for (i = 0; i < c->n_prefault; i++)
-				dup |= c->prefault[i] == p;
-			if (!dup)
-				c->prefault[c->n_prefault++] = p;
-		}
-		if (c->n_prefault == 0)
-			return err_set(e, -EINVAL, "empty host allocation list");
-		return 0;
-	}
+	case RO_PREFAULT:
+		return prefault_list_parse(arg, c, e);
 	case RO_FORMAT:
 		return report_formats_parse(arg, &c->formats, e);
 	case RO_DB:
-		if (!strcmp(arg, "none")) {
-			c->db[0] = '\0';
-			return 0;
-		}
-		if (histdb_target_parse(arg, &(struct histdb_target){ 0 }, e))
-			return e->code;
-		return set_path(c->db, sizeof(c->db), arg, "database", e);
-	case RO_BASELINE:
-		return set_path(c->baseline, sizeof(c->baseline), arg, "baseline", e);
-	case RO_THRESHOLD:
-		r = parse_double(arg, &d);
-		if (r || d < 0 || d > 1000)
-			return bad_value(e, r ? r : -ERANGE, arg, "a threshold in percent from 0 to 1000");
-		c->threshold = d;
-		return 0;
+		return db_parse(arg, c, e);
 	case RO_BACKING:
 		return backing_parse(arg, c, e);
 	case RO_TARGET_CI:
 		return target_ci_parse(arg, c, e);
-	case RO_MAX_REPS:
-		r = parse_u64_range(arg, 2, 1000, &v);
-		if (r)
-			return bad_value(e, r, arg, "a repetition limit from 2 to 1000");
-		c->max_reps = (unsigned)v;
-		c->max_reps_set = true;
-		return 0;
-	case RO_GUESTS:
-		r = parse_u64_range(arg, RUN_GUESTS_MIN, RUN_GUESTS_MAX, &v);
-		if (r)
-			return bad_range(e, r, arg, "a guest count", RUN_GUESTS_MIN, RUN_GUESTS_MAX);
-		c->guests = (unsigned)v;
-		return 0;
-	case RO_MTHP_SWEEP:
-		c->mthp_sweep = true;
-		return 0;
-	case RO_HOST_STATE: {
-		char buf[64], *tok, *save = NULL;
-
-		if (strlen(arg) >= sizeof(buf))
-			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
-		if (parse_list_check(arg))
-			return err_set(e, -EINVAL, "empty item in host state list: "
-				       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
-		strcpy(buf, arg);
-		c->n_host_state = 0;
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			enum host_state s;
-			size_t i;
-			bool dup = false;
-
-			if (host_state_parse(tok, &s))
-				return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
-			for (i = 0; i < c->n_host_state; i++)
-				dup |= c->host_state[i] == s;
-			if (!dup)
-				c->host_state[c->n_host_state++] = s;
-		}
-		if (c->n_host_state == 0)
-			return err_set(e, -EINVAL, "empty host state list");
-		return 0;
-	}
-	case RO_BUDGET:
-		r = parse_duration_ms(arg, &v);
-		if (r || v < 1000)
-			return bad_value(e, r ? r : -ERANGE, arg, "a duration of at least 1s (e.g. 30m, 2h)");
-		c->budget_ms = v;
-		return 0;
+	case RO_HOST_STATE:
+		return host_state_list_parse(arg, c, e);
 	case RO_EXEC:
 		return exec_opts_command(&c->exec, arg, e);
 	case RO_EXEC_METRIC:
@@ -538,8 +514,16 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
 		c->kc_timeout_ms = v;
 		return 0;
+	default:
+		break;
 	}
 	return err_set(e, -EINVAL, "internal: unhandled option %d", id);
+}
+
+int run_config_init(struct run_config *c, struct err *e)
+{
+	run_config_defaults(c);
+	return cli_defaults(&run_cmd, run_config_opt, c, e);
 }
 
 /* whether the workload reads a kernel source (kcompile: it takes --src) */

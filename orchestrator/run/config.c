@@ -8,7 +8,6 @@
 #include "host/procfs.h"
 #include "lib/parse.h"
 #include "orchestrator/analysis/stopping.h"
-#include "orchestrator/report/report.h"
 
 ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise");
 ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
@@ -17,41 +16,10 @@ ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 void run_config_defaults(struct run_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->host_thp[0] = (struct thp_setting){ 0, THP_MODE_ALWAYS };
-	c->n_host_thp = 1;
-	c->guest_thp[0] = (struct thp_setting){ 0, THP_MODE_ALWAYS };
-	c->n_guest_thp = 1;
-	strcpy(c->workloads, "memset");
-	c->target_guest = true;
-	c->reps = 3;
-	c->boots = 4;
-	c->pin = true;
-	c->warmup = 3;	/* with 1, the first measured access repetition runs slow under TCG */
-	c->cold_reps = 3;
-	c->vcpus = 1;
-	c->memory = 1ull << 30;
-	c->size = 256ull << 20;
-	c->accesses = 1000000;
-	c->seed = 0;
-	c->timeout_ms = 15 * 60 * 1000;
 	strcpy(c->kc_config, "tinyconfig");
 	strcpy(c->kc_target, "mm/");
 	c->kc_timeout_ms = 20 * 60 * 1000;
 	exec_opts_defaults(&c->exec);
-	c->min_coverage = 90.0;
-	c->accel = ACCEL_AUTO;
-	strcpy(c->uri, "qemu:///system");
-	strcpy(c->cache_dir, "/var/cache/thpeval/images");
-	strcpy(c->state_dir, "/var/lib/thpeval");
-	strcpy(c->sysfs_root, "/");
-	c->prefault[0] = PREFAULT_ONDEMAND;
-	c->n_prefault = 1;
-	c->formats = REPORT_BIT(REPORT_TEXT) | REPORT_BIT(REPORT_JSON);
-	strcpy(c->db, "/var/lib/thpeval/history.db");
-	c->threshold = 5.0;
-	c->guests = 1;
-	c->host_state[0] = HOST_FRESH;
-	c->n_host_state = 1;
 }
 
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)

@@ -129,6 +129,11 @@ struct run_config {
 #define RUN_TARGET_CI_GUEST 5.0
 #define RUN_BUDGET_MS (9ull * 60 * 1000)
 
+/*
+ * Zero, and the defaults of the options whose table rows do not carry them
+ * (the kcompile and exec workloads'); the others come from the run command's
+ * option table: cmd's run_config_init() applies both.
+ */
 void run_config_defaults(struct run_config *c);
 /* cross-option checks after parsing */
 int run_config_check(struct run_config *c, struct err *e);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "lib/fstree.h"
+#include "orchestrator/cmd/commands.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/internal.h"
 
@@ -100,7 +101,7 @@ static void test_arm_check(void **state)
 		snprintf(path, sizeof(path), "%s/proc/mounts", root);
 		assert_int_equal(mkdir_parents(path, 0755, &e), 0);
 		assert_int_equal(write_file_atomic(path, c->mounts, strlen(c->mounts), 0644, &e), 0);
-		run_config_defaults(&cfg);
+		assert_int_equal(run_config_init(&cfg, &e), 0);
 		snprintf(cfg.sysfs_root, sizeof(cfg.sysfs_root), "%s", root);
 		r = hugetlb_arm_check(&cfg, c->kb, &e);
 		if (r != c->want)

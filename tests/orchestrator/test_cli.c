@@ -80,6 +80,15 @@ static const struct case_ cases[] = {
 	{ "sized never", { "--host-thp=64K:never" }, 0, "not a host THP setting" },
 	{ "sized guest thp", { "--guest-thp=64K:always" }, 0, "not a guest THP setting" },
 	{ "mthp sweep", { "--mthp-sweep" }, 1, NULL },
+	/* the typed rows' refusals, from their bounds */
+	{ "size not 2M", { "--size=3M" }, 0, "not a buffer size that is a non-zero multiple of 2M (e.g. 256M): '3M'" },
+	{ "size zero", { "--size=0" }, 0, "not a buffer size that is a non-zero multiple of 2M" },
+	{ "timeout short", { "--timeout=1s" }, 0, "not a duration from 10s to 48h (e.g. 15m): '1s'" },
+	{ "budget zero", { "--budget=0" }, 0, "not a duration of at least 1s: '0'" },
+	{ "pin bogus", { "--pin=some" }, 0, "not a pinning: use none or auto: 'some'" },
+	{ "min coverage over", { "--min-coverage=101" }, 0, "not a percentage from 0 to 100: '101'" },
+	{ "max reps one", { "--max-reps=1" }, 0, "not a repetition limit from 2 to 1000: '1'" },
+	{ "pin none", { "--pin=none" }, 1, NULL },
 	/* given twice, a list item twice, options that need or exclude another */
 	{ "reps twice", { "--reps=3", "--reps=5" }, 0, "run: --reps is given twice ('3', then '5'): give it once" },
 	{ "reps twice, same value", { "--reps=3", "--reps=3" }, 0, "--reps is given twice" },
@@ -132,7 +141,7 @@ static void test_run_options(void **state)
 			argc++;
 		}
 		argv[argc] = NULL;
-		run_config_defaults(&cfg);
+		assert_int_equal(run_config_init(&cfg, &e), 0);
 		r = cli_parse(&run_cmd, argc, argv, run_config_opt, &cfg, &first, &help, &given, &e);
 		if (!r)
 			r = run_config_check(&cfg, &e);
@@ -168,7 +177,7 @@ static int parse(const char *const *args, struct run_config *cfg, struct err *e)
 		argc++;
 	}
 	argv[argc] = NULL;
-	run_config_defaults(cfg);
+	assert_int_equal(run_config_init(cfg, e), 0);
 	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, NULL, e);
 	return r ? r : run_config_check(cfg, e);
 }
@@ -240,7 +249,7 @@ static void test_values(void **state)
 	bool help;
 	int first;
 
-	run_config_defaults(&cfg);
+	assert_int_equal(run_config_init(&cfg, &e), 0);
 	assert_int_equal(cli_parse(&run_cmd, 6, argv, run_config_opt, &cfg, &first, &help, NULL, &e), 0);
 	assert_false(help);
 	assert_int_equal(first, 6);
@@ -263,7 +272,7 @@ static void test_sized_and_new_values(void **state)
 	bool help;
 	int first;
 
-	run_config_defaults(&cfg);
+	assert_int_equal(run_config_init(&cfg, &e), 0);
 	assert_int_equal(cfg.guests, 1);
 	assert_int_equal(cfg.n_host_state, 1);
 	assert_string_equal(host_state_name(cfg.host_state[0]), "fresh");
@@ -413,11 +422,11 @@ static void test_run_enums(void **state)
 enum { T_A, T_B, T_C, T_FLAG, T_LIST };
 
 static const struct opt t_opts[] = {
-	{ "a", "N", NULL, "a", T_A },
-	{ "b", "N", NULL, "b", T_B },
-	{ "c", "N", NULL, "c, repeats", T_C },
-	{ "flag", NULL, NULL, "a flag", T_FLAG },
-	{ "list", "LIST", NULL, "a list", T_LIST },
+	OPT_ROW("a", "N", NULL, "a", T_A),
+	OPT_ROW("b", "N", NULL, "b", T_B),
+	OPT_ROW("c", "N", NULL, "c, repeats", T_C),
+	OPT_ROW("flag", NULL, NULL, "a flag", T_FLAG),
+	OPT_ROW("list", "LIST", NULL, "a list", T_LIST),
 };
 
 static const struct opt_rule t_rules[] = {
