@@ -33,13 +33,16 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
+	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT,
 };
 
 static const struct opt run_opts[] = {
 	{ "host-thp", "LIST", "always", "host THP settings to evaluate against the host 'never' baseline: always, madvise (QEMU madvises guest RAM, so madvise acts like always), or one multi-size THP size alone as SIZE:MODE, e.g. 64K:always (hugepages-64kB/enabled=always, every other size and 'enabled' never; Linux 6.8+)", RO_HOST_THP },
 	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
 	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
-	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise (guests run on host THP never, then the setting is applied and guest RAM collapsed by process_madvise MADV_COLLAPSE, Linux 6.1+; coverage each second), or a list", RO_HOST_STATE },
+	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise, collapse-khugepaged (recovery: guests run on never, then the setting goes in and MADV_COLLAPSE or khugepaged acts), or a list", RO_HOST_STATE },
+	{ "khugepaged", "KNOB=N[,KNOB=N]", "the host's", "with --host-state=collapse-khugepaged: khugepaged's pages_to_scan (1 to 2^32-1) and/or scan_sleep_millisecs (0 to 2^32-1) for the run, journaled like the THP knobs and put back after (also by 'thpeval host restore' after a crash)", RO_KHUGEPAGED },
+	{ "recovery-timeout", "DURATION", "3m", "with --host-state=collapse-khugepaged: how long coverage may take to reach 90% of guest RAM before the interval stops (the report says what stopped it)", RO_RECOVERY_TIMEOUT },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
 	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
@@ -411,6 +414,16 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
 	case RO_EMULATOR:
 		return ab_emulator_parse(c, arg, e);
+	case RO_KHUGEPAGED:
+		if (khp_opts_parse(arg, &c->khugepaged, e))
+			return err_wrap(e, "--khugepaged");
+		return 0;
+	case RO_RECOVERY_TIMEOUT:
+		r = parse_duration_ms(arg, &v);
+		if (r || v < 5000 || v > 3600 * 1000)
+			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 5s to 1h (e.g. 90s, 5m)");
+		c->recovery_timeout_ms = v;
+		return 0;
 	case RO_KERNEL:
 		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
 	case RO_GUEST_BIN:
@@ -495,7 +508,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 		if (parse_list_check(arg))
 			return err_set(e, -EINVAL, "empty item in host state list: "
-				       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
+				       "use fresh, fragmented, collapse-madvise, collapse-khugepaged or a list of them: %s", err_q(arg));
 		strcpy(buf, arg);
 		c->n_host_state = 0;
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -504,7 +517,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 			bool dup = false;
 
 			if (host_state_parse(tok, &s))
-				return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
+				return err_set(e, -EINVAL, "not a host state: use fresh, fragmented, collapse-madvise or collapse-khugepaged: %s", err_q(tok));
 			for (i = 0; i < c->n_host_state; i++)
 				dup |= c->host_state[i] == s;
 			if (!dup)
