@@ -81,6 +81,7 @@ int probe_run(const struct probe_env *env, const struct plan *p, struct emitter 
 	uint64_t acc = p->accesses < PROBE_ACCESSES_MAX ? p->accesses : PROBE_ACCESSES_MAX;
 	size_t npages = p->size / 4096, map_len = p->size + HUGE_2M, have = 0;
 	struct err why = ERR_INIT;
+	struct smaps_vma vma;
 	uint64_t i, t0, start;
 	uint32_t *scratch;
 	char *map, *buf, got[64];
@@ -110,6 +111,9 @@ int probe_run(const struct probe_env *env, const struct plan *p, struct emitter 
 
 	rec_init(&r, REC_INFO, 0);
 	rec_add_str(&r, "event", "probe_start");
+	/* the buffer's share on guest huge pages: the guest side's evidence of its THP setting */
+	if (!smaps_self(env->root, (uint64_t)(uintptr_t)buf, &vma, &why) && vma.have_anon_huge && vma.rss_bytes)
+		rec_add_f64(&r, "guest_huge_pct", 100.0 * (double)vma.anon_huge_bytes / (double)vma.rss_bytes);
 	rec_add_u64(&r, "passes", p->probe);
 	rec_add_u64(&r, "period_ms", p->probe_period_ms);
 	rec_add_u64(&r, "size_bytes", p->size);

@@ -26,7 +26,8 @@ struct probe_env {
 /* the guest THP setting the passes run under: the plan's first other than never */
 enum guest_thp probe_guest_thp(const struct plan *p);
 /*
- * Run the passes when p->probe > 0: an info record event=probe_start, one
+ * Run the passes when p->probe > 0: an info record event=probe_start (with
+ * the buffer's guest_huge_pct where smaps has it), one
  * event=probe per pass (pass, t_ms since the start, access_ns per access),
  * then event=probe_end. 0, or a negative errno (e set) when a record could
  * not be sent; a buffer that cannot be had is said in probe_end (skipped).

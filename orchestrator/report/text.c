@@ -90,8 +90,8 @@ static void print_recovery(const struct results *r, FILE *out)
 		const struct collapse_log *c = &r->collapses[i];
 		char t50[24], t90[24];
 
-		fprintf(out, "  guest %u, host %s/%s, %s, round %u: ", c->boot, c->host_thp, c->prefault, c->method,
-			c->round + 1);
+		fprintf(out, "  guest %u, host %s/%s, round %u%s: ", c->boot, c->host_thp, c->prefault, c->round + 1,
+			c->has_khp ? " (khugepaged)" : "");
 		if (c->error[0]) {
 			fprintf(out, "failed: %s\n", c->error);
 			continue;
@@ -107,13 +107,14 @@ static void print_recovery(const struct results *r, FILE *out)
 		fprintf(out, "%llu MiB in %u range%s, host%% %.1f -> %.1f; 50%% at %s, 90%% at %s",
 			c->mapping_kb / 1024, c->ranges, c->ranges == 1 ? "" : "s", c->cov_before_pct, c->cov_after_pct,
 			t50, t90);
-		if (!c->has_khp)
-			fprintf(out, "; collapse %.2f s", c->call_s);
-		fprintf(out, "\n    stopped by: %s%s", c->stopped[0] ? c->stopped : "the end of the series",
-			isfinite(c->interval_s) ? "" : "\n");
-		if (isfinite(c->interval_s))
-			fprintf(out, " after %.1f s; guest RAM resident %llu MiB, %.1f%% of it huge\n", c->interval_s,
-				c->resident_kb_after / 1024, c->resident_huge_pct_after);
+		if (c->has_khp)
+			fprintf(out, "\n");
+		else
+			fprintf(out, "; collapse %.2f s\n", c->call_s);
+		fprintf(out, "    resident (ever touched) %llu MiB, %.1f%% of it on huge pages at the end\n",
+			c->resident_kb_after / 1024, c->resident_huge_pct_after);
+		if (c->stopped[0])
+			fprintf(out, "    stopped by: %s, %.1f s after the setting went in\n", c->stopped, c->interval_s);
 		if (c->has_khp)
 			fprintf(out, "    khugepaged%s: pages_to_scan %llu, scan_sleep_millisecs %llu, alloc_sleep_millisecs %llu, "
 				     "defrag %llu, max_ptes_none %llu; over the interval %llu full scans, %llu pages collapsed, "

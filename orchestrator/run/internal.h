@@ -64,6 +64,7 @@ struct probe_rx {
 	double period_s;
 	unsigned long long size_bytes, accesses;
 	char guest_thp[16];
+	double guest_huge_pct;		/* the buffer's share on guest huge pages; NAN: not sent */
 	size_t n;
 	double t[RES_ACCESS_MAX], ns[RES_ACCESS_MAX];	/* host CLOCK_MONOTONIC at arrival; ns per access */
 };

@@ -28,7 +28,9 @@
 #define PROBE_BEFORE 3		/* access passes before the setting goes in */
 #define PROBE_AFTER 5		/* and after the interval */
 #define PROBE_PERIOD_MS 1000
-#define PLATEAU_SCANS 2		/* khugepaged's full scans without more coverage: it is done */
+/* khugepaged's full scans, and seconds, without more coverage: it is done */
+#define PLATEAU_SCANS 2
+#define PLATEAU_S 30
 #define STOP_90 "90% reached"
 
 struct call_thread {
@@ -138,6 +140,9 @@ int recovery_on_info(struct guest_ctx *gc, const struct record *rec)
 		p->period_s = !rec_get_u64(rec, "period_ms", &u) ? (double)u / 1000 : NAN;
 		p->size_bytes = !rec_get_u64(rec, "size_bytes", &u) ? u : 0;
 		p->accesses = !rec_get_u64(rec, "accesses", &u) ? u : 0;
+		if (rec_get_f64(rec, "guest_huge_pct", &p->guest_huge_pct) || !(p->guest_huge_pct >= 0 &&
+										 p->guest_huge_pct <= 100))
+			p->guest_huge_pct = NAN;
 		v = rec_get(rec, "guest_thp");
 		snprintf(p->guest_thp, sizeof(p->guest_thp), "%s", v ? v : "");
 	} else if (!strcmp(ev, "probe")) {
@@ -192,6 +197,7 @@ struct khp_watch {
 	double cpu0;
 	struct khp_state s0, last;
 	long long scans_at_rise;	/* full_scans when coverage last rose */
+	double t_rise;			/* and when */
 	double best_pct;
 };
 
@@ -226,14 +232,17 @@ static int sample_series(struct guest_ctx *gc, const struct run_io *io, struct c
 				if (!khp_state_read(gc->cfg->sysfs_root, &kw->last, &ke) && pct > kw->best_pct + 0.1) {
 					kw->best_pct = pct;
 					kw->scans_at_rise = kw->last.full_scans;
+					kw->t_rise = t;
 				}
 				if (pct >= 90) {
 					snprintf(cl->stopped, sizeof(cl->stopped), "%s", STOP_90);
 				} else if (t >= limit) {
 					snprintf(cl->stopped, sizeof(cl->stopped), "timeout (%.0f s, --recovery-timeout)", limit);
-				} else if (kw->last.full_scans >= 0 && kw->last.full_scans - kw->scans_at_rise >= PLATEAU_SCANS) {
+				} else if (kw->last.full_scans >= 0 && kw->last.full_scans - kw->scans_at_rise >= PLATEAU_SCANS &&
+					   t - kw->t_rise >= PLATEAU_S) {
 					snprintf(cl->stopped, sizeof(cl->stopped),
-						 "plateau: %d full scans of khugepaged without more coverage", PLATEAU_SCANS);
+						 "plateau: %lld full scans of khugepaged in %.0f s without more coverage",
+						 (long long)(kw->last.full_scans - kw->scans_at_rise), t - kw->t_rise);
 				}
 				if (cl->stopped[0]) {
 					cl->interval_s = t;
@@ -334,8 +343,10 @@ static void khp_fill(struct khp_log *kl, const struct khp_state *set, const stru
  * The recovery's figures as a cell (variant "recovery" of memset at the
  * group's host state) so that the history and the gate carry them: the
  * times to 50% and 90% (when reached), the access time by phase, the
- * khugepaged CPU time or the collapse calls' time; the final coverage is
- * its host evidence.
+ * khugepaged CPU time or the collapse calls' time. Its validity is memset's
+ * rule: the host coverage at the end and the guest coverage of the passes'
+ * buffer; recovery_t90_s and recovery_access_after_ns are gated
+ * (lib/wltraits.c).
  */
 static int recovery_cell(struct results *res, const struct guest_ctx *gc, const struct collapse_log *cl,
 			 const struct host_group *hg, struct err *e)
@@ -369,7 +380,10 @@ static int recovery_cell(struct results *res, const struct guest_ctx *gc, const 
 			return e->code;
 		metric_add_boot(mt, m[i].v, gc->boot);
 	}
+	/* the evidence: the host's coverage at the end, the guest's of the passes' buffer */
 	metric_add_boot(&c->host_cov, cl->cov_after_pct, gc->boot);
+	if (gc->probe.started && isfinite(gc->probe.guest_huge_pct))
+		metric_add_boot(&c->guest_cov, gc->probe.guest_huge_pct, gc->boot);
 	c->reps_ok++;
 	return 0;
 }
@@ -406,11 +420,6 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 		r = collapse_find_ranges(gc->proc_root, gc->qemu_pid, cfg->memory, &rs, e);
 	if (!r && khp) {
 		r = khp_state_read(cfg->sysfs_root, &kw.s0, e);
-		if (!r && khp_find_thread(gc->proc_root, &kw.pid, &ke) == 0 &&
-		    khp_cpu_s(gc->proc_root, kw.pid, &kw.cpu0, &ke) == 0)
-			cl->khp.pid = (unsigned)kw.pid;
-		else
-			kw.pid = 0;
 		if (!r)
 			r = khp_apply(rc, cfg, &khp_prev, e);
 	}
@@ -421,6 +430,11 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	if (r)
 		goto out;
 	t0 = mono_s();
+	/* the kernel stops khugepaged under never and starts it anew with the setting: found now */
+	if (khp && khp_find_thread(gc->proc_root, &kw.pid, &ke) == 0 && khp_cpu_s(gc->proc_root, kw.pid, &kw.cpu0, &ke) == 0)
+		cl->khp.pid = (unsigned)kw.pid;
+	else
+		kw.pid = 0;
 	cl->mapping_kb = rs.bytes / 1024;
 	cl->ranges = (unsigned)rs.n;
 	if (khp) {
