@@ -490,6 +490,7 @@ static void html_recovery_one(const struct results *r, const struct collapse_log
 {
 	const struct probe_log *p = &c->probe;
 	double tmin = 0, tmax = 1, nsmax = 0, ref = results_recovery_ref_ns(r, c), w = CH_W - RC_LEFT - RC_RIGHT;
+	char t50[24] = "not reached", t90[24] = "not reached", refs[64] = "no fresh boot on the setting in this run";
 	struct axis ax;
 	size_t i;
 #define RC_X(t) (RC_LEFT + ((t) - tmin) / (tmax - tmin) * w)
@@ -528,11 +529,15 @@ static void html_recovery_one(const struct results *r, const struct collapse_log
 	}
 	fprintf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", RC_LEFT, RC_TOP + RC_H,
 		CH_W - RC_RIGHT, RC_TOP + RC_H);
-	for (i = 0; i <= 5; i++) {
-		double t = tmin + (tmax - tmin) * (double)i / 5;
+	{
+		/* round ticks from the first at or after tmin; 0 s (the setting going in) among them */
+		double step = html_nice_step((tmax - tmin) / 6), t;
 
-		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f s</text>", RC_X(t),
-			RC_TOP + RC_H + 16, t);
+		for (t = ceil(tmin / step) * step; t <= tmax + step / 100; t += step)
+			fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g s</text>", RC_X(t),
+				RC_TOP + RC_H + 16, fabs(t) < step / 100 ? 0 : t);
+		fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"><title>the setting goes in</title></line>",
+			RC_X(0), RC_TOP, RC_X(0), RC_TOP + RC_H);
 	}
 	if (isfinite(c->interval_s))
 		fprintf(o, "<line class=\"minline\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"><title>interval end</title></line>",
@@ -552,16 +557,23 @@ static void html_recovery_one(const struct results *r, const struct collapse_log
 		fputs("</title></circle>", o);
 	}
 	fputs("</svg>\n<p class=\"sub\">", o);
-	html_escf(o, "host%% %.1f -> %.1f; 50%% at %.2f s, 90%% at %.2f s; stopped by %s after %.1f s", c->cov_before_pct,
-		  c->cov_after_pct, c->t50_s, c->t90_s, c->stopped[0] ? c->stopped : "the end", c->interval_s);
+	if (isfinite(c->t50_s))
+		snprintf(t50, sizeof(t50), "%.2f s", c->t50_s);
+	if (isfinite(c->t90_s))
+		snprintf(t90, sizeof(t90), "%.2f s", c->t90_s);
+	if (isfinite(ref))
+		snprintf(refs, sizeof(refs), "a fresh boot on the setting: %.1f", ref);
+	html_escf(o, "host%% %.1f -> %.1f (the guest ever touched %llu MiB, %.1f%% of it huge at the end); 50%% at %s, 90%% at %s;"
+		  " stopped by %s after %.1f s", c->cov_before_pct, c->cov_after_pct, c->resident_kb_after / 1024,
+		  c->resident_huge_pct_after, t50, t90, c->stopped[0] ? c->stopped : "the end", c->interval_s);
 	if (c->has_khp)
 		html_escf(o, "; khugepaged pages_to_scan %llu, scan_sleep_millisecs %llu, CPU %.2f s, %llu pages collapsed",
 			  c->khp.pages_to_scan, c->khp.scan_sleep_ms, c->khp.cpu_s, c->khp.pages_collapsed);
 	else
 		html_escf(o, "; collapse calls %.2f s, %llu of %llu 2M blocks", c->call_s, c->collapsed, c->blocks);
 	if (c->has_probe)
-		html_escf(o, ". Access ns before %.1f, during %.1f, after %.1f; a fresh boot %.1f", p->before_ns,
-			  p->during_ns, p->after_ns, ref);
+		html_escf(o, ". Access ns before %.1f, during %.1f, after %.1f; %s", p->before_ns, p->during_ns, p->after_ns,
+			  refs);
 	fputs("</p>\n", o);
 #undef RC_X
 }
