@@ -366,10 +366,13 @@ static int recovery_cell(struct results *res, const struct guest_ctx *gc, const 
 		{ "recovery_khugepaged_cpu_s", cl->has_khp ? cl->khp.cpu_s : NAN },
 		{ "recovery_collapse_call_s", cl->has_khp ? NAN : cl->call_s },
 	};
-	struct cell *c = results_cell_key(res, &k, e);
+	struct cell *c;
 	size_t i;
 
-	if (!c)
+	/* on never the collapse goes against the setting (MADV_COLLAPSE ignores it): no cell to gate */
+	if (hg->thp.kb == 0 && hg->thp.mode == THP_MODE_NEVER)
+		return 0;
+	if (!(c = results_cell_key(res, &k, e)))
 		return e->code;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		struct metric *mt;
