@@ -161,6 +161,8 @@ endif
 # under the sanitizers)
 ifeq ($(SANITIZE),)
 IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh tests/integration/apps.sh
+# the recovery arms: real guests, their knobs killed and restored (a few minutes)
+IT_SCRIPTS += tests/integration/recovery.sh
 endif
 # IT_CORE_ONCE=1 (make check): IT_CORE is left to the sanitizer pass, which runs
 # the same scripts over the same code, instrumented; twice was 18 minutes of TCG

@@ -54,6 +54,7 @@ void plan_defaults(struct plan *p)
 	if (parse_u64(workload_param(p->workloads[0], "accesses")->def, &p->accesses))
 		p->accesses = 1000000;
 	p->seed = 1;
+	p->probe_period_ms = 1000;
 	p->timeout_ms = 600000;
 	p->long_timeout_ms = 1200000;
 	snprintf(p->kc_config, sizeof(p->kc_config), "%s", "tinyconfig");
@@ -201,6 +202,16 @@ static int set_warmup(const char *v, struct plan *p, const char *key, char *why,
 static int set_cold(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	return set_u64(v, 0, 100, &p->cold, key, why, len);
+}
+
+static int set_probe(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_u64(v, 0, 3600, &p->probe, key, why, len);
+}
+
+static int set_probe_period(const char *v, struct plan *p, const char *key, char *why, size_t len)
+{
+	return set_u64(v, 100, 60000, &p->probe_period_ms, key, why, len);
 }
 
 static int set_accesses(const char *v, struct plan *p, const char *key, char *why, size_t len)
@@ -355,6 +366,8 @@ static const struct plan_key {
 	{ "exec_timeout", set_exec_timeout, 0 },
 	{ "guest_shmem_thp", set_guest_shmem_thp, 0 },
 	{ "wlopts", set_wlopts, 0 },
+	{ "probe", set_probe, 0 },
+	{ "probe_period", set_probe_period, 0 },
 };
 #define NKEYS (sizeof(plan_keys) / sizeof(plan_keys[0]))
 _Static_assert(NKEYS <= 32, "plan keys must fit the seen mask");

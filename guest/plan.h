@@ -60,6 +60,9 @@ struct plan {
 	/* wlopts=WORKLOAD:PARAM=VALUE,...: each workload's own parameters, as --PARAM=VALUE */
 	size_t nwlopts;
 	struct wlopt wlopts[WLOPTS_MAX];
+	/* probe=N, probe_period=MS: after the series, at most N timed access passes
+	 * one period apart, for a host recovery arm (guest/probe.h); 0: none */
+	uint64_t probe, probe_period_ms;
 };
 
 /* The plan when the command line says nothing. */

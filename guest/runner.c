@@ -23,6 +23,7 @@
 #include "plan.h"
 #include "port.h"
 #include "prng.h"
+#include "probe.h"
 #include "sysinfo.h"
 
 #ifndef THPEVAL_VERSION
@@ -828,6 +829,14 @@ static int run_plan(struct runner *rn, struct err *e)
 	return 0;
 }
 
+/* a host recovery arm's access passes after the series (guest/probe.c) */
+static int run_probe(struct runner *rn, struct err *e)
+{
+	const struct probe_env env = { rn->root, rn->set_thp, rn->vport ? rn->em.fd : -1 };
+
+	return probe_run(&env, &rn->plan, &rn->em, e);
+}
+
 static int parse_opts(struct runner *rn, int argc, char *const argv[], struct err *e)
 {
 	static const struct {
@@ -940,7 +949,7 @@ int runner_main(int argc, char *const argv[], bool pid1)
 		snprintf(reason, sizeof(reason), "bad plan: %s", why);
 		if ((r = emitter_send_reason(&rn.em, REC_FAIL, NULL, reason, &e)))
 			goto fatal;
-	} else if ((r = run_plan(&rn, &e))) {
+	} else if ((r = run_plan(&rn, &e)) || (r = run_probe(&rn, &e))) {
 		goto fatal;
 	}
 	{

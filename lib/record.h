@@ -19,6 +19,8 @@
 #define REC_KEY_MAX 32		/* including NUL */
 #define REC_VAL_MAX 160		/* decoded, including NUL */
 #define REC_MAX_SEQ 100000000u
+/* host -> guest on the same port: end the access passes of a recovery arm (guest/probe.c) */
+#define REC_PROBE_STOP "stop\n"
 
 enum rec_type {
 	REC_HELLO,	/* runner started: version, kernel */

@@ -33,6 +33,7 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
+	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT,
 };
 
 /* the target of a typed row in struct run_config */
@@ -58,7 +59,12 @@ static const struct opt run_opts[] = {
 	  .what = "a guest count", .min = RUN_GUESTS_MIN, .max = RUN_GUESTS_MAX,
 	  .help = "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory" },
 	{ .name = "host-state", .arg = "LIST", .def = "fresh", .id = RO_HOST_STATE, .type = OPT_CALL,
-	  .help = "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise (guests run on host THP never, then the setting is applied and guest RAM collapsed by process_madvise MADV_COLLAPSE, Linux 6.1+; coverage each second), or a list" },
+	  .help = "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise, collapse-khugepaged (recovery: guests run on never, then the setting goes in and MADV_COLLAPSE or khugepaged acts), or a list" },
+	{ .name = "khugepaged", .arg = "KNOB=N[,KNOB=N]", .def_note = "the host's", .id = RO_KHUGEPAGED, .type = OPT_CALL,
+	  .help = "with --host-state=collapse-khugepaged: khugepaged's pages_to_scan (1 to 2^32-1) and/or scan_sleep_millisecs (0 to 2^32-1) for the run, journaled like the THP knobs and put back after (also by 'thpeval host restore' after a crash)" },
+	{ .name = "recovery-timeout", .arg = "DURATION", .def = "3m", .id = RO_RECOVERY_TIMEOUT, .type = OPT_DURATION,
+	  RC(recovery_timeout_ms), .what = "a duration", .min = 5000, .max = 3600 * 1000,
+	  .help = "with --host-state=collapse-khugepaged: how long coverage may take to reach 90% of guest RAM before the interval stops (the report says what stopped it)" },
 	{ .name = "guest-thp", .arg = "LIST", .def = "always", .id = RO_GUEST_THP, .type = OPT_CALL,
 	  .help = "guest THP settings to evaluate against guest 'never'" },
 	{ .name = "guest-shmem-thp", .arg = "LIST", .id = RO_GUEST_SHMEM, .type = OPT_CALL,
@@ -422,7 +428,7 @@ static int host_state_list_parse(const char *arg, struct run_config *c, struct e
 		return err_set(e, -EINVAL, "too long: %s", err_q(arg));
 	if (parse_list_check(arg))
 		return err_set(e, -EINVAL, "empty item in host state list: "
-			       "use fresh, fragmented, collapse-madvise or a list of them: %s", err_q(arg));
+			       "use fresh, fragmented, collapse-madvise, collapse-khugepaged or a list of them: %s", err_q(arg));
 	strcpy(buf, arg);
 	c->n_host_state = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -431,7 +437,8 @@ static int host_state_list_parse(const char *arg, struct run_config *c, struct e
 		bool dup = false;
 
 		if (host_state_parse(tok, &s))
-			return err_set(e, -EINVAL, "not a host state: use fresh, fragmented or collapse-madvise: %s", err_q(tok));
+			return err_set(e, -EINVAL, "not a host state: use fresh, fragmented, collapse-madvise or collapse-khugepaged: %s",
+				       err_q(tok));
 		for (i = 0; i < c->n_host_state; i++)
 			dup |= c->host_state[i] == s;
 		if (!dup)
@@ -486,6 +493,10 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return ab_emulator_parse(c, arg, e);
 	case RO_PREFAULT:
 		return prefault_list_parse(arg, c, e);
+	case RO_KHUGEPAGED:
+		if (khp_opts_parse(arg, &c->khugepaged, e))
+			return err_wrap(e, "--khugepaged");
+		return 0;
 	case RO_FORMAT:
 		return report_formats_parse(arg, &c->formats, e);
 	case RO_DB:

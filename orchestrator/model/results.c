@@ -156,7 +156,29 @@ struct collapse_log *results_collapse_add(struct results *r, struct err *e)
 	memset(c, 0, sizeof(*c));
 	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
 	c->resident_huge_pct_after = NAN;
+	c->interval_s = c->khp.cpu_s = NAN;
+	c->probe.before_ns = c->probe.during_ns = c->probe.after_ns = c->probe.period_s = NAN;
 	return c;
+}
+
+double results_recovery_ref_ns(const struct results *r, const struct collapse_log *c)
+{
+	size_t i;
+
+	if (!c->has_probe)
+		return NAN;
+	for (i = 0; i < r->ncells; i++) {
+		const struct cell *cl = &r->cells[i];
+		const struct metric *m;
+
+		if (strcmp(cl->target, "guest") || strcmp(cl->host_thp, c->host_thp) ||
+		    strcmp(cl->guest_thp, c->probe.guest_thp) || strcmp(cl->workload, "memset") || cl->variant[0] ||
+		    (cl->host_state[0] && strcmp(cl->host_state, "fresh")) || strcmp(cl->prefault, c->prefault))
+			continue;
+		m = cell_metric_find(cl, "access_ns");
+		return m && m->s.n ? m->s.mean : NAN;
+	}
+	return NAN;
 }
 
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload)
@@ -351,7 +373,7 @@ static bool boot_valid(const struct cell *c, unsigned boot, double min_cov, char
 		return false;
 	}
 	if (!thp_is_off(c->host_thp) && min < min_cov && strcmp(c->host_state, "fragmented") &&
-	    strcmp(c->host_state, "collapse-madvise")) {
+	    strcmp(c->host_state, "collapse-madvise") && strcmp(c->host_state, "collapse-khugepaged")) {
 		/* on a fragmented host low coverage is the outcome measured, not a failed treatment;
 		 * a recovery arm's guests run on never, its setting goes in after them */
 		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");

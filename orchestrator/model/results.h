@@ -157,6 +157,38 @@ struct cov_point {
 
 #define RES_COVSERIES_MAX 600		/* samples a recovery arm keeps (one a second) */
 
+/* khugepaged over a collapse-khugepaged interval: its settings then, its counters' and CPU time's deltas */
+struct khp_log {
+	bool knobs_set;			/* --khugepaged set pages_to_scan and/or scan_sleep_millisecs */
+	unsigned long long pages_to_scan, scan_sleep_ms, alloc_sleep_ms, defrag;
+	unsigned long long max_ptes_none, max_ptes_swap, max_ptes_shared;
+	unsigned long long full_scans, pages_collapsed;	/* over the interval */
+	unsigned pid;			/* the kernel thread read (never signalled) */
+	double cpu_s;			/* its utime + stime over the interval; NAN: not read */
+};
+
+/* one access pass of the guest's probe: host time of its arrival after the setting went in */
+struct access_point {
+	double t_s, access_ns;
+};
+
+#define RES_ACCESS_MAX 600
+
+/*
+ * The guest's access passes after its series: the memset pointer chase over
+ * one held buffer, repeated at a fixed period before, through and after the
+ * recovery interval; means by phase (NAN: no pass in it).
+ */
+struct probe_log {
+	char guest_thp[RES_NAME_MAX];	/* the guest THP setting the passes ran under */
+	double period_s;
+	unsigned long long buffer_mib, accesses;
+	double before_ns, during_ns, after_ns;
+	unsigned n_before, n_during, n_after;
+	size_t n;
+	struct access_point series[RES_ACCESS_MAX];
+};
+
 /*
  * A recovery arm of one guest: it booted and ran on host THP never (4K
  * pages), then the group's setting was applied and its guest RAM collapsed
@@ -182,6 +214,13 @@ struct collapse_log {
 	size_t n;
 	struct cov_point series[RES_COVSERIES_MAX];
 	char error[ERR_MSG_MAX];
+	/* the interval's end and what ended it; khugepaged's share (method "khugepaged");
+	 * the guest's access passes through and after it */
+	char stopped[96];		/* "90% reached", "timeout", "plateau", "collapse calls done" */
+	double interval_s;		/* from the setting going in to the stop */
+	bool has_khp, has_probe;
+	struct khp_log khp;
+	struct probe_log probe;
 };
 
 /*
@@ -288,6 +327,12 @@ struct cell *results_cell(struct results *r, const char *target, const char *hos
 struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
 struct collapse_log *results_collapse_add(struct results *r, struct err *e);
+/*
+ * The reference a recovery arm's access passes are compared with: the mean
+ * access_ns of the run's fresh-host memset cell at the same host and guest
+ * setting (a fresh boot on that setting); NAN when the run has none.
+ */
+double results_recovery_ref_ns(const struct results *r, const struct collapse_log *c);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
 /* the samples m holds, left-out boots' included */

@@ -619,12 +619,57 @@ static const struct jt_field cov_point_fields[] = {
 };
 static const struct jt_table cov_point_jt = JT_TABLE(struct cov_point, cov_point_fields);
 
+/* collapse-khugepaged: khugepaged's settings over the interval, its counters' and CPU time's deltas */
+#define KH(k, kind, m, ...) JT_F(k, kind, struct khp_log, m, __VA_ARGS__)
+static const struct jt_field khp_fields[] = {
+	{ KH("knobs_set_by_run", JT_BOOL, knobs_set, 0) },
+	{ KH("pages_to_scan", JT_INT, pages_to_scan, 0) },
+	{ KH("scan_sleep_millisecs", JT_INT, scan_sleep_ms, 0) },
+	{ KH("alloc_sleep_millisecs", JT_INT, alloc_sleep_ms, 0) },
+	{ KH("defrag", JT_INT, defrag, 0) },
+	{ KH("max_ptes_none", JT_INT, max_ptes_none, 0) },
+	{ KH("max_ptes_swap", JT_INT, max_ptes_swap, 0) },
+	{ KH("max_ptes_shared", JT_INT, max_ptes_shared, 0) },
+	{ KH("full_scans", JT_INT, full_scans, 0) },
+	{ KH("pages_collapsed", JT_INT, pages_collapsed, 0) },
+	{ KH("pid", JT_INT, pid, 0) },
+	{ KH("cpu_s", JT_DOUBLE, cpu_s, 0) },
+};
+static const struct jt_table khp_jt = JT_TABLE(struct khp_log, khp_fields);
+
+/* both collapse arms: the guest's access passes, before, through and after the interval */
+#define AP(k, kind, m, ...) JT_F(k, kind, struct access_point, m, __VA_ARGS__)
+static const struct jt_field access_point_fields[] = {
+	{ AP("t_s", JT_DOUBLE, t_s, 0) },
+	{ AP("access_ns", JT_DOUBLE, access_ns, 0) },
+};
+static const struct jt_table access_point_jt = JT_TABLE(struct access_point, access_point_fields);
+
+#define PR(k, kind, m, ...) JT_F(k, kind, struct probe_log, m, __VA_ARGS__)
+static const struct jt_field probe_fields[] = {
+	{ PR("guest_thp", JT_STR, guest_thp, 0) },
+	{ PR("period_s", JT_DOUBLE, period_s, 0) },
+	{ PR("buffer_mib", JT_INT, buffer_mib, 0) },
+	{ PR("accesses", JT_INT, accesses, 0) },
+	{ PR("access_ns_before", JT_DOUBLE, before_ns, 0) },
+	{ PR("access_ns_during", JT_DOUBLE, during_ns, 0) },
+	{ PR("access_ns_after", JT_DOUBLE, after_ns, 0) },
+	{ PR("passes_before", JT_INT, n_before, 0) },
+	{ PR("passes_during", JT_INT, n_during, 0) },
+	{ PR("passes_after", JT_INT, n_after, 0) },
+	{ PR("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct probe_log, n), .cap = RES_ACCESS_MAX,
+	     .sub = &access_point_jt) },
+};
+static const struct jt_table probe_jt = JT_TABLE(struct probe_log, probe_fields);
+
 static void collapse_init(void *elem)
 {
 	struct collapse_log *c = elem;
 
 	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
 	c->resident_huge_pct_after = NAN;
+	c->interval_s = c->khp.cpu_s = NAN;
+	c->probe.before_ns = c->probe.during_ns = c->probe.after_ns = c->probe.period_s = NAN;
 }
 
 static int collapse_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
@@ -663,6 +708,12 @@ static const struct jt_field collapse_fields[] = {
 	{ CO("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct collapse_log, n),
 	     .cap = RES_COVSERIES_MAX, .sub = &cov_point_jt) },
 	{ CO("error", JT_STR, error, JT_NULL | JT_WNULL) },
+	{ CO("stopped_by", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ CO("interval_s", JT_DOUBLE, interval_s, JT_OPT) },
+	{ CO("khugepaged", JT_OBJ, khp, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_khp),
+	     .sub = &khp_jt) },
+	{ CO("access", JT_OBJ, probe, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_probe),
+	     .sub = &probe_jt) },
 };
 
 static const struct jt_table collapse_jt = { sizeof(struct collapse_log), collapse_init, collapse_put,

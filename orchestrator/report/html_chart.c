@@ -465,3 +465,127 @@ void html_effects(const struct report_input *in, FILE *o)
 	}
 	fputs("</table>\n", o);
 }
+
+/*
+ * The recovery arms: per guest, host huge-page coverage of guest RAM over
+ * time from the setting going in (a line, 0-100% on the left axis) and the
+ * guest's access passes (dots, ns on the right axis), the interval's end
+ * marked; the figures below each chart.
+ */
+#define RC_H 240
+#define RC_TOP 10
+#define RC_LEFT 60
+#define RC_RIGHT 70
+
+static double rc_y(double v, double maxv)
+{
+	if (!isfinite(v) || v < 0)
+		v = 0;
+	if (v > maxv)
+		v = maxv;
+	return RC_TOP + RC_H - v / maxv * RC_H;
+}
+
+static void html_recovery_one(const struct results *r, const struct collapse_log *c, FILE *o)
+{
+	const struct probe_log *p = &c->probe;
+	double tmin = 0, tmax = 1, nsmax = 0, ref = results_recovery_ref_ns(r, c), w = CH_W - RC_LEFT - RC_RIGHT;
+	char t50[24] = "not reached", t90[24] = "not reached", refs[64] = "no fresh boot on the setting in this run";
+	struct axis ax;
+	size_t i;
+#define RC_X(t) (RC_LEFT + ((t) - tmin) / (tmax - tmin) * w)
+
+	for (i = 0; i < c->n; i++)
+		tmax = fmax(tmax, c->series[i].t_s);
+	for (i = 0; c->has_probe && i < p->n; i++) {
+		tmin = fmin(tmin, p->series[i].t_s);
+		tmax = fmax(tmax, p->series[i].t_s);
+		nsmax = fmax(nsmax, p->series[i].access_ns);
+	}
+	if (isfinite(ref))
+		nsmax = fmax(nsmax, ref);
+	axis_fit(&ax, nsmax);
+	fputs("<h3>", o);
+	html_escf(o, "guest %u, host %s/%s, %s, round %u", c->boot, c->host_thp, c->prefault, c->method, c->round + 1);
+	fputs("</h3>\n", o);
+	if (c->error[0]) {
+		fputs("<p class=\"bad\">", o);
+		html_escf(o, "failed: %s", c->error);
+		fputs("</p>\n", o);
+		return;
+	}
+	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">",
+		CH_W, RC_H + RC_TOP + 34, CH_W, RC_H + RC_TOP + 34);
+	fputs("<title>host huge-page coverage and guest access time over the recovery</title>", o);
+	for (i = 0; i <= 5; i++) {
+		double y = rc_y(i * 20.0, 100);
+
+		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", RC_LEFT, y,
+			CH_W - RC_RIGHT, y);
+		fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%zu%%</text>", RC_LEFT - 6, y + 4,
+			i * 20);
+		fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\">%.4g ns</text>", CH_W - RC_RIGHT + 6, y + 4,
+			ax.max * (double)i / 5);
+	}
+	fprintf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", RC_LEFT, RC_TOP + RC_H,
+		CH_W - RC_RIGHT, RC_TOP + RC_H);
+	{
+		/* round ticks from the first at or after tmin; 0 s (the setting going in) among them */
+		double step = html_nice_step((tmax - tmin) / 6), t;
+
+		for (t = ceil(tmin / step) * step; t <= tmax + step / 100; t += step)
+			fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g s</text>", RC_X(t),
+				RC_TOP + RC_H + 16, fabs(t) < step / 100 ? 0 : t);
+		fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"><title>the setting goes in</title></line>",
+			RC_X(0), RC_TOP, RC_X(0), RC_TOP + RC_H);
+	}
+	if (isfinite(c->interval_s))
+		fprintf(o, "<line class=\"minline\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"><title>interval end</title></line>",
+			RC_X(c->interval_s), RC_TOP, RC_X(c->interval_s), RC_TOP + RC_H);
+	if (isfinite(ref))
+		fprintf(o, "<line stroke=\"#c0392b\" stroke-dasharray=\"4 3\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\">"
+			   "<title>fresh boot: %.1f ns</title></line>",
+			RC_LEFT, rc_y(ref, ax.max), CH_W - RC_RIGHT, rc_y(ref, ax.max), ref);
+	fputs("<polyline fill=\"none\" stroke=\"#3d6fb6\" stroke-width=\"2.5\" points=\"", o);
+	for (i = 0; i < c->n; i++)
+		fprintf(o, "%.1f,%.1f ", RC_X(c->series[i].t_s), rc_y(c->series[i].huge_pct, 100));
+	fputs("\"/>", o);
+	for (i = 0; c->has_probe && i < p->n; i++) {
+		fprintf(o, "<circle fill=\"#e08a2c\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>", RC_X(p->series[i].t_s),
+			rc_y(p->series[i].access_ns, ax.max));
+		html_escf(o, "%.1f s: %.1f ns per access", p->series[i].t_s, p->series[i].access_ns);
+		fputs("</title></circle>", o);
+	}
+	fputs("</svg>\n<p class=\"sub\">", o);
+	if (isfinite(c->t50_s))
+		snprintf(t50, sizeof(t50), "%.2f s", c->t50_s);
+	if (isfinite(c->t90_s))
+		snprintf(t90, sizeof(t90), "%.2f s", c->t90_s);
+	if (isfinite(ref))
+		snprintf(refs, sizeof(refs), "a fresh boot on the setting: %.1f", ref);
+	html_escf(o, "host%% %.1f -> %.1f (the guest ever touched %llu MiB, %.1f%% of it huge at the end); 50%% at %s, 90%% at %s;"
+		  " stopped by %s after %.1f s", c->cov_before_pct, c->cov_after_pct, c->resident_kb_after / 1024,
+		  c->resident_huge_pct_after, t50, t90, c->stopped[0] ? c->stopped : "the end", c->interval_s);
+	if (c->has_khp)
+		html_escf(o, "; khugepaged pages_to_scan %llu, scan_sleep_millisecs %llu, CPU %.2f s, %llu pages collapsed",
+			  c->khp.pages_to_scan, c->khp.scan_sleep_ms, c->khp.cpu_s, c->khp.pages_collapsed);
+	else
+		html_escf(o, "; collapse calls %.2f s, %llu of %llu 2M blocks", c->call_s, c->collapsed, c->blocks);
+	if (c->has_probe)
+		html_escf(o, ". Access ns before %.1f, during %.1f, after %.1f; %s", p->before_ns, p->during_ns, p->after_ns,
+			  refs);
+	fputs("</p>\n", o);
+#undef RC_X
+}
+
+void html_recovery(const struct report_input *in, FILE *o)
+{
+	size_t i;
+
+	fputs("<p class=\"sub\">The guests booted and ran on host THP never; at 0 s the setting went in and guest RAM"
+	      " was collapsed (madvise) or left to khugepaged. Line: host huge pages over the guest-RAM mapping"
+	      " (left axis); dots: the guest's access passes (right axis), each at its arrival; dashed: a fresh"
+	      " boot's access time on the setting; the vertical line: the interval's end.</p>\n", o);
+	for (i = 0; i < in->res->ncollapses; i++)
+		html_recovery_one(in->res, &in->res->collapses[i], o);
+}

@@ -55,8 +55,27 @@ static void fmt_pct(char *buf, size_t len, const struct metric *m)
 		snprintf(buf, len, "%.1f", m->s.mean);
 }
 
-/* that the host-cold repetitions were host-cold: the QEMU process faulted during them */
-/* the recovery arms: per guest, the coverage series after the setting went in and the collapse */
+/* the recovery arms: per guest, the coverage series after the setting went in, and the access passes */
+static void print_recovery_access(const struct results *r, const struct collapse_log *c, FILE *out)
+{
+	const struct probe_log *p = &c->probe;
+	double ref = results_recovery_ref_ns(r, c);
+	char refs[96];
+
+	if (!c->has_probe) {
+		fprintf(out, "    access: no passes from the guest (an older guest program?)\n");
+		return;
+	}
+	if (isfinite(ref))
+		snprintf(refs, sizeof(refs), "a fresh %s boot: %.1f", c->host_thp, ref);
+	else
+		snprintf(refs, sizeof(refs), "no fresh %s boot in this run (add fresh to --host-state)", c->host_thp);
+	fprintf(out, "    access ns (guest %s, %llu MiB, one pass a %.0f s): before %.1f (%u passes), during %.1f (%u), "
+		     "after %.1f (%u); %s\n",
+		p->guest_thp, p->buffer_mib, p->period_s, p->before_ns, p->n_before, p->during_ns, p->n_during,
+		p->after_ns, p->n_after, refs);
+}
+
 static void print_recovery(const struct results *r, FILE *out)
 {
 	size_t i, k;
@@ -64,13 +83,15 @@ static void print_recovery(const struct results *r, FILE *out)
 	if (!r->ncollapses)
 		return;
 	fprintf(out, "\nrecovery: guests booted and ran on host THP never, then the setting was applied and guest RAM"
-		     " collapsed (process_madvise MADV_COLLAPSE);\nthe cells of host state collapse-madvise are the"
-		     " access times before it; host%% = huge pages / guest-RAM mapping size\n");
+		     " collapsed\n(madvise: process_madvise MADV_COLLAPSE; khugepaged: left to khugepaged); the cells of"
+		     " host state collapse-* are\nthe access times before it; host%% = huge pages / guest-RAM mapping size;"
+		     " t from the setting going in\n");
 	for (i = 0; i < r->ncollapses; i++) {
 		const struct collapse_log *c = &r->collapses[i];
 		char t50[24], t90[24];
 
-		fprintf(out, "  guest %u, host %s/%s, round %u: ", c->boot, c->host_thp, c->prefault, c->round + 1);
+		fprintf(out, "  guest %u, host %s/%s, round %u%s: ", c->boot, c->host_thp, c->prefault, c->round + 1,
+			c->has_khp ? " (khugepaged)" : "");
 		if (c->error[0]) {
 			fprintf(out, "failed: %s\n", c->error);
 			continue;
@@ -83,14 +104,29 @@ static void print_recovery(const struct results *r, FILE *out)
 			snprintf(t90, sizeof(t90), "%.2f s", c->t90_s);
 		else
 			snprintf(t90, sizeof(t90), "not reached");
-		fprintf(out, "%llu MiB in %u range%s, host%% %.1f -> %.1f; 50%% at %s, 90%% at %s; collapse %.2f s\n",
+		fprintf(out, "%llu MiB in %u range%s, host%% %.1f -> %.1f; 50%% at %s, 90%% at %s",
 			c->mapping_kb / 1024, c->ranges, c->ranges == 1 ? "" : "s", c->cov_before_pct, c->cov_after_pct,
-			t50, t90, c->call_s);
+			t50, t90);
+		if (c->has_khp)
+			fprintf(out, "\n");
+		else
+			fprintf(out, "; collapse %.2f s\n", c->call_s);
 		fprintf(out, "    resident (ever touched) %llu MiB, %.1f%% of it on huge pages at the end\n",
 			c->resident_kb_after / 1024, c->resident_huge_pct_after);
-		fprintf(out, "    2M blocks: %llu collapsed of %llu; refused %llu (EINVAL: never touched by the guest, or not"
-			     " eligible), busy %llu (EAGAIN), no free huge page %llu (ENOMEM)\n",
-			c->collapsed, c->blocks, c->refused, c->busy, c->nomem);
+		if (c->stopped[0])
+			fprintf(out, "    stopped by: %s, %.1f s after the setting went in\n", c->stopped, c->interval_s);
+		if (c->has_khp)
+			fprintf(out, "    khugepaged%s: pages_to_scan %llu, scan_sleep_millisecs %llu, alloc_sleep_millisecs %llu, "
+				     "defrag %llu, max_ptes_none %llu; over the interval %llu full scans, %llu pages collapsed, "
+				     "CPU %.2f s\n",
+				c->khp.knobs_set ? " (set by --khugepaged)" : " (the host's)", c->khp.pages_to_scan,
+				c->khp.scan_sleep_ms, c->khp.alloc_sleep_ms, c->khp.defrag, c->khp.max_ptes_none,
+				c->khp.full_scans, c->khp.pages_collapsed, c->khp.cpu_s);
+		else
+			fprintf(out, "    2M blocks: %llu collapsed of %llu; refused %llu (EINVAL: never touched by the guest, or not"
+				     " eligible), busy %llu (EAGAIN), no free huge page %llu (ENOMEM)\n",
+				c->collapsed, c->blocks, c->refused, c->busy, c->nomem);
+		print_recovery_access(r, c, out);
 		fprintf(out, "    series (s host%%):");
 		for (k = 0; k < c->n && k < 16; k++)
 			fprintf(out, " %.1f %.1f%s", c->series[k].t_s, c->series[k].huge_pct, k + 1 < c->n ? "," : "");
@@ -98,6 +134,7 @@ static void print_recovery(const struct results *r, FILE *out)
 	}
 }
 
+/* that the host-cold repetitions were host-cold: the QEMU process faulted during them */
 static void print_cold_evidence(const struct results *r, FILE *out)
 {
 	bool head = false;

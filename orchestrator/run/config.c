@@ -9,7 +9,8 @@
 #include "lib/parse.h"
 #include "orchestrator/analysis/stopping.h"
 
-ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise");
+ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise",
+	   "collapse-khugepaged");
 ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
 ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 
@@ -100,6 +101,16 @@ const char *hugetlb_arm_name(uint64_t kb)
 	       kb == HUGETLB_1G_KB ? host_backing_name(BACKING_HUGETLBFS_1G) : NULL;
 }
 
+bool run_has_host_state(const struct run_config *c, enum host_state s)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_host_state; i++)
+		if (c->host_state[i] == s)
+			return true;
+	return false;
+}
+
 int run_config_check(struct run_config *c, struct err *e)
 {
 	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
@@ -115,6 +126,10 @@ int run_config_check(struct run_config *c, struct err *e)
 
 	if (c->n_emulator && !c->target_guest)
 		return err_set(e, -EINVAL, "--emulator runs guests: drop it with --target=host");
+	if ((c->khugepaged.set[KHP_PAGES_TO_SCAN] || c->khugepaged.set[KHP_SCAN_SLEEP_MS]) &&
+	    !run_has_host_state(c, HOST_COLLAPSE_KHUGEPAGED))
+		return err_set(e, -EINVAL, "--khugepaged sets khugepaged for the collapse-khugepaged arm: "
+			       "add --host-state=collapse-khugepaged or drop --khugepaged");
 	if (c->size + margin > c->memory)
 		return err_set(e, -EINVAL,
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",

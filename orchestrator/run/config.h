@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "host/khugepaged.h"
 #include "host/thp.h"
 #include "images/image.h"
 #include "lib/enumstr.h"
@@ -24,9 +25,11 @@ enum host_state {
 	HOST_FRESH,		/* as the host has it */
 	HOST_FRAGMENTED,	/* a child holds one 4K page of every 2M block it can get */
 	HOST_COLLAPSE_MADVISE,	/* guests run on THP never, then the setting and process_madvise(MADV_COLLAPSE) */
+	HOST_COLLAPSE_KHUGEPAGED,	/* guests run on THP never, then the setting, and khugepaged works */
 	HOST_STATE__COUNT
 };
-/* host_state_name(): "fresh", "fragmented", "collapse-madvise"; host_state_parse(): 0 or -EINVAL */
+/* host_state_name(): "fresh", "fragmented", "collapse-madvise", "collapse-khugepaged";
+ * host_state_parse(): 0 or -EINVAL */
 ENUM_DECL(host_state);
 
 /* where guest RAM lives on the host (--host-backing) */
@@ -118,6 +121,10 @@ struct run_config {
 	size_t n_image_pkgs;
 	char emulator[2][256];		/* --emulator=A[,B] (run/abaxis.h); none: libvirt chooses */
 	unsigned n_emulator;
+	/* the recovery arms (run/recovery.c): --khugepaged's knobs, journaled for the
+	 * collapse-khugepaged interval; how long that interval may take at most */
+	struct khp_opts khugepaged;
+	uint64_t recovery_timeout_ms;
 };
 
 /*
@@ -135,6 +142,8 @@ struct run_config {
  * option table: cmd's run_config_init() applies both.
  */
 void run_config_defaults(struct run_config *c);
+/* the run has that host state among --host-state's */
+bool run_has_host_state(const struct run_config *c, enum host_state s);
 /* cross-option checks after parsing */
 int run_config_check(struct run_config *c, struct err *e);
 /* "hugetlbfs" (2M) or "hugetlbfs-1g": true and its page size in KiB */

@@ -151,6 +151,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 
 	cmdline[0] = '\0';
 	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
+	if (recovery_group(hg))
+		recovery_cmdline(cfg, cmdline, sizeof(cmdline));
 	if (strlen(cmdline) > GUEST_CMDLINE_MAX)	/* cut, or longer than the kernel keeps */
 		return err_set(e, -E2BIG, "the guest kernel command line would be longer than the %d bytes an x86 "
 			       "kernel keeps: shorten --exec or --exec-metric", GUEST_CMDLINE_MAX);
@@ -331,9 +333,15 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 				gr[i].done = true;
 				gr[i].t_end = mono_s();
 				left--;
-				/* the guest waits for its "bye": its QEMU is there to collapse */
-				if (rc && gr[i].r == 0 && recovery_run(rc, io, &gr[i].gc, res, &gr[i].e))
+				/* a guest without access passes waits for its "bye": its QEMU is there to collapse */
+				if (rc && gr[i].r == 0 && !gr[i].gc.probe.recovered &&
+				    recovery_run(rc, io, &gr[i].gc, res, &gr[i].e))
 					gr[i].r = gr[i].e.code;
+			} else if (rc && recovery_due(&gr[i].gc) && recovery_run(rc, io, &gr[i].gc, res, &gr[i].e)) {
+				gr[i].r = gr[i].e.code;
+				gr[i].done = true;
+				gr[i].t_end = mono_s();
+				left--;
 			}
 		}
 		if (left && virt_event_wait(20) < 0)

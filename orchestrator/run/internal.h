@@ -58,6 +58,17 @@ struct host_snap {
 	uint64_t pmu[GPMU__COUNT];	/* KVM guests on a host with a PMU */
 };
 
+/* a recovery arm's access passes as they arrive from the guest (run/recovery.c) */
+struct probe_rx {
+	bool started, ended, recovered;	/* probe_start seen; probe_end seen; the interval ran */
+	double period_s;
+	unsigned long long size_bytes, accesses;
+	char guest_thp[16];
+	double guest_huge_pct;		/* the buffer's share on guest huge pages; NAN: not sent */
+	size_t n;
+	double t[RES_ACCESS_MAX], ns[RES_ACCESS_MAX];	/* host CLOCK_MONOTONIC at arrival; ns per access */
+};
+
 /* what one guest is expected to produce, and what it did */
 struct guest_ctx {
 	const struct run_config *cfg;
@@ -83,6 +94,7 @@ struct guest_ctx {
 	bool pmu_tried;
 	struct guest_pmu pmu;
 	struct err err;		/* a protocol violation that stops this guest */
+	struct probe_rx probe;	/* a recovery arm's access passes */
 };
 
 /* the host's per-size mTHP knobs, and whether this run sets any of them */
@@ -161,12 +173,25 @@ struct recovery {
 };
 
 /*
- * One guest of a recovery group, its series done: the group's setting
- * applied (once), its guest RAM collapsed, the coverage series into a new
- * results.recovery entry (which keeps the error too).
+ * One guest of a recovery group, its series done and its access passes
+ * started (or its end record in: a guest without them): the group's setting
+ * applied (once), guest RAM collapsed (collapse-madvise) or khugepaged left
+ * to it (collapse-khugepaged), the coverage series and the access passes
+ * into a new results.recovery entry (which keeps the error too); then the
+ * guest is told to stop its passes.
  */
 int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc, struct results *res,
 		 struct err *e);
+/* a group whose guests recover after their series: the collapse arms (khugepaged's: not on never) */
+bool recovery_group(const struct host_group *hg);
+/* the recovery arm's host checks before anything is touched: MADV_COLLAPSE, khugepaged, --khugepaged */
+int recovery_check_host(const struct run_config *cfg, struct err *e);
+/* the guest's access passes on its kernel command line */
+void recovery_cmdline(const struct run_config *cfg, char *buf, size_t len);
+/* the guest's passes have started and enough came in before the interval */
+bool recovery_due(const struct guest_ctx *gc);
+/* an info record of the guest's passes (event probe_start, probe, probe_end); 0, or 1 to stop */
+int recovery_on_info(struct guest_ctx *gc, const struct record *rec);
 
 /* arms.c */
 int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,

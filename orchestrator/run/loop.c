@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "host/collapse.h"
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/model/results_json.h"
@@ -404,12 +403,8 @@ static int check_host(struct run_state *st, struct err *e)
 		for (i = 0; i < cfg->n_hugetlb; i++)
 			if ((r = hugetlb_arm_check(cfg, cfg->hugetlb_kb[i], e)))
 				return r;
-		for (i = 0; i < cfg->n_host_state; i++) {
-			struct err pe = ERR_INIT;
-
-			if (cfg->host_state[i] == HOST_COLLAPSE_MADVISE && (r = collapse_probe(&pe)))
-				return err_set(e, r, "--host-state=collapse-madvise: %s", pe.msg);
-		}
+		if ((r = recovery_check_host(cfg, e)))
+			return r;
 	}
 	return 0;
 }
@@ -546,7 +541,8 @@ static void build_groups(struct run_state *st)
 				struct host_group *g;
 
 				/* hugetlbfs guest RAM has nothing to collapse */
-				if (i > st->nh && cfg->host_state[s] == HOST_COLLAPSE_MADVISE)
+				if (i > st->nh && (cfg->host_state[s] == HOST_COLLAPSE_MADVISE ||
+						   cfg->host_state[s] == HOST_COLLAPSE_KHUGEPAGED))
 					continue;
 				g = &st->groups[st->ngroups++];
 				g->arm = a;
@@ -584,7 +580,8 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 	}
 	/* a hugetlbfs arm: THP off (its thp is never), the pool reserved; a recovery
 	 * arm boots on never, its setting goes in after the series (recovery.c) */
-	r = apply_host_thp(&st->hs, &st->hp, hg->host_state == HOST_COLLAPSE_MADVISE ? &host_never : &hg->thp, e);
+	r = apply_host_thp(&st->hs, &st->hp, hg->host_state == HOST_COLLAPSE_MADVISE ||
+			   hg->host_state == HOST_COLLAPSE_KHUGEPAGED ? &host_never : &hg->thp, e);
 	if (!r && hg->hugetlb_kb) {
 		st->pool_kb = hg->hugetlb_kb;
 		r = pool_reserve(&st->hs, st->cfg, hg->hugetlb_kb, st->pool_orig, sizeof(st->pool_orig), e);
@@ -659,7 +656,7 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	}
 	rc = (struct recovery){ &st->hs, &st->hp, hg, round, false };
 	r = run_guests(st->cfg, io, st->v, st->accel, &st->img, st->kc ? &st->sd : NULL, hg,
-		       hg->host_state == HOST_COLLAPSE_MADVISE ? &rc : NULL, &st->idx, round, res, &ge);
+		       recovery_group(hg) ? &rc : NULL, &st->idx, round, res, &ge);
 	if (group_leave(st, &fr, fl, have_vm0 ? &vm0 : NULL, e))
 		return e->code;
 	if (io->bar && r != -EINTR)

@@ -204,7 +204,7 @@ int on_record(void *opaque, enum guest_event ev, const struct record *rec, const
 			 msg);
 		return 0;
 	case REC_INFO:
-		return 0;
+		return recovery_on_info(gc, rec);
 	case REC_END:
 		gc->got_end = true;
 		return 1;

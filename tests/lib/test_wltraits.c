@@ -265,6 +265,11 @@ static void test_primary(void **state)
 	assert_true(wltraits_primary("memset", "fault_ns_per_4k"));
 	assert_true(wltraits_primary("memset", "access_ns"));
 	assert_false(wltraits_primary("memset", "fault_elapsed_ns"));
+	/* the recovery arms' figures, computed by the host for memset's recovery cells */
+	assert_true(wltraits_primary("memset", "recovery_t90_s"));
+	assert_true(wltraits_primary("memset", "recovery_access_after_ns"));
+	assert_false(wltraits_primary("memset", "recovery_t50_s"));
+	assert_false(wltraits_primary("tlb", "recovery_t90_s"));
 	assert_true(wltraits_primary("kcompile", "wall_s"));
 	assert_false(wltraits_primary("newcomer", "wall_s"));
 	assert_true(wltraits_primary("redis", "get_p99_ms"));

@@ -841,7 +841,40 @@ static void test_text_recovery(void **state)
 	snprintf(c->prefault, sizeof(c->prefault), "ondemand");
 	c->boot = 3;
 	snprintf(c->error, sizeof(c->error), "process 4242 is gone: cannot collapse its memory");
+	c = results_collapse_add(r, &e);
+	assert_non_null(c);
+	snprintf(c->host_thp, sizeof(c->host_thp), "always");
+	snprintf(c->prefault, sizeof(c->prefault), "ondemand");
+	snprintf(c->method, sizeof(c->method), "khugepaged");
+	snprintf(c->stopped, sizeof(c->stopped), "90%% reached");
+	c->boot = 4;
+	c->mapping_kb = 524288;
+	c->ranges = 1;
+	c->cov_before_pct = 0;
+	c->cov_after_pct = 91;
+	c->t50_s = 5;
+	c->t90_s = 9.5;
+	c->interval_s = 10;
+	c->has_khp = true;
+	c->khp = (struct khp_log){ true, 4096, 100, 60000, 1, 511, 64, 256, 2, 240000, 77, 1.25 };
+	c->has_probe = true;
+	snprintf(c->probe.guest_thp, sizeof(c->probe.guest_thp), "always");
+	c->probe.period_s = 1;
+	c->probe.buffer_mib = 256;
+	c->probe.before_ns = 900;
+	c->probe.during_ns = 850;
+	c->probe.after_ns = 800;
+	c->probe.n_before = 3;
+	c->probe.n_during = 10;
+	c->probe.n_after = 5;
 	txt = render(&in, REPORT_TEXT, NULL);
+	assert_non_null(strstr(txt, "guest 4, host always/ondemand, round 1 (khugepaged): 512 MiB in 1 range, host% 0.0 -> 91.0;"
+				    " 50% at 5.00 s, 90% at 9.50 s\n"));
+	assert_non_null(strstr(txt, "stopped by: 90% reached, 10.0 s after the setting went in"));
+	assert_non_null(strstr(txt, "khugepaged (set by --khugepaged): pages_to_scan 4096, scan_sleep_millisecs 100"));
+	assert_non_null(strstr(txt, "2 full scans, 240000 pages collapsed, CPU 1.25 s"));
+	assert_non_null(strstr(txt, "access ns (guest always, 256 MiB, one pass a 1 s): before 900.0 (3 passes), during 850.0 (10),"
+				    " after 800.0 (5); a fresh always boot: "));
 	assert_non_null(strstr(txt, "guest 2, host always/ondemand, round 1: 512 MiB in 1 range, host% 0.0 -> 82.4;"
 				    " 50% at 0.49 s, 90% at not reached; collapse 0.80 s"));
 	assert_non_null(strstr(txt, "resident (ever touched) 420 MiB, 100.0% of it on huge pages at the end"));

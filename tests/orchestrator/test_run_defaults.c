@@ -59,6 +59,7 @@ static const char *const computed[] = {
 	"kernel",	/* newest /boot/vmlinuz-*: empty here, the image finds it */
 	"emulator",	/* libvirt's: none here */
 	"guest-bin",	/* beside thpeval: empty here, cmd_run() looks it up */
+	"khugepaged",	/* the host's: no knob set, the host's values are recorded */
 };
 
 /* noinline: gcc takes open_memstream()'s buffer for a local one */
