@@ -19,6 +19,7 @@
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/balloon.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/virt/virt.h"
@@ -33,6 +34,7 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
+	RO_BALLOON,
 };
 
 static const struct opt run_opts[] = {
@@ -40,6 +42,7 @@ static const struct opt run_opts[] = {
 	{ "mthp-sweep", NULL, NULL, "add SIZE:always to --host-thp for every hugepages-<N>kB size the host kernel offers, and report per size the fault-phase and access-phase effect and coverage (guest-side sizes are probed and reported)", RO_MTHP_SWEEP },
 	{ "guests", "N", "1", "guests that run the same cells at the same time (1-8), each with its own records, coverage and telemetry; refused when N guests will not fit in the host's available memory", RO_GUESTS },
 	{ "host-state", "LIST", "fresh", "host memory before the guests start: fresh, fragmented (a child holds one 4K page of every 2M block it can get, as virtualization QA suites do; proactive compaction off for the arm, per-CPU free lists short while fragmenting and on undo, both journaled; /proc/buddyinfo recorded before, after and once undone), collapse-madvise (guests run on host THP never, then the setting is applied and guest RAM collapsed by process_madvise MADV_COLLAPSE, Linux 6.1+; coverage each second), or a list", RO_HOST_STATE },
+	{ "balloon", "LIST", "none", "the guests' balloon: none, or reporting (a virtio balloon with free page reporting: the guest reports its free 2M blocks and QEMU discards them, libvirt 6.9+ and QEMU 5.1+), or none,reporting as an axis; with the axis every guest runs memset's re-fault step (the buffer freed, left to the host for 10 s while QEMU's RSS and guest RAM's huge-page coverage are sampled, then a fresh buffer touched and timed: refault_ns_per_4k); the reporting arm leaves out hugetlbfs and collapse arms", RO_BALLOON },
 	{ "guest-thp", "LIST", "always", "guest THP settings to evaluate against guest 'never'", RO_GUEST_THP },
 	{ "guest-shmem-thp", "LIST", NULL, "guest shmem_enabled values (always, within_size, advise, never, deny, force), each run in turn by the workloads whose memory is shared memory (pgbench's shared_buffers), as cell variants shmem-VALUE; not given: the guest's own (recorded)", RO_GUEST_SHMEM },
 	{ "workloads", "LIST", "memset", "workloads to run, comma-separated, or all ('thpeval workloads' lists them)", RO_WORKLOADS },
@@ -488,6 +491,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RO_MTHP_SWEEP:
 		c->mthp_sweep = true;
 		return 0;
+	case RO_BALLOON:
+		return balloon_parse(c, arg, e);
 	case RO_HOST_STATE: {
 		char buf[64], *tok, *save = NULL;
 

@@ -11,6 +11,7 @@
 #include "orchestrator/report/report.h"
 
 ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise");
+ENUM_IMPL(balloon_arm, BALLOON__COUNT, "none", "reporting");
 ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
 ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 
@@ -52,6 +53,8 @@ void run_config_defaults(struct run_config *c)
 	c->guests = 1;
 	c->host_state[0] = HOST_FRESH;
 	c->n_host_state = 1;
+	c->balloon[0] = BALLOON_NONE;
+	c->n_balloon = 1;
 }
 
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)

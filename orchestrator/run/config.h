@@ -40,6 +40,15 @@ enum host_backing {
 /* host_backing_name(): "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g"; host_backing_parse(): 0 or -EINVAL */
 ENUM_DECL(host_backing);
 
+/* the guest's balloon (--balloon) */
+enum balloon_arm {
+	BALLOON_NONE,		/* <memballoon model='none'/> */
+	BALLOON_REPORTING,	/* a virtio balloon with free page reporting (run/balloon.h) */
+	BALLOON__COUNT
+};
+/* balloon_arm_name(): "none", "reporting"; balloon_arm_parse(): 0 or -EINVAL */
+ENUM_DECL(balloon_arm);
+
 /* where the workloads run (--target) */
 enum run_target {
 	TARGET_GUEST,
@@ -118,6 +127,8 @@ struct run_config {
 	size_t n_image_pkgs;
 	char emulator[2][256];		/* --emulator=A[,B] (run/abaxis.h); none: libvirt chooses */
 	unsigned n_emulator;
+	enum balloon_arm balloon[BALLOON__COUNT];	/* --balloon arms, in order (run/balloon.h) */
+	size_t n_balloon;
 };
 
 /*
