@@ -150,6 +150,8 @@ int run_config_check(struct run_config *c, struct err *e)
 
 	if (c->n_emulator && !c->target_guest)
 		return err_set(e, -EINVAL, "--emulator runs guests: drop it with --target=host");
+	if ((c->n_balloon > 1 || c->balloon[0] != BALLOON_NONE) && !c->target_guest)
+		return err_set(e, -EINVAL, "--balloon gives guests a balloon: drop it with --target=host");
 	if (c->size + margin > c->memory)
 		return err_set(e, -EINVAL,
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",

@@ -60,6 +60,25 @@ static void test_parse(void **state)
 	}
 }
 
+/* a balloon is the guests': refused for the bare host alone */
+static void test_target_host(void **state)
+{
+	struct run_config *c = calloc(1, sizeof(*c));
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_non_null(c);
+	run_config_defaults(c);
+	c->boots_set = true;
+	c->target_guest = false;
+	c->target_host = true;
+	assert_int_equal(run_config_check(c, &e), 0);
+	assert_int_equal(balloon_parse(c, "none,reporting", &e), 0);
+	assert_int_equal(run_config_check(c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "--balloon gives guests a balloon: drop it with --target=host"));
+	free(c);
+}
+
 /* one arm's cell and windows: refault per boot, and a window per boot */
 static void add_arm(struct results *r, const char *arm, const double *refault, size_t nb, unsigned first_boot,
 		    unsigned long long after_free_kb)
@@ -173,6 +192,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_target_host),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_one_boot),
 	};
