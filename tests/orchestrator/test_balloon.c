@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/stats.h"
 #include "orchestrator/analysis/balloon.h"
 #include "orchestrator/model/balloon.h"
+#include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/balloon.h"
+#include "orchestrator/run/internal.h"
 
 static void test_parse(void **state)
 {
@@ -77,6 +81,59 @@ static void test_target_host(void **state)
 	assert_int_equal(run_config_check(c, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "--balloon gives guests a balloon: drop it with --target=host"));
 	free(c);
+}
+
+/* a fake QEMU: a script that prints what it is given as its help */
+static void fake_qemu(const char *path, const char *help)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\necho '%s'\n", help);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* refused before the first boot: no memset, an old libvirt, a QEMU without the property */
+static void test_check(void **state)
+{
+	static const struct {
+		const char *name, *wl, *libvirt, *help;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ "ok", "memset", "9.0.0", "  free-page-reporting=<bool> - on/off (default: false)", 0, NULL },
+		{ "no memset", "tlb", "9.0.0", "free-page-reporting=<bool>", -EINVAL, "add memset to --workloads" },
+		{ "old libvirt", "memset", "6.8.0", "free-page-reporting=<bool>", -EOPNOTSUPP,
+		  "libvirt 6.8.0 has no free page reporting" },
+		{ "old qemu", "memset", "9.0.0", "  free-page-hint=<bool> - on/off", -EOPNOTSUPP,
+		  "lacks the free-page-reporting property" },
+	};
+	char dir[] = "/tmp/thpeval-test-balloon-XXXXXX", qemu[64];
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(qemu, sizeof(qemu), "%s/qemu", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run_config *c = calloc(1, sizeof(*c));
+		struct err e = ERR_INIT;
+		int r;
+
+		assert_non_null(c);
+		run_config_defaults(c);
+		fake_qemu(qemu, cases[i].help);
+		assert_int_equal(ab_emulator_parse(c, qemu, &e), 0);
+		assert_int_equal(balloon_parse(c, "none,reporting", &e), 0);
+		snprintf(c->wl[0], sizeof(c->wl[0]), "%s", cases[i].wl);
+		c->n_wl = 1;
+		r = balloon_check(c, NULL, cases[i].libvirt, &e);
+		if (r != cases[i].rc || (cases[i].msg && !strstr(e.msg, cases[i].msg)))
+			fail_msg("%s: rc %d, '%s'", cases[i].name, r, e.msg);
+		free(c);
+	}
+	unlink(qemu);
+	rmdir(dir);
 }
 
 /* one arm's cell and windows: refault per boot, and a window per boot */
@@ -193,6 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_target_host),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_one_boot),
 	};
