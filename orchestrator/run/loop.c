@@ -117,7 +117,8 @@ uint64_t guest_timeout_ms(const struct run_config *cfg)
 	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
 
 	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
-	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
+	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0) +
+	       (balloon_planned(cfg) ? runs * BALLOON_WAIT_MS : 0);	/* memset's re-fault waits */
 }
 
 void run_append(char *dst, size_t len, const char *fmt, ...)
