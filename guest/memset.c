@@ -32,6 +32,11 @@ static const struct wl_param memset_params[] = {
 	{ "passes", WL_P_U64, offsetof(struct memset_opts, passes), "1", 1, 100000,
 	  "fault cycles (map, fault phase, unmap) in this process; the last one also runs the "
 	  "access phase; loop_mib_s is the throughput over all of them (for the fidelity bench)" },
+	/* the host watches QEMU's RSS meanwhile: free page reporting waits 2 s, then reports */
+	{ "refault-wait", WL_P_U64, offsetof(struct memset_opts, refault_wait_ms), "0", 0, 600000,
+	  "0: off; N: after the access phase the freed buffer is left N ms to the host (info "
+	  "records balloon_event=free and retouch mark the window), then a fresh buffer of the same "
+	  "size is touched and timed (refault_ns_per_4k); measured repetitions only" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
 
@@ -70,6 +75,9 @@ static const struct wl_metric memset_metrics[] = {
 	{ "access_vm_thp_collapse_alloc", "  thp_collapse_alloc" },
 	{ "unmap_ns", "munmap() of the buffer after the access phase" },
 	{ "cycle_mib_s", "size / (fault phase + munmap): one stress-ng --vm pass's work" },
+	{ "refault_wait_ms", "--refault-wait: the time the freed buffer was left to the host" },
+	{ "refault_elapsed_ns", "wall time of the touch of the fresh buffer after that wait" },
+	{ "refault_ns_per_4k", "that time per 4K page: the re-fault cost after the free" },
 	{ NULL, NULL },
 };
 
@@ -181,6 +189,7 @@ struct memset_times {
 	struct guest_vmstat vm0, vm1;	/* around the fault phase */
 	struct guest_vmstat vm2, vm3;	/* around the access phase */
 	uint64_t fault_ns, access_ns, unmap_ns;
+	uint64_t refault_ns;	/* the re-touch after --refault-wait; 0: not run */
 	uint64_t populate_ns;	/* populate-read mode: the MADV_POPULATE_READ part of fault_ns */
 	uint64_t loop_ns;	/* fault phase + munmap of every pass before the last */
 	struct harness_usage u0, u1;
@@ -241,6 +250,11 @@ static int add_metrics(struct record *res, const struct memset_opts *a,
 	loop_s = cycle_s + (double)t->loop_ns / 1e9;
 	r |= rec_add_f64(res, "loop_mib_s",
 			 (double)a->passes * (double)a->size / (1024.0 * 1024.0) / (loop_s > 0 ? loop_s : 1e-9));
+	if (t->refault_ns) {
+		r |= rec_add_u64(res, "refault_wait_ms", a->refault_wait_ms);
+		r |= rec_add_u64(res, "refault_elapsed_ns", t->refault_ns);
+		r |= rec_add_f64(res, "refault_ns_per_4k", (double)t->refault_ns / pages);
+	}
 	return r ? -EINVAL : 0;
 }
 
@@ -344,6 +358,41 @@ static int early_passes(const struct memset_opts *a, struct memset_times *t, str
 	return 0;
 }
 
+/* an info record marking the re-fault step for the host: balloon_event=EVENT */
+static int refault_mark(const struct wl_env *env, const char *event, uint64_t size, struct err *e)
+{
+	struct record r;
+
+	harness_record_init(env, REC_INFO, &r);
+	if (rec_add_str(&r, "balloon_event", event) || rec_add_u64(&r, "freed_bytes", size))
+		return err_set(e, -E2BIG, "cannot build the %s record", event);
+	return harness_emit(env, &r, e);
+}
+
+/*
+ * The re-fault step, the buffer freed: wait the host's time (free page
+ * reporting hands the freed memory back meanwhile, where the guest has it),
+ * then touch a fresh buffer of the same size and time it
+ */
+static int refault_step(const struct memset_opts *a, const struct wl_env *env, struct memset_times *t,
+			struct err *e)
+{
+	char *map, *buf;
+	uint64_t t0;
+	int r;
+
+	harness_sleep_ms((unsigned)a->refault_wait_ms);
+	if ((r = refault_mark(env, "retouch", a->size, e)) || (r = buffer_map(a, &map, &buf, e)))
+		return r;
+	t0 = harness_now_ns();
+	memset(buf, 1, a->size);
+	t->refault_ns = harness_now_ns() - t0;
+	if (!t->refault_ns)
+		t->refault_ns = 1;
+	munmap(map, buffer_map_len(a));
+	return 0;
+}
+
 static int memset_run(const void *opts, const struct wl_env *env, struct record *res, struct err *e)
 {
 	const struct memset_opts *a = opts;
@@ -352,6 +401,7 @@ static int memset_run(const void *opts, const struct wl_env *env, struct record 
 	uint32_t *scratch = NULL;
 	char *map = NULL, *buf;
 	uint64_t t0;
+	bool refault;
 	void *p;
 	int ret;
 
@@ -395,11 +445,16 @@ static int memset_run(const void *opts, const struct wl_env *env, struct record 
 	guest_vmstat_read(t.root, &t.vm3);
 	__asm__ volatile("" : : "r"(p) : "memory");	/* the sink: the chase cannot be dropped */
 
+	refault = a->refault_wait_ms && !env->common->warmup;
+	if (refault && (ret = refault_mark(env, "free", a->size, e)))
+		goto cleanup;
 	/* freeing the buffer: stress-ng's loop counts it, so it is timed too */
 	t0 = harness_now_ns();
 	munmap(map, map_len);
 	t.unmap_ns = harness_now_ns() - t0;
 	map = NULL;
+	if (refault && (ret = refault_step(a, env, &t, e)))
+		goto cleanup;
 
 	ret = add_metrics(res, a, &t);
 	if (ret)

@@ -22,7 +22,9 @@
  * touch: mincore() on a later subpage says whether that one fault mapped the
  * whole block (a huge page; the mmtests thpchallenge trick). A second mode
  * mirrors stress-ng --vm's loop (populate read, then a 64-bit store pass) for
- * the fidelity benchmark. Entry point: wl_memset. Never prints.
+ * the fidelity benchmark. An optional re-fault step frees the buffer, leaves
+ * it to the host for a time (free page reporting) and times the touch of a
+ * fresh one. Entry point: wl_memset. Never prints.
  */
 
 #define MEMSET_HUGE (2u << 20)
@@ -35,6 +37,7 @@ struct memset_opts {
 	uint64_t size;		/* bytes, a multiple of 2M */
 	uint64_t accesses;	/* dependent loads in the access phase */
 	uint64_t passes;	/* fault cycles; the last one also runs the access phase */
+	uint64_t refault_wait_ms;	/* > 0: free, wait, re-touch a fresh buffer (re-fault step) */
 	bool madvise;		/* madvise(MADV_HUGEPAGE) the buffer */
 	bool hold;		/* report the fault phase, keep the buffer until killed */
 	bool probe;		/* per-2M first-touch probe (mincore) in the fault phase */

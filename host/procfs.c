@@ -651,3 +651,42 @@ uint64_t buddy_free_kb(const struct buddyinfo *b, unsigned min_order)
 		kb += b->free[o] * (4ull << o);
 	return kb;
 }
+
+int proc_vmrss(const char *proc_root, int pid, uint64_t *kb, struct err *e)
+{
+	char path[PATH_MAX], line[256], num[32], *p, *end;
+	size_t len;
+	FILE *f;
+	int r, saved;
+
+	if (pid <= 0)
+		return err_set(e, -EINVAL, "bad pid %d", pid);
+	r = proc_path(path, sizeof(path), proc_root, pid, "status", e);
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f) {
+		saved = errno;
+		if (saved == ENOENT || saved == ESRCH)
+			return err_set(e, -ENOENT, "process %d is gone (no '%s')", pid, path);
+		return err_set(e, -saved, "cannot open '%s': %s", path, strerror(saved));
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "VmRSS:", 6))
+			continue;
+		fclose(f);
+		/* "VmRSS:\t  123456 kB\n" */
+		p = line + 6 + strspn(line + 6, " \t");
+		len = strspn(p, "0123456789");
+		end = p + len;
+		if (len == 0 || len >= sizeof(num) || strcmp(end, " kB\n"))
+			return err_set(e, -EBADMSG, "malformed '%s': a VmRSS line that is not 'N kB'", path);
+		memcpy(num, p, len);
+		num[len] = '\0';
+		if (parse_u64(num, kb))
+			return err_set(e, -EBADMSG, "malformed '%s': VmRSS out of range", path);
+		return 0;
+	}
+	fclose(f);
+	return err_set(e, -ENODATA, "no VmRSS in '%s' (a kernel thread, or a process exiting)", path);
+}

@@ -77,6 +77,8 @@ int host_info_read(const char *proc_root, struct host_info *out, struct err *e);
 int host_nested_read(const char *sysfs_root, struct host_info *out, struct err *e);
 /* field 10 (minflt) of /proc/PID/stat, read past the last ')' of comm */
 int proc_minflt(const char *proc_root, int pid, uint64_t *minflt, struct err *e);
+/* VmRSS of /proc/PID/status in kB: -ENOENT when the process is gone, -ENODATA without one */
+int proc_vmrss(const char *proc_root, int pid, uint64_t *kb, struct err *e);
 
 /* MemAvailable of meminfo, in kB */
 int meminfo_available_kb(const char *proc_root, uint64_t *kb, struct err *e);

@@ -56,10 +56,12 @@ static const char *const base_packages[] = {
  * What the slim initrd loads (with their dependencies from modules.dep)
  * before it mounts the root: the virtio PCI transport, the root disk, ext4
  * (which mounts the ext2 root; crc32c is its soft dependency) and the
- * virtio-serial port the records go to, so the runner finds it at once.
+ * virtio-serial port the records go to, so the runner finds it at once;
+ * and the virtio balloon, whose free page reporting the --balloon=reporting
+ * arm measures (with no balloon device it binds nothing).
  */
 static const char *const initrd_modules[] = {
-	"virtio_pci", "virtio_blk", "virtio_console", "crc32c_generic", "ext4", NULL,
+	"virtio_pci", "virtio_blk", "virtio_console", "crc32c_generic", "ext4", "virtio_balloon", NULL,
 };
 
 /*

@@ -136,6 +136,11 @@ void cell_label(const struct cell *c, char *buf, size_t len)
 
 		snprintf(buf + n, len - n, " host=%s", c->host_state);
 	}
+	if (c->balloon[0] && strcmp(c->balloon, "none")) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, " balloon=%s", c->balloon);
+	}
 }
 
 static bool same_name(const char *a, const char *b, const char *def)
@@ -148,7 +153,7 @@ bool cell_same_key(const struct cell *a, const struct cell *b)
 	return !strcmp(a->target, b->target) && !strcmp(a->host_thp, b->host_thp) &&
 	       same_name(a->prefault, b->prefault, "ondemand") && !strcmp(a->guest_thp, b->guest_thp) &&
 	       !strcmp(a->workload, b->workload) && !strcmp(a->variant, b->variant) &&
-	       same_name(a->host_state, b->host_state, "fresh");
+	       same_name(a->host_state, b->host_state, "fresh") && same_name(a->balloon, b->balloon, "none");
 }
 
 /* ---- statistics ----------------------------------------------------------------- */

@@ -29,6 +29,12 @@ static const char *cell_state(const struct cell *c)
 	return c->host_state[0] ? c->host_state : "fresh";
 }
 
+/* the split is the guests' without a balloon; the reporting arm is analysis/balloon.c's */
+static bool cell_no_balloon(const struct cell *c)
+{
+	return !c->balloon[0] || !strcmp(c->balloon, "none");
+}
+
 static const struct cell *find_v(const struct results *r, const char *hs, const char *w, const char *host,
 				 const char *pf, const char *guest, const char *variant)
 {
@@ -39,7 +45,7 @@ static const struct cell *find_v(const struct results *r, const char *hs, const 
 
 		if (!strcmp(c->target, "guest") && !strcmp(c->workload, w) && !strcmp(c->variant, variant) &&
 		    !strcmp(c->host_thp, host) && !strcmp(c->prefault, pf) && !strcmp(c->guest_thp, guest) &&
-		    !strcmp(cell_state(c), hs))
+		    !strcmp(cell_state(c), hs) && cell_no_balloon(c))
 			return c;
 	}
 	return NULL;
@@ -550,7 +556,8 @@ void effects_compute(const struct results *r, struct effects *out)
 			const struct cell *c = &r->cells[j];
 			bool seen = false;
 
-			if (strcmp(c->workload, w) || strcmp(c->target, "guest") || strcmp(cell_state(c), hs))
+			if (strcmp(c->workload, w) || strcmp(c->target, "guest") || strcmp(cell_state(c), hs) ||
+			    !cell_no_balloon(c))
 				continue;
 			for (k = 0; k < nh; k++)
 				seen |= !strcmp(hosts[k], c->host_thp);

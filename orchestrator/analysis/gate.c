@@ -85,8 +85,10 @@ static void kind_name(const struct cell *c, const char *metric, char *buf, size_
 {
 	bool cold = wltraits_cold(c->workload, c->variant);
 	bool state = c->host_state[0] && strcmp(c->host_state, "fresh");
-	int n = snprintf(buf, len, "%s%s%s %s%s%s", c->workload, cold ? ":" : "", cold ? c->variant : "", metric,
-			 state ? " host=" : "", state ? c->host_state : "");
+	bool balloon = c->balloon[0] && strcmp(c->balloon, "none");
+	int n = snprintf(buf, len, "%s%s%s %s%s%s%s%s", c->workload, cold ? ":" : "", cold ? c->variant : "", metric,
+			 state ? " host=" : "", state ? c->host_state : "", balloon ? " balloon=" : "",
+			 balloon ? c->balloon : "");
 
 	if (n < 0 || (size_t)n >= len)
 		buf[len - 1] = '\0';

@@ -19,6 +19,7 @@
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/balloon.h"
 #include "orchestrator/run/config.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/virt/virt.h"
@@ -33,7 +34,7 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
-	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT,
+	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT, RO_BALLOON,
 };
 
 /* the target of a typed row in struct run_config */
@@ -65,6 +66,8 @@ static const struct opt run_opts[] = {
 	{ .name = "recovery-timeout", .arg = "DURATION", .def = "3m", .id = RO_RECOVERY_TIMEOUT, .type = OPT_DURATION,
 	  RC(recovery_timeout_ms), .what = "a duration", .min = 5000, .max = 3600 * 1000,
 	  .help = "with --host-state=collapse-khugepaged: how long coverage may take to reach 90% of guest RAM before the interval stops (the report says what stopped it)" },
+	{ .name = "balloon", .arg = "LIST", .def = "none", .id = RO_BALLOON, .type = OPT_CALL,
+	  .help = "the guests' balloon: none, or reporting (a virtio balloon with free page reporting: the guest reports its free 2M blocks and QEMU discards them, libvirt 6.9+ and QEMU 5.1+), or none,reporting as an axis; with the axis every guest runs memset's re-fault step (the buffer freed, left to the host for 10 s while QEMU's RSS and guest RAM's huge-page coverage are sampled, then a fresh buffer touched and timed: refault_ns_per_4k); the reporting arm leaves out hugetlbfs and collapse arms" },
 	{ .name = "guest-thp", .arg = "LIST", .def = "always", .id = RO_GUEST_THP, .type = OPT_CALL,
 	  .help = "guest THP settings to evaluate against guest 'never'" },
 	{ .name = "guest-shmem-thp", .arg = "LIST", .id = RO_GUEST_SHMEM, .type = OPT_CALL,
@@ -493,6 +496,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return ab_emulator_parse(c, arg, e);
 	case RO_PREFAULT:
 		return prefault_list_parse(arg, c, e);
+	case RO_BALLOON:
+		return balloon_parse(c, arg, e);
 	case RO_KHUGEPAGED:
 		if (khp_opts_parse(arg, &c->khugepaged, e))
 			return err_wrap(e, "--khugepaged");

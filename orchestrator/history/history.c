@@ -419,6 +419,9 @@ static int insert_metric(struct histdb *h, long long run, const struct cell *c, 
 		snprintf(pf, sizeof(pf), "%s+%s", c->prefault[0] ? c->prefault : "ondemand", c->host_state);
 	else
 		snprintf(pf, sizeof(pf), "%s", c->prefault[0] ? c->prefault : "ondemand");
+	/* and the balloon: "ondemand+reporting" */
+	if (c->balloon[0] && strcmp(c->balloon, "none"))
+		snprintf(pf + strlen(pf), sizeof(pf) - strlen(pf), "+%s", c->balloon);
 	{
 		struct histdb_val p[] = {
 			HV_INT(run), HV_TEXT(c->target), HV_TEXT(c->host_thp), HV_TEXT(pf), HV_TEXT(c->guest_thp),

@@ -32,6 +32,9 @@ void results_release(struct results *r)
 	free(r->collapses);
 	r->collapses = NULL;
 	r->ncollapses = r->cap_collapses = 0;
+	free(r->balloons);
+	r->balloons = NULL;
+	r->nballoons = r->cap_balloons = 0;
 	r->effects = NULL;
 	r->cells = NULL;
 	r->guests = NULL;
@@ -66,6 +69,7 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 	const char *prefault = or_default(k->prefault, "ondemand");
 	const char *variant = or_default(k->variant, "");
 	const char *hstate = or_default(k->host_state, "fresh");
+	const char *balloon = or_default(k->balloon, "none");
 	struct cell *c;
 	size_t i;
 
@@ -74,10 +78,10 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 		if (!strcmp(c->target, k->target) && !strcmp(c->host_thp, k->host_thp) &&
 		    !strcmp(c->prefault, prefault) && !strcmp(c->guest_thp, k->guest_thp) &&
 		    !strcmp(c->workload, k->workload) && !strcmp(c->variant, variant) &&
-		    !strcmp(c->host_state, hstate))
+		    !strcmp(c->host_state, hstate) && !strcmp(or_default(c->balloon, "none"), balloon))
 			return c;
 	}
-	if (strlen(hstate) >= sizeof(c->host_state)) {
+	if (strlen(hstate) >= sizeof(c->host_state) || strlen(balloon) >= sizeof(c->balloon)) {
 		err_set(e, -EINVAL, "host state name too long");
 		return NULL;
 	}
@@ -100,6 +104,7 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 	strcpy(c->workload, k->workload);
 	strcpy(c->variant, variant);
 	strcpy(c->host_state, hstate);
+	strcpy(c->balloon, balloon);
 	strcpy(c->host_cov_source, "smaps");
 	strcpy(c->host_cov.name, "host_huge_pct");
 	strcpy(c->guest_cov.name, "guest_huge_pct");
@@ -110,7 +115,7 @@ struct cell *results_cell_key(struct results *r, const struct cell_key *k, struc
 struct cell *results_cell(struct results *r, const char *target, const char *host_thp,
 			  const char *guest_thp, const char *workload, struct err *e)
 {
-	struct cell_key k = { target, host_thp, NULL, guest_thp, workload, NULL, NULL };
+	struct cell_key k = { target, host_thp, NULL, guest_thp, workload, NULL, NULL, NULL };
 
 	return results_cell_key(r, &k, e);
 }

@@ -48,6 +48,7 @@ struct cell_key {
 	const char *workload;
 	const char *variant;		/* sub-measurement of a workload (e.g. "ws256-4k"), "" if none */
 	const char *host_state;		/* "fresh" (NULL) or "fragmented" */
+	const char *balloon;		/* "none" (NULL) or "reporting" (--balloon) */
 };
 
 /* a boot (a round for bare-host cells) whose evidence failed: out of the cell's samples */
@@ -65,6 +66,7 @@ struct cell {
 	char workload[RES_NAME_MAX];
 	char variant[RES_NAME_MAX];
 	char host_state[24];		/* host memory before the guests: "fresh", "fragmented" */
+	char balloon[16];		/* the guest's balloon: "none", "reporting" (free page reporting) */
 	char host_cov_source[16];	/* "smaps" (AnonHugePages of guest RAM) or "mthp_stats" */
 	char guest[64];			/* domain that produced the samples */
 	size_t nmetrics;
@@ -120,6 +122,7 @@ struct guest_log {
 	char guest_kernel[64];
 	char emulator[256];		/* the QEMU binary (--emulator), "" when libvirt chose it */
 	char arm[4];			/* the A/B arm this boot belongs to: "A", "B"; "" without an A/B axis */
+	char balloon[16];		/* its balloon arm (--balloon): "none", "reporting" */
 };
 
 /* the fragmented-host arm of one host group */
@@ -275,6 +278,7 @@ struct run_settings {			/* echo of the configuration */
 	char host_thp_list[256], guest_thp_list[128], workloads[128];
 	unsigned guests;		/* concurrent guests per group */
 	char host_state_list[48];
+	char balloon_list[32];		/* --balloon: "none", "none,reporting" */
 	bool mthp_sweep;
 	char guest_mthp[256];		/* what the guest kernel offers for a guest-side sweep */
 	char uri[256];
@@ -284,6 +288,7 @@ struct run_settings {			/* echo of the configuration */
 };
 
 struct effects;
+struct balloon_log;
 
 struct results {
 	char thpeval_version[32];
@@ -314,6 +319,8 @@ struct results {
 					 * without an A/B axis; owned here */
 	size_t ncollapses, cap_collapses;
 	struct collapse_log *collapses;
+	size_t nballoons, cap_balloons;	/* the free page reporting arm (model/balloon.h) */
+	struct balloon_log *balloons;
 };
 
 void results_init(struct results *r);

@@ -12,6 +12,7 @@
 #include "lib/fstree.h"
 #include "lib/record.h"
 #include "lib/wltraits.h"
+#include "orchestrator/model/balloon.h"
 
 /*
  * The tables below are results.json: each line one key, in the order it is
@@ -312,6 +313,7 @@ static const struct jt_field cell_fields[] = {
 	{ CL("variant", JT_STR, variant, JT_OPT | JT_NULL | JT_WNULL) },
 	{ CL("guest", JT_STR, guest, 0) },
 	{ CL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ CL("balloon", JT_STR, balloon, JT_OPT | JT_NULL | JT_WDEF, .def = "none") },
 	{ CL("metrics", JT_CUSTOM, metrics, 0, .sub = &metric_jt, .write = w_metrics, .load = l_metrics) },
 	{ .key = "coverage", .kind = JT_OBJ, .size = sizeof(struct cell), .sub = &coverage_jt },
 	{ CL("position_geomeans", JT_CUSTOM, metrics, JT_OPT | JT_DERIVED, .write = w_positions, .load = l_positions) },
@@ -358,7 +360,7 @@ static int cell_put(const struct jt_ctx *c, void *parent, void *elem, const char
 	struct results *r = parent;
 	struct cell *s = elem, *cell;
 	struct cell_key k = { s->target, s->host_thp, s->prefault, s->guest_thp, s->workload, s->variant,
-			      s->host_state };
+			      s->host_state, s->balloon };
 	size_t before = r->ncells;
 
 	cell = results_cell_key(r, &k, c->e);
@@ -449,6 +451,7 @@ static const struct jt_field guest_fields[] = {
 	{ GL("records", JT_INT, records, 0) },
 	{ GL("rejected_lines", JT_INT, rejected, 0) },
 	{ GL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ GL("balloon", JT_STR, balloon, JT_OPT | JT_NULL | JT_WDEF, .def = "none") },
 	{ GL("index", JT_INT, index, JT_OPT) },
 	{ GL("concurrency", JT_INT, concurrency, JT_OPT | JT_WDEF, .idef = 1) },
 	{ GL("guest_mthp_sizes_kb", JT_STR, mthp_sizes_kb, JT_OPT | JT_NULL | JT_WNULL) },
@@ -1035,6 +1038,7 @@ static const struct jt_field settings_fields[] = {
 	{ ST("guests", JT_INT, guests, JT_OPT | JT_WDEF | JT_RANGE, .idef = 1, .lo = RUN_GUESTS_MIN,
 	  .hi = RUN_GUESTS_MAX) },
 	{ ST("host_state", JT_STR, host_state_list, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ ST("balloon", JT_STR, balloon_list, JT_OPT | JT_NULL | JT_WDEF, .def = "none") },
 	{ ST("mthp_sweep", JT_BOOL, mthp_sweep, JT_OPT) },
 	{ ST("guest_mthp", JT_STR, guest_mthp, JT_OPT | JT_NULL | JT_WNULL) },
 	{ ST("emulator", JT_STR, emulator, JT_OPT | JT_IFSET, .cond = offsetof(struct run_settings, emulator)) },
@@ -1059,6 +1063,8 @@ static const struct jt_field results_fields[] = {
 	{ RS("fragmentation", JT_ARR, frags, JT_OPT, .count = offsetof(struct results, nfrags), .sub = &frag_jt) },
 	{ RS("recovery", JT_ARR, collapses, JT_OPT, .count = offsetof(struct results, ncollapses),
 	     .sub = &collapse_jt) },
+	{ RS("balloon", JT_ARR, balloons, JT_OPT, .count = offsetof(struct results, nballoons),
+	     .sub = &balloon_log_jt) },
 	/* in struct effects, which results->effects points to */
 	{ JT_F("effects", JT_CUSTOM, struct effects, e, JT_OPT | JT_DERIVED, .count = offsetof(struct effects, n),
 	       .sub = &effect_jt, .write = w_effects, .load = l_effects) },

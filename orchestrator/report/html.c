@@ -7,6 +7,7 @@
 
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
+#include "orchestrator/report/balloon.h"
 #include "orchestrator/report/sizing.h"
 
 static size_t count_invalid(const struct results *r)
@@ -308,6 +309,16 @@ static void html_sizing(const struct report_input *in, FILE *o)
 	sizing_html(in->res, o);
 }
 
+static bool has_balloon(const struct report_input *in)
+{
+	return balloon_applies(in->res);
+}
+
+static void html_balloon(const struct report_input *in, FILE *o)
+{
+	balloon_html(in->res, o);
+}
+
 static bool has_cells(const struct report_input *in)
 {
 	return in->res->ncells > 0;
@@ -358,6 +369,7 @@ static const struct html_section {
 	{ "effects", "Where the benefit comes from", has_effects, html_effects },
 	{ "recovery", "Recovery over time", has_recovery, html_recovery },
 	{ "sizing", "Host sizing", has_sizing, html_sizing },
+	{ "balloon", "Free page reporting", has_balloon, html_balloon },
 	{ "validity", "Validity and failed repetitions", has_problems, html_validity },
 	{ "comparison", "Against the baseline", has_cmp, html_comparison },
 	{ "run", "Run", NULL, html_run },

@@ -11,6 +11,7 @@
 #include "lib/wltraits.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/sizing.h"
+#include "orchestrator/report/balloon.h"
 #include "orchestrator/report/sizing.h"
 
 /* ---- text table ------------------------------------------------------------- */
@@ -227,6 +228,7 @@ static void print_table(const struct results *r, FILE *out)
 	}
 	print_cold_evidence(r, out);
 	print_recovery(r, out);
+	balloon_print(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);
 	abtest_print(r->ab, out);

@@ -25,7 +25,7 @@ struct local_ctx {
 static int on_local_record(void *opaque, const struct record *rec, const char *rejected)
 {
 	struct local_ctx *lc = opaque;
-	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL, NULL };
+	struct cell_key k = { "host", lc->host_thp, "none", "none", lc->workload, NULL, NULL, NULL };
 	struct cell *c;
 	char why[160];
 	double v;
@@ -134,7 +134,7 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 			if (r == -EINTR)
 				return err_set(e, -EINTR, "interrupted");
 			if (r || lc.fail[0]) {
-				struct cell_key k2 = { "host", host_thp, "none", "none", cfg->wl[w], NULL, NULL };
+				struct cell_key k2 = { "host", host_thp, "none", "none", cfg->wl[w], NULL, NULL, NULL };
 				struct cell *c = results_cell_key(res, &k2, NULL);
 
 				if (c)

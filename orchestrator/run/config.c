@@ -11,6 +11,7 @@
 
 ENUM_IMPL(host_state, HOST_STATE__COUNT, "fresh", "fragmented", "collapse-madvise",
 	   "collapse-khugepaged");
+ENUM_IMPL(balloon_arm, BALLOON__COUNT, "none", "reporting");
 ENUM_IMPL(host_backing, HOST_BACKING__COUNT, "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g");
 ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 
@@ -130,6 +131,8 @@ int run_config_check(struct run_config *c, struct err *e)
 	    !run_has_host_state(c, HOST_COLLAPSE_KHUGEPAGED))
 		return err_set(e, -EINVAL, "--khugepaged sets khugepaged for the collapse-khugepaged arm: "
 			       "add --host-state=collapse-khugepaged or drop --khugepaged");
+	if ((c->n_balloon > 1 || c->balloon[0] != BALLOON_NONE) && !c->target_guest)
+		return err_set(e, -EINVAL, "--balloon gives guests a balloon: drop it with --target=host");
 	if (c->size + margin > c->memory)
 		return err_set(e, -EINVAL,
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",

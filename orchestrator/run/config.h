@@ -43,6 +43,15 @@ enum host_backing {
 /* host_backing_name(): "anonymous", "memfd", "hugetlbfs", "hugetlbfs-1g"; host_backing_parse(): 0 or -EINVAL */
 ENUM_DECL(host_backing);
 
+/* the guest's balloon (--balloon) */
+enum balloon_arm {
+	BALLOON_NONE,		/* <memballoon model='none'/> */
+	BALLOON_REPORTING,	/* a virtio balloon with free page reporting (run/balloon.h) */
+	BALLOON__COUNT
+};
+/* balloon_arm_name(): "none", "reporting"; balloon_arm_parse(): 0 or -EINVAL */
+ENUM_DECL(balloon_arm);
+
 /* where the workloads run (--target) */
 enum run_target {
 	TARGET_GUEST,
@@ -125,6 +134,8 @@ struct run_config {
 	 * collapse-khugepaged interval; how long that interval may take at most */
 	struct khp_opts khugepaged;
 	uint64_t recovery_timeout_ms;
+	enum balloon_arm balloon[BALLOON__COUNT];	/* --balloon arms, in order (run/balloon.h) */
+	size_t n_balloon;
 };
 
 /*

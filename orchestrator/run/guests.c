@@ -12,6 +12,7 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/balloon.h"
 
 /* bytes of the kernel command line an x86 guest keeps (COMMAND_LINE_SIZE 2048, with its NUL) */
 #define GUEST_CMDLINE_MAX 2047
@@ -57,8 +58,11 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 			run_append(buf, len, " thpeval.exec_metric=%s thpeval.exec_direction=%s",
 				   cfg->exec.metric_enc, cfg->exec.dir);
 	}
-	if (cfg->wl_opts[0])
-		run_append(buf, len, " thpeval.wlopts=%s", cfg->wl_opts);
+	if (cfg->wl_opts[0] || balloon_planned(cfg)) {
+		char wlo[WLOPTS_SPEC_MAX + 64];
+
+		run_append(buf, len, " thpeval.wlopts=%s", balloon_wlopts(cfg, wlo, sizeof(wlo)));
+	}
 	for (i = 0; i < cfg->n_guest_shmem; i++)
 		run_append(buf, len, "%s%s", i ? "," : " thpeval.guest_shmem_thp=", cfg->guest_shmem[i]);
 }
@@ -73,7 +77,7 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 		for (i = 0; i <= cfg->n_guest_thp; i++) {
 			const char *gt = i == 0 ? "never" : thp_mode_name(cfg->guest_thp[i - 1].mode);
 			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL,
-					      host_state_name(hg->host_state) };
+					      host_state_name(hg->host_state), balloon_arm_name(hg->balloon) };
 			struct cell *c = results_cell_key(res, &k, NULL);
 
 			if (c && c->reps_ok + c->reps_failed < want_reps)
@@ -125,6 +129,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	log->round = round;
 	snprintf(log->emulator, sizeof(log->emulator), "%s", ab_emulator(cfg, hg->arm) ? ab_emulator(cfg, hg->arm) : "");
 	snprintf(log->arm, sizeof(log->arm), "%s", ab_arm_name(cfg, hg->arm));
+	snprintf(log->balloon, sizeof(log->balloon), "%s", balloon_arm_name(hg->balloon));
 	snprintf(log->status, sizeof(log->status), "failed");
 	if (snprintf(log->xml_path, sizeof(log->xml_path), "%s/guests/%s.xml", cfg->out_dir, gr->name) >=
 		    (int)sizeof(log->xml_path) ||
@@ -170,6 +175,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.prefault = hg->prefault;
 	spec.memfd = cfg->memfd && !hg->hugetlb_kb;
 	spec.hugetlb_kb = hg->hugetlb_kb;
+	spec.balloon_reporting = hg->balloon == BALLOON_REPORTING;
 	spec.description = "thpeval guest";
 	spec.emulator = ab_emulator(cfg, hg->arm);
 	spec.emulator_pin = -1;
@@ -195,6 +201,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	gr->gc.host_thp = hg->host_thp;
 	gr->gc.prefault = prefault_name(hg->prefault);
 	gr->gc.host_state = host_state_name(hg->host_state);
+	gr->gc.balloon = balloon_arm_name(hg->balloon);
+	gr->gc.bw.on = balloon_planned(cfg);
 	gr->gc.grp = grp;
 	gr->gc.proc_root = "/proc";
 	gr->gc.qemu_pid = -1;
@@ -329,6 +337,7 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 		for (i = 0; i < n; i++) {
 			if (gr[i].done)
 				continue;
+			balloon_tick(&gr[i].gc);
 			if (gr_poll(cfg, io, &gr[i], t0)) {
 				gr[i].done = true;
 				gr[i].t_end = mono_s();

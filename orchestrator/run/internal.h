@@ -31,6 +31,7 @@ struct host_group {
 	enum host_state host_state;
 	uint64_t hugetlb_kb;		/* a reference arm: guest RAM on hugetlbfs pages of this size; 0: THP */
 	unsigned arm;			/* the A/B arm its guests boot with (run/abaxis.h); 0 without one */
+	enum balloon_arm balloon;	/* its guests' balloon (run/balloon.h) */
 };
 
 /* per-size mTHP counters of one size (host-wide), for coverage below PMD size */
@@ -69,6 +70,14 @@ struct probe_rx {
 	double t[RES_ACCESS_MAX], ns[RES_ACCESS_MAX];	/* host CLOCK_MONOTONIC at arrival; ns per access */
 };
 
+/* balloon.c: one guest's re-fault windows, from a free mark to its re-touch result */
+struct balloon_watch {
+	bool on;			/* the run has the balloon axis: the guest's marks are watched */
+	bool open, retouched;		/* a window is open; its retouch mark came */
+	size_t idx;			/* its entry in results.balloons */
+	double t_free, next;		/* the free mark (mono_s) and the next sample after it */
+};
+
 /* what one guest is expected to produce, and what it did */
 struct guest_ctx {
 	const struct run_config *cfg;
@@ -81,6 +90,8 @@ struct guest_ctx {
 	const char *prefault;
 	const char *proc_root;
 	const char *host_state;
+	const char *balloon;		/* its balloon arm's name */
+	struct balloon_watch bw;
 	struct group_shared *grp;
 	uint64_t last_rss_kb;		/* of the guest-RAM mapping at the last sample */
 	struct mthp_snap msnap;		/* per repetition */
@@ -192,6 +203,17 @@ void recovery_cmdline(const struct run_config *cfg, char *buf, size_t len);
 bool recovery_due(const struct guest_ctx *gc);
 /* an info record of the guest's passes (event probe_start, probe, probe_end); 0, or 1 to stop */
 int recovery_on_info(struct guest_ctx *gc, const struct record *rec);
+
+/* balloon.c: the free page reporting axis (run/balloon.h) */
+void balloon_echo(const struct run_config *cfg, struct results *res);
+/* before the host is touched: memset runs, and libvirt and each QEMU have free page reporting */
+int balloon_check(const struct run_config *cfg, struct virt *v, const char *libvirt_version, struct err *e);
+/* the guest's workload options: --workload-opts, plus memset's refault-wait with the axis */
+const char *balloon_wlopts(const struct run_config *cfg, char *buf, size_t len);
+/* a guest's info record (its free and retouch marks), its result, and a poll round */
+int balloon_on_info(struct guest_ctx *gc, const struct record *rec);
+void balloon_on_result(struct guest_ctx *gc, const struct record *rec);
+void balloon_tick(struct guest_ctx *gc);
 
 /* arms.c */
 int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,

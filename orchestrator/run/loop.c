@@ -13,6 +13,7 @@
 #include "orchestrator/model/results_json.h"
 #include "lib/wltraits.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/balloon.h"
 #include "orchestrator/run/progress.h"
 
 void run_note(const struct run_io *io, const char *fmt, ...)
@@ -115,7 +116,8 @@ uint64_t guest_timeout_ms(const struct run_config *cfg)
 	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
 
 	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
-	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
+	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0) +
+	       (balloon_planned(cfg) ? runs * BALLOON_WAIT_MS : 0);	/* memset's re-fault waits */
 }
 
 void run_append(char *dst, size_t len, const char *fmt, ...)
@@ -293,8 +295,9 @@ struct run_state {
 	struct host_plan hp;
 	struct thp_setting hthp[THP_LIST_MAX];	/* host treatments: --host-thp + the sweep's sizes */
 	size_t nh;
-	/* host state x A/B arm x host setting x allocation */
-	struct host_group groups[2 * 2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) * PREFAULT__COUNT];
+	/* host state x balloon x A/B arm x host setting x allocation */
+	struct host_group groups[HOST_STATE__COUNT * BALLOON__COUNT * 2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) *
+				 PREFAULT__COUNT];
 	size_t ngroups;
 	bool kc;			/* kcompile planned: the kernel source disk */
 	struct srcdisk sd;
@@ -356,6 +359,7 @@ static void echo_settings(const struct run_config *cfg, struct results *res)
 	for (i = 0; i < cfg->n_guest_thp; i++)
 		run_append(s->guest_thp_list, sizeof(s->guest_thp_list), ",%s", thp_mode_name(cfg->guest_thp[i].mode));
 	ab_echo(cfg, res);
+	balloon_echo(cfg, res);
 }
 
 /* the host as found: its THP support, the settings to evaluate, room for the guests */
@@ -495,6 +499,9 @@ static int prepare_guests(struct run_state *st, struct err *e)
 		return r;
 	snprintf(res->accel, sizeof(res->accel), "%s", accel_name(st->accel));
 	run_note(st->io, "accelerator: %s (%s)", res->accel, res->accel_reason);
+	r = balloon_check(cfg, st->v, res->libvirt_version, e);
+	if (r)
+		return r;
 	reap_dead_runs(st);
 
 	/* the image build can take a minute with no libvirt event loop running:
@@ -526,15 +533,19 @@ static int prepare_guests(struct run_state *st, struct err *e)
 	return 0;
 }
 
-/* host groups: host state x A/B arm x allocation mode x (never, each treatment, the hugetlbfs arms) */
+/*
+ * host groups: host state x balloon x A/B arm x allocation mode x (never, each
+ * treatment, the hugetlbfs arms)
+ */
 static void build_groups(struct run_state *st)
 {
 	const struct run_config *cfg = st->cfg;
-	size_t i, p, s;
+	size_t i, p, s, b;
 	unsigned a;
 
 	st->ngroups = 0;
 	for (s = 0; s < cfg->n_host_state; s++)
+		for (b = 0; b < cfg->n_balloon; b++)
 		for (a = 0; a < ab_arms(cfg); a++)
 		for (p = 0; p < cfg->n_prefault; p++)
 			for (i = 0; i <= st->nh + cfg->n_hugetlb; i++) {
@@ -543,6 +554,10 @@ static void build_groups(struct run_state *st)
 				/* hugetlbfs guest RAM has nothing to collapse */
 				if (i > st->nh && (cfg->host_state[s] == HOST_COLLAPSE_MADVISE ||
 						   cfg->host_state[s] == HOST_COLLAPSE_KHUGEPAGED))
+					continue;
+				/* the reporting arm: anonymous or memfd guest RAM on a fresh or fragmented host */
+				if (cfg->balloon[b] == BALLOON_REPORTING &&
+				    (i > st->nh || (cfg->host_state[s] != HOST_FRESH && cfg->host_state[s] != HOST_FRAGMENTED)))
 					continue;
 				g = &st->groups[st->ngroups++];
 				g->arm = a;
@@ -555,6 +570,7 @@ static void build_groups(struct run_state *st)
 					thp_setting_format(&g->thp, g->host_thp, sizeof(g->host_thp));
 				g->prefault = cfg->prefault[p];
 				g->host_state = cfg->host_state[s];
+				g->balloon = cfg->balloon[b];
 			}
 }
 
@@ -633,9 +649,10 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 	int r;
 
 	memset(&fr, 0, sizeof(fr));
-	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s%s%s%s",
+	run_append(res->settings.group_order, sizeof(res->settings.group_order), "%s%u:%s/%s%s%s%s%s%s%s",
 		   res->settings.group_order[0] ? " " : "", round, hg->host_thp, prefault_name(hg->prefault),
 		   hg->host_state != HOST_FRESH ? "/" : "", hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "",
+		   hg->balloon != BALLOON_NONE ? "+" : "", hg->balloon != BALLOON_NONE ? balloon_arm_name(hg->balloon) : "",
 		   ab_arms(st->cfg) > 1 ? "@" : "", ab_arm_name(st->cfg, hg->arm));
 	r = group_enter(st, hg, round, &fr, &fl, e);
 	if (r) {
@@ -643,9 +660,10 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 		return r;
 	}
 	have_vm0 = vmstat_read("/proc", &vm0, NULL) == 0;
-	run_note(io, "round %u, host THP %s, allocation %s%s%s%s%s (group %zu of %zu this round)", round + 1,
+	run_note(io, "round %u, host THP %s, allocation %s%s%s%s%s%s%s (group %zu of %zu this round)", round + 1,
 		 hg->host_thp, prefault_name(hg->prefault), hg->host_state != HOST_FRESH ? ", host " : "",
 		 hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "",
+		 balloon_planned(st->cfg) ? ", balloon " : "", balloon_planned(st->cfg) ? balloon_arm_name(hg->balloon) : "",
 		 ab_arms(st->cfg) > 1 ? ", emulator " : "", ab_arm_name(st->cfg, hg->arm), i + 1, st->ngroups);
 	if (io->bar) {
 		char name[96];

@@ -43,7 +43,8 @@ static struct cell *record_cell(struct guest_ctx *gc, const struct record *rec)
 		return NULL;
 	}
 	{
-		struct cell_key k = { "guest", gc->host_thp, gc->prefault, gt, w, rec_get(rec, "variant"), gc->host_state };
+		struct cell_key k = { "guest", gc->host_thp, gc->prefault, gt, w, rec_get(rec, "variant"), gc->host_state,
+					      gc->balloon };
 
 		c = results_cell_key(gc->res, &k, &gc->err);
 	}
@@ -186,6 +187,7 @@ int on_record(void *opaque, enum guest_event ev, const struct record *rec, const
 			mthp_read(gc->cfg->sysfs_root, gc->grp->mthp_kb, &gc->msnap);
 		return 0;
 	case REC_RESULT:
+		balloon_on_result(gc, rec);
 		return on_result(gc, rec);
 	case REC_FAIL:
 	case REC_SKIP:
@@ -204,7 +206,9 @@ int on_record(void *opaque, enum guest_event ev, const struct record *rec, const
 			 msg);
 		return 0;
 	case REC_INFO:
-		return recovery_on_info(gc, rec);
+		if (recovery_on_info(gc, rec))
+			return 1;
+		return balloon_on_info(gc, rec);
 	case REC_END:
 		gc->got_end = true;
 		return 1;

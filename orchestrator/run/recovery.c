@@ -353,7 +353,7 @@ static int recovery_cell(struct results *res, const struct guest_ctx *gc, const 
 {
 	const struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault),
 				    cl->has_probe && cl->probe.guest_thp[0] ? cl->probe.guest_thp : "never", "memset",
-				    "recovery", host_state_name(hg->host_state) };
+				    "recovery", host_state_name(hg->host_state), NULL };
 	const struct {
 		const char *name;
 		double v;

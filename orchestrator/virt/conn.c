@@ -328,6 +328,48 @@ bool virt_caps_offer_kvm(const char *caps_xml)
 	return found;
 }
 
+bool virt_caps_emulator(const char *caps_xml, char *buf, size_t len)
+{
+	xmlDocPtr doc;
+	xmlXPathContextPtr ctx = NULL;
+	xmlXPathObjectPtr obj = NULL;
+	bool found = false;
+
+	if (!caps_xml || !len)
+		return false;
+	doc = xmlReadMemory(caps_xml, (int)strlen(caps_xml), "capabilities.xml", NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc)
+		return false;
+	ctx = xmlXPathNewContext(doc);
+	if (ctx)
+		obj = xmlXPathEvalExpression((const xmlChar *)
+			"string(/capabilities/guest[os_type='hvm']/arch[@name='x86_64']/emulator)", ctx);
+	if (obj && obj->type == XPATH_STRING && obj->stringval && obj->stringval[0] &&
+	    strlen((const char *)obj->stringval) < len) {
+		snprintf(buf, len, "%s", (const char *)obj->stringval);
+		found = true;
+	}
+	xmlXPathFreeObject(obj);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	return found;
+}
+
+int virt_default_emulator(struct virt *v, char *buf, size_t len, struct err *e)
+{
+	char *caps = virConnectGetCapabilities(v->conn);
+	bool found;
+
+	if (!caps)
+		return lv_err(e, -EIO, "cannot read the capabilities of '%s': %s", v->uri, virt_lv_msg());
+	found = virt_caps_emulator(caps, buf, len);
+	free(caps);
+	if (!found)
+		return err_set(e, -ENOENT, "'%s' names no emulator for an x86_64 hvm guest", v->uri);
+	return 0;
+}
+
 int virt_accel_choose(struct virt *v, enum accel requested, const char *cpuinfo_path,
 		      enum accel *chosen, char *why, size_t len, struct err *e)
 {

@@ -155,6 +155,18 @@ static bool set(const char *s)
 	return s && *s;
 }
 
+/*
+ * No balloon (a THP confounder), or for the free page reporting arm a virtio
+ * balloon that reports the guest's free 2M blocks (QEMU discards them)
+ */
+static void write_memballoon(struct xw *x, const struct domain_spec *s)
+{
+	if (s->balloon_reporting)
+		empty(x, "memballoon", "model", "virtio", "freePageReporting", "on", NULL, NULL);
+	else
+		empty(x, "memballoon", "model", "none", NULL, NULL, NULL, NULL);
+}
+
 static void write_domain(struct xw *x, const struct domain_spec *s)
 {
 	char num[32];
@@ -279,7 +291,7 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	empty(x, "source", "mode", "bind", NULL, NULL, NULL, NULL);
 	empty(x, "target", "type", "virtio", "name", s->channel_name, NULL, NULL);
 	end(x);
-	empty(x, "memballoon", "model", "none", NULL, NULL, NULL, NULL);	/* a THP confounder */
+	write_memballoon(x, s);
 	end(x);			/* devices */
 	end(x);			/* domain */
 }

@@ -66,6 +66,10 @@ bool virt_dev_kvm_usable(const char *dev_path);
 bool virt_cpuinfo_has_virt(const char *cpuinfo_path);
 /* true if capabilities XML offers <domain type='kvm'/> for an x86_64 hvm guest */
 bool virt_caps_offer_kvm(const char *caps_xml);
+/* the emulator capabilities XML names for an x86_64 hvm guest into buf: false without one */
+bool virt_caps_emulator(const char *caps_xml, char *buf, size_t len);
+/* that emulator of the connection (the QEMU binary libvirt runs when a domain names none) */
+int virt_default_emulator(struct virt *v, char *buf, size_t len, struct err *e);
 /* probe /dev/kvm, cpuinfo_path (NULL = /proc/cpuinfo) and capabilities, then decide */
 int virt_accel_choose(struct virt *v, enum accel requested, const char *cpuinfo_path,
 		      enum accel *chosen, char *why, size_t len, struct err *e);

@@ -195,6 +195,7 @@ static void check_result(const struct record *r, uint64_t size, uint64_t accesse
 
 	bool populate = rec_get(r, "populate_read") && !strcmp(rec_get(r, "populate_read"), "1");
 	bool probed = rec_get(r, "first_touch_blocks") != NULL;
+	bool refault = rec_get(r, "refault_ns_per_4k") != NULL;
 
 	assert_int_equal(r->type, REC_RESULT);
 	/* every declared field is there, and nothing else but the label */
@@ -205,7 +206,7 @@ static void check_result(const struct record *r, uint64_t size, uint64_t accesse
 		/* the mode's own fields: populate_ns with the populate, the probe's without */
 		bool want = !strcmp(m->key, "populate_ns") ? populate :
 			    !strncmp(m->key, "first_touch_", 12) || !strcmp(m->key, "probe_ns") ?
-			    probed : true;
+			    probed : !strncmp(m->key, "refault_", 8) ? refault : true;
 
 		if (want != (rec_get(r, m->key) != NULL))
 			fail_msg("field '%s' %s", m->key, want ? "missing" : "unexpected");
@@ -248,6 +249,42 @@ static void test_real_run(void **state)
 	/* probed by default: all four 2M blocks */
 	assert_int_equal(rec_get_u64(&o.rec[0], "first_touch_blocks", &u), 0);
 	assert_int_equal(u, 4);
+}
+
+/* --refault-wait: the free and retouch marks for the host, then the result with the re-touch */
+static void test_refault_step(void **state)
+{
+	const char *argv[] = { "memset", "--size=4M", "--accesses=1000", "--refault-wait=20",
+			       "--label=guest_thp=test" };
+	const char *warm[] = { "memset", "--size=4M", "--accesses=1000", "--refault-wait=20", "--warmup=1",
+			       "--label=guest_thp=test" };
+	static const char *const events[] = { "free", "retouch" };
+	struct run_out o;
+	uint64_t u;
+	double d;
+	size_t i;
+
+	(void)state;
+	run_main("", argv, N(argv), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	assert_int_equal(o.n, 3);
+	for (i = 0; i < N(events); i++) {
+		assert_int_equal(o.rec[i].type, REC_INFO);
+		assert_string_equal(rec_get(&o.rec[i], "balloon_event"), events[i]);
+		assert_string_equal(rec_get(&o.rec[i], "workload"), "memset");
+		assert_int_equal(rec_get_u64(&o.rec[i], "freed_bytes", &u), 0);
+		assert_int_equal(u, 4ull << 20);
+	}
+	check_result(&o.rec[2], 4ull << 20, 1000);
+	assert_int_equal(rec_get_u64(&o.rec[2], "refault_wait_ms", &u), 0);
+	assert_int_equal(u, 20);
+	assert_int_equal(rec_get_f64(&o.rec[2], "refault_ns_per_4k", &d), 0);
+	assert_true(isfinite(d) && d > 0);
+	/* a warm-up repetition leaves the step out */
+	run_main("", warm, N(warm), &o);
+	assert_int_equal(o.rc, HARNESS_OK);
+	assert_int_equal(o.n, 1);
+	assert_null(rec_get(&o.rec[0], "refault_ns_per_4k"));
 }
 
 /*
@@ -803,7 +840,7 @@ static int fake_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + N(json_str_cases) + 15];
+	struct CMUnitTest tests[N(args_cases) + N(bad_runs) + N(json_str_cases) + 16];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(args_cases); i++)
@@ -821,6 +858,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "memset without probe, with stress-ng's loop",
 					  test_real_run_modes, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "memset --passes=3 in one process", test_real_run_passes,
+					  NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "memset --refault-wait: marks, then the re-touch", test_refault_step,
 					  NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "bin/thpeval-guest prints a valid record", test_binary,
 					  NULL, NULL, NULL };

@@ -598,6 +598,53 @@ static void test_minflt_gone_and_real(void **state)
 	assert_true(v > 0);
 }
 
+struct vmrss_case {
+	const char *name, *text;
+	int want_rc;
+	uint64_t want;
+};
+
+static struct vmrss_case vmrss_cases[] = {
+	{ "vmrss/qemu", "Name:\tqemu-system-x86\nVmPeak:\t 2000000 kB\nVmRSS:\t  812344 kB\nRssAnon:\t 800000 kB\n",
+	  0, 812344 },
+	{ "vmrss/zero", "VmRSS:\t       0 kB\n", 0, 0 },
+	{ "vmrss/kernel_thread", "Name:\tkthreadd\nState:\tS (sleeping)\n", -ENODATA, 0 },
+	{ "vmrss/no_unit", "VmRSS:\t 812344\n", -EBADMSG, 0 },
+	{ "vmrss/not_a_number", "VmRSS:\t lots kB\n", -EBADMSG, 0 },
+	{ "vmrss/too_big", "VmRSS:\t 99999999999999999999999 kB\n", -EBADMSG, 0 },
+};
+
+static void test_vmrss(void **state)
+{
+	struct fx *f = *state;
+	const struct vmrss_case *c = f->row;
+	struct err e = ERR_INIT;
+	uint64_t v = 31337;
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "%d/status", PID);
+	assert_int_equal(fake_write(f->dir, rel, c->text), 0);
+	assert_int_equal(proc_vmrss(f->dir, PID, &v, &e), c->want_rc);
+	if (!c->want_rc)
+		assert_int_equal(v, c->want);
+}
+
+static void test_vmrss_gone_and_real(void **state)
+{
+	struct fx *f = *state;
+	struct err e = ERR_INIT;
+	uint64_t v = 0;
+
+	assert_int_equal(proc_vmrss(f->dir, PID, &v, &e), -ENOENT);
+	err_clear(&e);
+	if (access("/proc/self/status", R_OK) != 0) {
+		print_message("skipped: no /proc/self/status here\n");
+		skip();
+	}
+	assert_int_equal(proc_vmrss("/proc", (int)getpid(), &v, &e), 0);
+	assert_true(v > 0);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[96];
@@ -617,5 +664,7 @@ int main(void)
 	ADD_ONE("host_info/real_read_only", test_host_info_real);
 	ADD_TABLE(stat_cases, test_minflt);
 	ADD_ONE("minflt/gone_and_real_self", test_minflt_gone_and_real);
+	ADD_TABLE(vmrss_cases, test_vmrss);
+	ADD_ONE("vmrss/gone_and_real_self", test_vmrss_gone_and_real);
 	return _cmocka_run_group_tests("host/procfs", tests, n, NULL, NULL);
 }

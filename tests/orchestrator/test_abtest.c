@@ -34,7 +34,7 @@ static unsigned add_boot(struct results *r, const char *arm, unsigned round)
 /* a valid memset cell with host and guest levels */
 static struct cell *memset_cell(struct results *r, const char *host, const char *guest)
 {
-	struct cell_key k = { "guest", host, "ondemand", guest, "memset", NULL, NULL };
+	struct cell_key k = { "guest", host, "ondemand", guest, "memset", NULL, NULL, NULL };
 	struct cell *c = results_cell_key(r, &k, NULL);
 
 	assert_non_null(c);

@@ -431,6 +431,33 @@ static void test_accel_decide(void **state)
 	}
 }
 
+/* the free page reporting arm: a virtio balloon that reports; every other guest: none */
+static void test_balloon_reporting(void **state)
+{
+	static const struct {
+		const char *name;
+		bool reporting;
+		const char *want, *not_want;
+	} cases[] = {
+		{ "no balloon", false, "<memballoon model=\"none\"/>", "virtio\" freePageReporting" },
+		{ "reporting", true, "<memballoon model=\"virtio\" freePageReporting=\"on\"/>", "memballoon model=\"none\"" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct domain_spec s = goldens[0].spec;
+		struct err e = ERR_INIT;
+		char *xml = NULL;
+
+		s.balloon_reporting = cases[i].reporting;
+		assert_int_equal(domain_xml(&s, &xml, &e), 0);
+		if (!strstr(xml, cases[i].want) || strstr(xml, cases[i].not_want))
+			fail_msg("%s: want '%s' and no '%s' in\n%s", cases[i].name, cases[i].want, cases[i].not_want, xml);
+		free(xml);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_hugetlbfs_ondemand),
 		cmocka_unit_test(test_pinning),
 		cmocka_unit_test(test_accel_decide),
+		cmocka_unit_test(test_balloon_reporting),
 	};
 
 	return cmocka_run_group_tests_name("orchestrator/domain", tests, NULL, NULL);

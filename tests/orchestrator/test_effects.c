@@ -87,7 +87,7 @@ static void fill_cells(struct results *r, const struct model *m, bool with_immed
 				for (g = 0; g < 2; g++)
 					for (v = 0; v < (cold ? 2 : 1); v++) {
 						struct cell_key k = { "guest", hs[h], pfs[p], gs[g], "memset",
-								      v ? "cold" : NULL, NULL };
+								      v ? "cold" : NULL, NULL, NULL };
 						struct cell *c = results_cell_key(r, &k, NULL);
 						double f = m->f00 * (h ? m->host_f : 1) * (g ? m->guest_f : 1);
 						double a = m->a00 * (h ? m->host_a : 1) * (g ? m->guest_a : 1) *

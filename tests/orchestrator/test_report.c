@@ -28,6 +28,7 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/model/balloon.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/report/text.h"
 #include "orchestrator/model/results_load.h"
@@ -885,6 +886,73 @@ static void test_text_recovery(void **state)
 	fixture_results_free(r);
 }
 
+/* the free page reporting axis: each arm's re-fault time with its interval, the RSS drop, the effect */
+static void test_text_balloon(void **state)
+{
+	static const double jitter[3] = { 1, 1.01, 0.99 };
+	struct results *r = calloc(1, sizeof(*r));
+	struct report_input in = { .res = r };
+	struct err e = ERR_INIT;
+	unsigned boot, a;
+	char *txt;
+
+	(void)state;
+	assert_non_null(r);
+	results_init(r);
+	snprintf(r->status, sizeof(r->status), "complete");
+	snprintf(r->accel, sizeof(r->accel), "tcg");
+	txt = render(&in, REPORT_TEXT, NULL);
+	assert_null(strstr(txt, "balloon:"));
+	free(txt);
+	snprintf(r->settings.balloon_list, sizeof(r->settings.balloon_list), "none,reporting");
+	for (a = 0; a < 2; a++) {
+		struct cell_key k = { "guest", "always", "ondemand", "never", "memset", NULL, NULL,
+				      a ? "reporting" : NULL };
+		struct cell *c = results_cell_key(r, &k, &e);
+
+		assert_non_null(c);
+		for (boot = 0; boot < 3; boot++) {
+			struct balloon_log *b = results_balloon_add(r, &e);
+
+			metric_add_boot(cell_metric(c, "refault_ns_per_4k", &e), (a ? 2000 : 1000) * jitter[boot],
+					3 * a + boot);
+			metric_add_boot(cell_metric(c, "fault_ns_per_4k", &e), 900, 3 * a + boot);
+			c->reps_ok++;
+			assert_non_null(b);
+			snprintf(b->balloon, sizeof(b->balloon), "%s", a ? "reporting" : "none");
+			snprintf(b->host_thp, sizeof(b->host_thp), "always");
+			snprintf(b->prefault, sizeof(b->prefault), "ondemand");
+			snprintf(b->guest_thp, sizeof(b->guest_thp), "never");
+			b->boot = 3 * a + boot;
+			b->freed_kb = 256 * 1024;
+			b->rss_before_kb = 800 * 1024;
+			b->rss_after_free_kb = (a ? 600 : 800) * 1024;
+			b->rss_after_retouch_kb = 800 * 1024;
+			b->rss_drop_kb = (double)b->rss_before_kb - (double)b->rss_after_free_kb;
+			b->drop_pct_of_freed = b->rss_drop_kb / (double)b->freed_kb * 100;
+			b->cov_before_pct = 98;
+			b->cov_after_free_pct = a ? 60 : 98;
+			b->cov_after_retouch_pct = a ? 90 : 98;
+		}
+	}
+	txt = render(&in, REPORT_TEXT, NULL);
+	assert_non_null(strstr(txt, "\nballoon: free page reporting"));
+	assert_non_null(strstr(txt, "  host always/ondemand, guest never:\n    none       re-fault 1000 ns/4K [95% CI "));
+	assert_non_null(strstr(txt, "    reporting  re-fault 2000 ns/4K [95% CI "));
+	assert_non_null(strstr(txt, "QEMU RSS 800 -> 600 -> 800 MiB, drop 200 MiB = 78% of the 256 MiB freed (3 of 3 "
+				    "windows half or more); host% 98% -> 60% -> 90%"));
+	assert_non_null(strstr(txt, "QEMU RSS 800 -> 800 -> 800 MiB, drop 0 MiB = 0% of the 256 MiB freed (0 of 3"));
+	assert_non_null(strstr(txt, "reporting vs none, re-fault time: x2.00 [95% CI x1."));
+	assert_non_null(strstr(txt, ": reporting slower"));
+	free(txt);
+	txt = render(&in, REPORT_HTML, NULL);
+	assert_non_null(strstr(txt, "<a href=\"#balloon\">"));
+	assert_non_null(strstr(txt, "800 → 600 → 800"));
+	free(txt);
+	results_release(r);
+	free(r);
+}
+
 /* the phase columns are headed in ns: an application's split metric carries its own unit */
 static void test_text_units(void **state)
 {
@@ -1092,6 +1160,7 @@ int main(void)
 		cmocka_unit_test(test_nested_note),
 		cmocka_unit_test(test_text_units),
 		cmocka_unit_test(test_text_recovery),
+		cmocka_unit_test(test_text_balloon),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
 		cmocka_unit_test(test_args_permute),

@@ -393,7 +393,7 @@ static void test_record_cells(void **state)
 	char dir[] = "/tmp/thpeval-test-rcells-XXXXXX", path[256];
 	const struct rcase *v = *state;
 	struct results *r = malloc(sizeof(*r)), *back = malloc(sizeof(*back));
-	struct cell_key k = { v->target, v->host, NULL, v->guest, v->workload, v->variant, NULL };
+	struct cell_key k = { v->target, v->host, NULL, v->guest, v->workload, v->variant, NULL, NULL };
 	struct err e = ERR_INIT;
 	json_object *o, *cell, *x;
 	struct record rec;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "orchestrator/model/balloon.h"
 #include "orchestrator/model/jtable.h"
 #include "orchestrator/model/results.h"
 #include "orchestrator/model/results_json.h"
@@ -34,7 +35,7 @@ static void full_cell(struct results *r, const char *target, const char *host, c
 		      const char *guest, const char *workload, const char *variant, const char *state, double cov,
 		      double base)
 {
-	struct cell_key k = { target, host, prefault, guest, workload, variant, state };
+	struct cell_key k = { target, host, prefault, guest, workload, variant, state, NULL };
 	struct cell *c = results_cell_key(r, &k, NULL);
 	unsigned i;
 
@@ -91,6 +92,7 @@ static void full_guest(struct results *r, unsigned idx, const char *host)
 	SET(g->guest_kernel, "6.1.0-guest");
 	SET(g->emulator, idx ? "/opt/qemu-b/qemu-system-x86_64" : "/usr/bin/qemu-system-x86_64");
 	SET(g->arm, idx ? "B" : "A");
+	SET(g->balloon, idx == 1 ? "reporting" : "none");
 	cs = guest_cellstat(g, "always", "memset");
 	assert_non_null(cs);
 	cs->reps = 3;
@@ -225,6 +227,40 @@ static void full_khugepaged(struct results *r)
 	c->probe.during_ns = 700.5;
 	c->probe.after_ns = 600.75;
 	c->probe.n_before = c->probe.n_during = c->probe.n_after = 1;
+}
+
+/* a free page reporting window: the drop seen, or one that failed */
+static void full_balloon(struct results *r, bool ok)
+{
+	struct balloon_log *b = results_balloon_add(r, NULL);
+	size_t i;
+
+	assert_non_null(b);
+	SET(b->balloon, ok ? "reporting" : "none");
+	SET(b->host_thp, "always");
+	SET(b->prefault, "ondemand");
+	SET(b->guest_thp, "never");
+	SET(b->host_state, ok ? "fresh" : "fragmented");
+	b->round = 1;
+	b->boot = 1;
+	b->rep = 2;
+	b->freed_kb = 262144;
+	b->rss_before_kb = 812344;
+	b->rss_after_free_kb = ok ? 550200 : 812344;
+	b->rss_after_retouch_kb = 812400;
+	b->rss_drop_kb = (double)b->rss_before_kb - (double)b->rss_after_free_kb;
+	b->drop_pct_of_freed = b->rss_drop_kb / (double)b->freed_kb * 100;
+	b->half_drop_s = ok ? 2.25 : NAN;
+	b->window_s = 10.125;
+	b->cov_before_pct = 80.5;
+	b->cov_after_free_pct = ok ? 55.25 : 80.5;
+	b->cov_after_retouch_pct = 79.75;
+	b->refault_ns_per_4k = ok ? 2400.5 : 900.25;
+	b->n = 3;
+	for (i = 0; i < b->n; i++)
+		b->series[i] = (struct rss_point){ 0.25 * (double)i, b->rss_before_kb - (ok ? 100000 * i : 0) };
+	if (!ok)
+		SET(b->error, "process 4242 is gone (no '/proc/4242/status')");
 }
 
 static void full_effects(struct results *r)
@@ -398,6 +434,7 @@ static struct results *full_model(void)
 	SET(s->workloads, "memset,hzp");
 	s->guests = 2;
 	SET(s->host_state_list, "fresh,fragmented");
+	SET(s->balloon_list, "none,reporting");
 	s->mthp_sweep = true;
 	SET(s->guest_mthp, "64,2048");
 	SET(s->uri, "qemu:///system");
@@ -420,6 +457,11 @@ static struct results *full_model(void)
 	full_khugepaged(r);
 	full_collapse(r, true);
 	full_collapse(r, false);
+	full_balloon(r, true);
+	full_balloon(r, false);
+	/* the free page reporting arm's cell beside the split's */
+	full_cell(r, "guest", "always", NULL, "never", "memset", NULL, NULL, 1, 250);
+	SET(r->cells[r->ncells - 1].balloon, "reporting");
 	results_finish(r, 90);
 	full_effects(r);
 	full_ab(r);
@@ -878,9 +920,9 @@ static const struct msg_case msg_cases[] = {
 	{ "effect", "\"effects\":[\n    {", "\"effects\":[\n    7, {",
 	  "'effects[0]' must be an object, not an integer" },
 	{ "duplicate cell", "\"host_thp\":\"always\",\n      \"host_prefault\":\"immediate\",\n      \"guest_thp\":\"always\","
-	  CELL_MID "\"host_state\":\"fragmented\"",
+	  CELL_MID "\"host_state\":\"fragmented\",\n      \"balloon\":\"none\"",
 	  "\"host_thp\":\"never\",\n      \"host_prefault\":\"ondemand\",\n      \"guest_thp\":\"never\","
-	  CELL_MID "\"host_state\":\"fresh\"",
+	  CELL_MID "\"host_state\":\"fresh\",\n      \"balloon\":\"none\"",
 	  "'cells[1]' repeats the cell never/never/memset" },
 };
 

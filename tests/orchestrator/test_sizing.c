@@ -27,7 +27,7 @@ static void attach(struct results *r)
 static struct cell *mk(struct results *r, const char *hs, const char *host, const char *guest, double fault,
 		       double access, double cov, const char *src)
 {
-	struct cell_key k = { "guest", host, "ondemand", guest, "memset", NULL, hs };
+	struct cell_key k = { "guest", host, "ondemand", guest, "memset", NULL, hs, NULL };
 	struct cell *c = results_cell_key(r, &k, NULL);
 	struct metric *f = cell_metric(c, "fault_ns_per_4k", NULL), *a = cell_metric(c, "access_ns", NULL);
 	int i;

@@ -314,6 +314,35 @@ static void test_caps_offer_kvm(void **state)
 	assert_false(virt_caps_offer_kvm(NULL));
 }
 
+/* the QEMU binary libvirt runs for a domain that names none: the balloon arm probes it */
+static void test_caps_emulator(void **state)
+{
+	static const struct {
+		const char *xml, *want;
+	} cases[] = {
+		{ "<capabilities><guest><os_type>hvm</os_type><arch name='x86_64'><emulator>/usr/bin/qemu-system-x86_64"
+		  "</emulator><domain type='qemu'/></arch></guest></capabilities>", "/usr/bin/qemu-system-x86_64" },
+		{ "<capabilities><guest><os_type>hvm</os_type><arch name='i686'><emulator>/usr/bin/qemu-i386</emulator>"
+		  "</arch></guest><guest><os_type>hvm</os_type><arch name='x86_64'><emulator>/opt/q</emulator>"
+		  "</arch></guest></capabilities>", "/opt/q" },
+		{ "<capabilities><guest><os_type>hvm</os_type><arch name='x86_64'><domain type='qemu'/></arch>"
+		  "</guest></capabilities>", NULL },
+		{ "<capabilities><guest>", NULL },
+	};
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool got = virt_caps_emulator(cases[i].xml, buf, sizeof(buf));
+
+		if (got != (cases[i].want != NULL) || (got && strcmp(buf, cases[i].want)))
+			fail_msg("case %zu: got %d '%s'", i, got, got ? buf : "");
+	}
+	assert_false(virt_caps_emulator(NULL, buf, sizeof(buf)));
+	assert_false(virt_caps_emulator(cases[0].xml, buf, 8));	/* does not fit */
+}
+
 static void test_accel_choose_test_driver(void **state)
 {
 	struct err e = ERR_INIT;
@@ -1011,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_open_permission),
 		cmocka_unit_test(test_cpuinfo_flags),
 		cmocka_unit_test(test_caps_offer_kvm),
+		cmocka_unit_test(test_caps_emulator),
 		cmocka_unit_test(test_accel_choose_test_driver),
 		cmocka_unit_test(test_guest_start_test_driver),
 		cmocka_unit_test(test_reap_stale),
