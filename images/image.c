@@ -104,17 +104,6 @@ void image_progress(void (*fn)(void *opaque, const char *msg), void *opaque, con
 
 #define progress(o, ...) image_progress((o)->progress, (o)->opaque, __VA_ARGS__)
 
-static int path_join(char dst[PATH_MAX], const char *dir, const char *name,
-		     struct err *e)
-{
-	int n = snprintf(dst, PATH_MAX, "%s/%s", dir, name);
-
-	if (n < 0 || n >= PATH_MAX)
-		return err_set(e, -ENAMETOOLONG, "path too long: '%s/%s'", dir,
-			       name);
-	return 0;
-}
-
 static int copy_str(char *dst, size_t size, const char *src, const char *what,
 		    struct err *e)
 {
@@ -124,66 +113,6 @@ static int copy_str(char *dst, size_t size, const char *src, const char *what,
 		return err_set(e, -ENAMETOOLONG, "%s too long: '%s'", what, src);
 	memcpy(dst, src, n + 1);
 	return 0;
-}
-
-static bool is_regular(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int fsync_path(const char *path, struct err *e)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return err_set(e, -errno, "cannot open '%s': %s", path,
-			       strerror(errno));
-	if (fsync(fd)) {
-		int ret = err_set(e, -errno, "cannot sync '%s': %s", path,
-				  strerror(errno));
-
-		close(fd);
-		return ret;
-	}
-	close(fd);
-	return 0;
-}
-
-static int write_file(const char *path, const char *content, struct err *e)
-{
-	size_t len = strlen(content);
-	int fd, ret = 0;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return err_set(e, -errno, "cannot create '%s': %s", path,
-			       strerror(errno));
-	while (len > 0) {
-		ssize_t w = write(fd, content, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			ret = err_set(e, w < 0 ? -errno : -EIO,
-				      "cannot write '%s': %s", path,
-				      w < 0 ? strerror(errno) : "short write");
-			break;
-		}
-		content += w;
-		len -= (size_t)w;
-	}
-	if (!ret && fchmod(fd, 0644))
-		ret = err_set(e, -errno, "cannot chmod '%s': %s", path,
-			      strerror(errno));
-	if (!ret && fsync(fd))
-		ret = err_set(e, -errno, "cannot sync '%s': %s", path,
-			      strerror(errno));
-	if (close(fd) && !ret)
-		ret = err_set(e, -errno, "cannot write '%s': %s", path,
-			      strerror(errno));
-	return ret;
 }
 
 /* ---- content hash: 64-bit FNV-1a over tagged, length-prefixed fields ----- */
@@ -353,7 +282,7 @@ static int kernel_pick(const char *given, struct inputs *in, struct err *e)
 			if (strncmp(d->d_name, "vmlinuz-", 8) || !d->d_name[8])
 				continue;
 			if (snprintf(p, sizeof(p), "/boot/%s", d->d_name) >= (int)sizeof(p) ||
-			    !is_regular(p))
+			    !is_regular_file(p))
 				continue;
 			if (!best[0] || strverscmp(d->d_name, best) > 0)
 				snprintf(best, sizeof(best), "%s", d->d_name);
@@ -363,13 +292,13 @@ static int kernel_pick(const char *given, struct inputs *in, struct err *e)
 		if (!best[0])
 			return err_set(e, -ENOENT,
 				       "no guest kernel in /boot: install linux-image-amd64 or pass --kernel");
-		if (path_join(in->kernel, "/boot", best, e))
+		if (fstree_join(in->kernel, "/boot", best, e))
 			return e->code;
 	} else {
 		if (!realpath(given, real))
 			return err_set(e, -errno, "cannot use kernel '%s': %s: pass an existing vmlinuz-<version> file with --kernel",
 				       given, strerror(errno));
-		if (!is_regular(real))
+		if (!is_regular_file(real))
 			return err_set(e, -EINVAL, "kernel '%s' is not a regular file: pass a vmlinuz-<version> file with --kernel",
 				       given);
 		if (copy_str(in->kernel, sizeof(in->kernel), real, "kernel path", e))
@@ -680,17 +609,17 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 	if (!realpath(cache_dir, abs))
 		return err_set(e, -errno, "cannot use image cache '%s': %s",
 			       cache_dir, strerror(errno));
-	if (path_join(img.dir, abs, id, e) ||
-	    path_join(img.kernel, img.dir, "kernel", e) ||
-	    path_join(img.initrd, img.dir, "initrd", e) ||
-	    path_join(img.root, img.dir, "root", e) ||
-	    path_join(p, img.dir, "complete", e))
+	if (fstree_join(img.dir, abs, id, e) ||
+	    fstree_join(img.kernel, img.dir, "kernel", e) ||
+	    fstree_join(img.initrd, img.dir, "initrd", e) ||
+	    fstree_join(img.root, img.dir, "root", e) ||
+	    fstree_join(p, img.dir, "complete", e))
 		return e->code;
-	if (!is_regular(p) || !is_regular(img.kernel) ||
-	    !is_regular(img.initrd) || !is_regular(img.root))
+	if (!is_regular_file(p) || !is_regular_file(img.kernel) ||
+	    !is_regular_file(img.initrd) || !is_regular_file(img.root))
 		return err_set(e, -ENOENT, "no complete image '%s' in '%s': build it (again)",
 			       id, abs);
-	if (path_join(p, img.dir, "meta", e))
+	if (fstree_join(p, img.dir, "meta", e))
 		return e->code;
 	fd = open_regular(p, "image metadata", "", &fst, e);	/* never waits on a FIFO there */
 	if (fd < 0)
@@ -914,8 +843,8 @@ static int run_supermin(const struct inputs *in,
 	size_t i, n = 0;
 	int ret;
 
-	if (path_join(sm_d, tmp, "supermin.d", e) ||
-	    path_join(app_d, tmp, "appliance.d", e))
+	if (fstree_join(sm_d, tmp, "supermin.d", e) ||
+	    fstree_join(app_d, tmp, "appliance.d", e))
 		return e->code;
 	argv = calloc(in->npkgs + 8, sizeof(*argv));
 	if (!argv)
@@ -961,9 +890,9 @@ static int collect_outputs(const char *tmp, struct err *e)
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (snprintf(from, sizeof(from), "%s/appliance.d/%s", tmp, names[i]) >= (int)sizeof(from) ||
-		    path_join(to, tmp, names[i], e))
+		    fstree_join(to, tmp, names[i], e))
 			return err_set(e, -ENAMETOOLONG, "path too long under '%s'", tmp);
-		if (!is_regular(from))
+		if (!is_regular_file(from))
 			return err_set(e, -ENOENT, "supermin did not produce '%s'", from);
 		if (rename(from, to))
 			return err_set(e, -errno, "cannot move '%s' to '%s': %s",
@@ -973,10 +902,10 @@ static int collect_outputs(const char *tmp, struct err *e)
 			return err_set(e, -errno, "cannot chmod '%s': %s", to,
 				       strerror(errno));
 	}
-	if (path_join(d, tmp, "appliance.d", e))
+	if (fstree_join(d, tmp, "appliance.d", e))
 		return e->code;
 	fstree_remove(d);
-	if (path_join(d, tmp, "supermin.d", e))
+	if (fstree_join(d, tmp, "supermin.d", e))
 		return e->code;
 	fstree_remove(d);
 	return 0;
@@ -1004,7 +933,7 @@ static int boot_files(const struct image_opts *o, const struct inputs *in,
 
 	bi->kernel = "bzImage";
 	bi->initrd = "supermin";
-	if (path_join(kernel, tmp, "kernel", e) || path_join(p, tmp, "kernel.elf", e))
+	if (fstree_join(kernel, tmp, "kernel", e) || fstree_join(p, tmp, "kernel.elf", e))
 		return e->code;
 	if (boot_kernel_unpack(kernel, p, &le) == 0) {
 		if (rename(p, kernel))
@@ -1016,7 +945,7 @@ static int boot_files(const struct image_opts *o, const struct inputs *in,
 		err_clear(&le);
 	}
 
-	if (path_join(initrd, tmp, "initrd", e) || path_join(p, tmp, "initrd.slim", e))
+	if (fstree_join(initrd, tmp, "initrd", e) || fstree_join(p, tmp, "initrd.slim", e))
 		return e->code;
 	if (snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", in->kver) >= (int)sizeof(dep))
 		return err_set(e, -ENAMETOOLONG, "kernel version too long: '%s'", in->kver);
@@ -1108,7 +1037,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 		goto cleanup;
 	}
 	cleanup_stale(abs);
-	if (path_join(final, abs, in->id, e) ||
+	if (fstree_join(final, abs, in->id, e) ||
 	    snprintf(tmp, sizeof(tmp), "%s/.tmp-%ld-XXXXXX", abs, (long)getpid()) >= (int)sizeof(tmp)) {
 		tmp[0] = '\0';
 		ret = err_set(e, -ENAMETOOLONG, "path too long under '%s'", abs);
@@ -1142,7 +1071,7 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 
 	progress(o, "installing guest program (libguestfs%s)",
 		 kvm_usable() ? "" : ", TCG: about 20-40 s");
-	if (path_join(p, tmp, "root", e)) {
+	if (fstree_join(p, tmp, "root", e)) {
 		ret = e->code;
 		goto cleanup;
 	}
@@ -1159,17 +1088,17 @@ static int build_in(const struct image_opts *o, const struct inputs *in,
 		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\nbuild_s=%.1f\npackages=%s\n",
 		 in->id, in->kver, uuid, IMAGE_BOOT_PARAMS, bi.kernel, bi.initrd,
 		 IMAGE_BUILDER_VERSION, mono_s() - t0, extras);
-	if (path_join(p, tmp, "meta", e) || write_file(p, meta, e)) {
+	if (fstree_join(p, tmp, "meta", e) || write_file_synced(p, meta, e)) {
 		ret = e->code;
 		goto cleanup;
 	}
 	for (i = 0; i < sizeof(synced) / sizeof(synced[0]); i++) {
-		if (path_join(p, tmp, synced[i], e) || fsync_path(p, e)) {
+		if (fstree_join(p, tmp, synced[i], e) || fsync_path(p, e)) {
 			ret = e->code;
 			goto cleanup;
 		}
 	}
-	if (path_join(p, tmp, "complete", e) || write_file(p, "", e) ||
+	if (fstree_join(p, tmp, "complete", e) || write_file_synced(p, "", e) ||
 	    fsync_path(tmp, e)) {
 		ret = e->code;
 		goto cleanup;
@@ -1261,7 +1190,7 @@ int image_overlay_create(const struct image *img, const char *path,
 
 	if (!img || !path || !*path)
 		return err_set(e, -EINVAL, "no image or overlay path given");
-	if (img->root[0] != '/' || !is_regular(img->root))
+	if (img->root[0] != '/' || !is_regular_file(img->root))
 		return err_set(e, -ENOENT, "image root '%s' is missing: rebuild the image",
 			       img->root);
 	g = gfs_open(e);
@@ -1300,8 +1229,8 @@ int image_verify(const struct image *img, struct err *e)
 
 	if (!img)
 		return err_set(e, -EINVAL, "no image given");
-	if (!is_regular(img->kernel) || !is_regular(img->initrd) ||
-	    !is_regular(img->root))
+	if (!is_regular_file(img->kernel) || !is_regular_file(img->initrd) ||
+	    !is_regular_file(img->root))
 		return err_set(e, -ENOENT, "image '%s' is incomplete (kernel, initrd or root missing in '%s'): rebuild it with --force",
 			       img->id, img->dir);
 	if (!valid_kver(img->kernel_version))
