@@ -190,21 +190,19 @@ static int publish(const struct image_opts *o, const char *abs,
 	return 0;
 }
 
-int image_build_in(const struct image_opts *o, const struct inputs *in,
-		    struct image *out, struct err *e)
+/*
+ * The build's directories, needing root: abs the cache (created), final where
+ * the image goes, tmp a new 0755 directory beside it ("" when none was made).
+ * Leftovers of dead builds are removed first.
+ */
+static int build_dirs(const struct inputs *in, char abs[PATH_MAX], char final[PATH_MAX], char tmp[PATH_MAX],
+		      struct err *e)
 {
-	static const char *const synced[] = { "kernel", "initrd", "root" };
-	char abs[PATH_MAX], tmp[PATH_MAX] = "", final[PATH_MAX], p[PATH_MAX];
-	char uuid[64], meta[768 + sizeof(out->packages)], extras[sizeof(out->packages)] = "";
-	struct boot_info bi;
-	double t0 = mono_s(), t1, t2;
-	size_t i;
 	int ret;
 
-	if (geteuid() != 0) {
-		ret = err_set(e, -EPERM, "building the guest image needs root (supermin reads host package files and libguestfs runs qemu): run as root");
-		goto cleanup;
-	}
+	tmp[0] = '\0';
+	if (geteuid() != 0)
+		return err_set(e, -EPERM, "building the guest image needs root (supermin reads host package files and libguestfs runs qemu): run as root");
 	ret = mkdir_p(in->cache_dir, 0755, e);
 	if (ret == -EACCES) {
 		char msg[ERR_MSG_MAX];
@@ -213,30 +211,64 @@ int image_build_in(const struct image_opts *o, const struct inputs *in,
 		err_set(e, ret, "%.400s: run as root or pass another cache directory", msg);
 	}
 	if (ret)
-		goto cleanup;
-	if (!realpath(in->cache_dir, abs)) {
-		ret = err_set(e, -errno, "cannot use image cache '%s': %s",
-			      in->cache_dir, strerror(errno));
-		goto cleanup;
-	}
+		return ret;
+	if (!realpath(in->cache_dir, abs))
+		return err_set(e, -errno, "cannot use image cache '%s': %s",
+			       in->cache_dir, strerror(errno));
 	cache_cleanup_stale(abs);
 	if (fstree_join(final, abs, in->id, e) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.tmp-%ld-XXXXXX", abs, (long)getpid()) >= (int)sizeof(tmp)) {
+	    snprintf(tmp, PATH_MAX, "%s/.tmp-%ld-XXXXXX", abs, (long)getpid()) >= PATH_MAX) {
 		tmp[0] = '\0';
-		ret = err_set(e, -ENAMETOOLONG, "path too long under '%s'", abs);
-		goto cleanup;
+		return err_set(e, -ENAMETOOLONG, "path too long under '%s'", abs);
 	}
 	if (!mkdtemp(tmp)) {
 		ret = err_set(e, -errno, "cannot create a directory in '%s': %s",
 			      abs, strerror(errno));
 		tmp[0] = '\0';
-		goto cleanup;
+		return ret;
 	}
-	if (chmod(tmp, 0755)) {
-		ret = err_set(e, -errno, "cannot chmod '%s': %s", tmp,
-			      strerror(errno));
+	if (chmod(tmp, 0755))
+		return err_set(e, -errno, "cannot chmod '%s': %s", tmp,
+			       strerror(errno));
+	return 0;
+}
+
+/* metadata, then data on disk, then the marker: tmp is then ready for the rename */
+static int build_seal(const struct inputs *in, const char *tmp, const char *uuid, const struct boot_info *bi,
+		      double t0, const char *extras, struct err *e)
+{
+	static const char *const synced[] = { "kernel", "initrd", "root" };
+	char p[PATH_MAX], meta[768 + sizeof(((const struct image *)NULL)->packages)];
+	size_t i;
+
+	snprintf(meta, sizeof(meta),
+		 "id=%s\nkernel_version=%s\ncmdline=root=UUID=%s console=ttyS0 panic=1 %s\n"
+		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\nbuild_s=%.1f\npackages=%s\n",
+		 in->id, in->kver, uuid, IMAGE_BOOT_PARAMS, bi->kernel, bi->initrd,
+		 IMAGE_BUILDER_VERSION, mono_s() - t0, extras);
+	if (fstree_join(p, tmp, "meta", e) || write_file_synced(p, meta, e))
+		return e->code;
+	for (i = 0; i < sizeof(synced) / sizeof(synced[0]); i++)
+		if (fstree_join(p, tmp, synced[i], e) || fsync_path(p, e))
+			return e->code;
+	if (fstree_join(p, tmp, "complete", e) || write_file_synced(p, "", e) ||
+	    fsync_path(tmp, e))
+		return e->code;
+	return 0;
+}
+
+int image_build_in(const struct image_opts *o, const struct inputs *in,
+		   struct image *out, struct err *e)
+{
+	char abs[PATH_MAX], tmp[PATH_MAX] = "", final[PATH_MAX], p[PATH_MAX];
+	char uuid[64], extras[sizeof(out->packages)] = "";
+	struct boot_info bi;
+	double t0 = mono_s(), t1, t2;
+	int ret;
+
+	ret = build_dirs(in, abs, final, tmp, e);
+	if (ret)
 		goto cleanup;
-	}
 
 	progress(o, "building guest image %s (supermin, kernel %s, %zu packages)",
 		 in->id, in->kver, in->npkgs);
@@ -264,28 +296,10 @@ int image_build_in(const struct image_opts *o, const struct inputs *in,
 	t2 = mono_s();
 	progress(o, "libguestfs done in %.1f s", t2 - t1);
 
-	/* metadata, then data on disk, then the marker, then the rename */
 	inputs_pkgs_extra(in, extras, sizeof(extras));
-	snprintf(meta, sizeof(meta),
-		 "id=%s\nkernel_version=%s\ncmdline=root=UUID=%s console=ttyS0 panic=1 %s\n"
-		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\nbuild_s=%.1f\npackages=%s\n",
-		 in->id, in->kver, uuid, IMAGE_BOOT_PARAMS, bi.kernel, bi.initrd,
-		 IMAGE_BUILDER_VERSION, mono_s() - t0, extras);
-	if (fstree_join(p, tmp, "meta", e) || write_file_synced(p, meta, e)) {
-		ret = e->code;
+	ret = build_seal(in, tmp, uuid, &bi, t0, extras, e);
+	if (ret)
 		goto cleanup;
-	}
-	for (i = 0; i < sizeof(synced) / sizeof(synced[0]); i++) {
-		if (fstree_join(p, tmp, synced[i], e) || fsync_path(p, e)) {
-			ret = e->code;
-			goto cleanup;
-		}
-	}
-	if (fstree_join(p, tmp, "complete", e) || write_file_synced(p, "", e) ||
-	    fsync_path(tmp, e)) {
-		ret = e->code;
-		goto cleanup;
-	}
 	ret = publish(o, abs, tmp, final, in->id, e);
 	if (ret)
 		goto cleanup;
