@@ -219,7 +219,7 @@ int pgbench_parse(const char *text, size_t n, struct pgbench_result *r, struct e
 		return err_set(e, -EBADMSG, "pgbench: output over 16384 bytes");
 	if (memchr(text, '\0', n))
 		return err_set(e, -EBADMSG, "pgbench: a NUL byte in the output");
-	while (appsrv_next_line(text, n, &pos, &l, &len)) {
+	while (parse_next_line(text, n, &pos, &l, &len)) {
 		enum pg_line k;
 		const char *why;
 
@@ -261,7 +261,7 @@ int pg_pidfile_ready(const char *text, size_t n, pid_t pid)
 
 	if (n > 4096 || memchr(text, '\0', n))
 		return -EBADMSG;
-	while (appsrv_next_line(text, n, &pos, &l, &len)) {
+	while (parse_next_line(text, n, &pos, &l, &len)) {
 		lineno++;
 		if (lineno == 1 && (!u64_of(l, len, INT32_MAX, &v) || v != (uint64_t)pid))
 			return -EBADMSG;

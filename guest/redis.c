@@ -83,10 +83,10 @@ static const char redis_csv_header[] = "\"test\",\"rps\",\"avg_latency_ms\",\"mi
 				       "\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\","
 				       "\"max_latency_ms\"";
 
-/* appsrv_next_line(), less a carriage return at the end */
+/* parse_next_line(), less a carriage return at the end */
 static bool next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
 {
-	if (!appsrv_next_line(text, n, pos, s, len))
+	if (!parse_next_line(text, n, pos, s, len))
 		return false;
 	if (*len && (*s)[*len - 1] == '\r')
 		(*len)--;
