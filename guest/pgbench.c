@@ -26,7 +26,7 @@
 #define PG_STEP_MS 3600000u		/* initdb, pgbench -i, a copy: each within this */
 #define PG_MARGIN (128ull << 20)	/* memory left to the system */
 #define PG_MAX_PROCS 256		/* postgres processes sampled at most */
-#define PG_IMAGE_MARK "/etc/thpeval-image"	/* a thpeval guest root (images/image.c writes it) */
+#define PG_IMAGE_MARK "/etc/thpeval-image"	/* a thpeval guest root (images/gfs.c writes it) */
 #define PG_UID 999			/* the user written into a thpeval guest's /etc/passwd */
 
 static const struct wl_param pg_params[] = {

@@ -88,7 +88,7 @@ bool image_valid_kver(const char *s);
  */
 int image_packages_parse(const char *list, char out[][IMAGE_PKG_MAX], size_t max, size_t *n, struct err *e);
 
-/* format a progress line and hand it to fn (NULL: dropped); shared by image.c and srcdisk.c */
+/* format a progress line and hand it to fn (NULL: dropped); shared by every module of images/ */
 void image_progress(void (*fn)(void *opaque, const char *msg), void *opaque, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
