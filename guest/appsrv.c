@@ -185,14 +185,67 @@ static void out_add(struct appsrv_out *o, const char *chunk, size_t n)
 	o->buf[o->len] = '\0';
 }
 
+/*
+ * The child's output on fd until end of file into out, with o->tick every
+ * tick_ms and the deadline timeout_ms after t0: -ETIMEDOUT when it passes
+ * first (the caller kills the child).
+ */
+static int run_collect(const char *path, int fd, const struct appsrv_run_opts *o, uint64_t t0,
+		       struct appsrv_out *out, struct err *e)
+{
+	uint64_t last_tick, deadline;
+	char chunk[4096];
+	bool open_out = true;
+	int ret = 0;
+
+	last_tick = t0;
+	deadline = o->timeout_ms ? t0 + o->timeout_ms * 1000000u : UINT64_MAX;
+	while (open_out) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		uint64_t now = harness_now_ns(), wake = deadline;
+		int ms, r;
+
+		if (o->tick && o->tick_ms && last_tick + (uint64_t)o->tick_ms * 1000000u < wake)
+			wake = last_tick + (uint64_t)o->tick_ms * 1000000u;
+		ms = wake <= now ? 0 : (wake - now) / 1000000u > 60000 ? 60000 : (int)((wake - now) / 1000000u) + 1;
+		r = poll(&pfd, 1, ms);
+		if (r < 0 && errno != EINTR) {
+			ret = err_set(e, -errno, "poll: %s", strerror(errno));
+			break;
+		}
+		now = harness_now_ns();
+		if (r > 0) {
+			ssize_t n = read(fd, chunk, sizeof(chunk));
+
+			if (n < 0 && errno != EINTR && errno != EAGAIN) {
+				ret = err_set(e, -errno, "cannot read the output of '%s': %s", path,
+					      strerror(errno));
+				break;
+			}
+			if (n == 0)
+				open_out = false;
+			else if (n > 0)
+				out_add(out, chunk, (size_t)n);
+		}
+		if (o->tick && o->tick_ms && now >= last_tick + (uint64_t)o->tick_ms * 1000000u) {
+			o->tick(o->opaque);
+			last_tick = harness_now_ns();
+		}
+		if (open_out && now >= deadline) {
+			ret = err_set(e, -ETIMEDOUT, "'%s' still running after %.0f s: killed", path,
+				      (double)o->timeout_ms / 1e3);
+			break;
+		}
+	}
+	return ret;
+}
+
 int appsrv_run(const char *path, char *const argv[], const struct appsrv_run_opts *o, struct appsrv_out *out,
 	       int *status, uint64_t *wall_ns, struct err *e)
 {
-	uint64_t t0, last_tick, deadline;
+	uint64_t t0;
 	int op[2], rp[2], child_errno, ret = 0, err_fd;
 	pid_t self = getpid(), p;
-	char chunk[4096];
-	bool open_out = true;
 
 	memset(out, 0, sizeof(*out));
 	*status = 0;
@@ -243,46 +296,7 @@ int appsrv_run(const char *path, char *const argv[], const struct appsrv_run_opt
 		reap(p, status);
 		return err_set(e, -child_errno, "cannot execute '%s': %s", path, strerror(child_errno));
 	}
-	last_tick = t0;
-	deadline = o->timeout_ms ? t0 + o->timeout_ms * 1000000u : UINT64_MAX;
-	/* its output until end of file, with a tick every tick_ms and the deadline */
-	while (open_out) {
-		struct pollfd pfd = { op[0], POLLIN, 0 };
-		uint64_t now = harness_now_ns(), wake = deadline;
-		int ms, r;
-
-		if (o->tick && o->tick_ms && last_tick + (uint64_t)o->tick_ms * 1000000u < wake)
-			wake = last_tick + (uint64_t)o->tick_ms * 1000000u;
-		ms = wake <= now ? 0 : (wake - now) / 1000000u > 60000 ? 60000 : (int)((wake - now) / 1000000u) + 1;
-		r = poll(&pfd, 1, ms);
-		if (r < 0 && errno != EINTR) {
-			ret = err_set(e, -errno, "poll: %s", strerror(errno));
-			break;
-		}
-		now = harness_now_ns();
-		if (r > 0) {
-			ssize_t n = read(op[0], chunk, sizeof(chunk));
-
-			if (n < 0 && errno != EINTR && errno != EAGAIN) {
-				ret = err_set(e, -errno, "cannot read the output of '%s': %s", path,
-					      strerror(errno));
-				break;
-			}
-			if (n == 0)
-				open_out = false;
-			else if (n > 0)
-				out_add(out, chunk, (size_t)n);
-		}
-		if (o->tick && o->tick_ms && now >= last_tick + (uint64_t)o->tick_ms * 1000000u) {
-			o->tick(o->opaque);
-			last_tick = harness_now_ns();
-		}
-		if (open_out && now >= deadline) {
-			ret = err_set(e, -ETIMEDOUT, "'%s' still running after %.0f s: killed", path,
-				      (double)o->timeout_ms / 1e3);
-			break;
-		}
-	}
+	ret = run_collect(path, op[0], o, t0, out, e);
 	close(op[0]);
 	if (ret)
 		kill(p, SIGKILL);

@@ -126,18 +126,124 @@ static char **vec_build(const char *const *a, const char *const *b, bool filter)
 	return v;
 }
 
+/* what a child wrote to stdout: up to size - 1 bytes kept, more is an overflow */
+struct sink {
+	char *out;		/* NULL: stdout goes to /dev/null */
+	size_t size, len;
+	bool overflow;
+};
+
+/*
+ * Start av[0] from PATH with envp: stdin /dev/null, stdout to outfd (-1:
+ * /dev/null), stderr to errfd. *pid is the child, or -1 when none started.
+ */
+static int spawn_start(const char *prog, char **av, char **envp, int outfd, int errfd, pid_t *pid,
+		       struct err *e)
+{
+	posix_spawn_file_actions_t fa;
+	int rc;
+
+	*pid = -1;
+	rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return err_set(e, -rc, "cannot run '%s': %s", prog, strerror(rc));
+	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (!rc && outfd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, outfd, 1);
+	else if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
+						      O_WRONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+	if (!rc)
+		rc = posix_spawnp(pid, av[0], &fa, NULL, av, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc) {
+		*pid = -1;
+		if (rc == ENOENT)
+			return err_set(e, -ENOENT,
+				       "cannot run '%s': not found in PATH", prog);
+		return err_set(e, -rc, "cannot run '%s': %s", prog,
+			       strerror(rc));
+	}
+	return 0;
+}
+
+/* read the child's stderr (into tail) and stdout (into sink) until both reach EOF; each closed then */
+static int spawn_drain(const char *prog, int *errfd, int *outfd, struct tail *tail, struct sink *sink,
+		       struct err *e)
+{
+	for (;;) {
+		struct pollfd pfd[2];
+		char buf[4096];
+		nfds_t n = 0;
+		ssize_t r;
+		nfds_t i;
+
+		if (*errfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = *errfd, .events = POLLIN };
+		if (*outfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = *outfd, .events = POLLIN };
+		if (n == 0)
+			return 0;
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_set(e, -errno, "cannot read the output of '%s': %s",
+				       prog, strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			if (!pfd[i].revents)
+				continue;
+			r = read(pfd[i].fd, buf, sizeof(buf));
+			if (r < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (r <= 0) {
+				close(pfd[i].fd);
+				if (pfd[i].fd == *errfd)
+					*errfd = -1;
+				else
+					*outfd = -1;
+				continue;
+			}
+			if (pfd[i].fd == *errfd) {
+				tail_add(tail, buf, (size_t)r);
+			} else if (sink->len + (size_t)r < sink->size) {
+				memcpy(sink->out + sink->len, buf, (size_t)r);
+				sink->len += (size_t)r;
+			} else {
+				sink->overflow = true;
+			}
+		}
+	}
+}
+
+/* a wait status other than exit 0 as the error, with the end of stderr */
+static int spawn_status(const char *prog, int status, const struct tail *tail, struct err *e)
+{
+	char msg[SPAWN_TAIL_SHOWN + 8];
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	tail_format(tail, msg, sizeof(msg));
+	if (WIFSIGNALED(status))
+		return err_set(e, -ECHILD, "'%s' was killed by signal %d%s%s",
+			       prog, WTERMSIG(status), msg[0] ? ": " : "", msg);
+	return err_set(e, -ECHILD, "'%s' failed with exit status %d%s%s",
+		       prog, WEXITSTATUS(status), msg[0] ? ": " : "",
+		       msg);
+}
+
 int spawn_run(const char *const *argv, const char *const *env_add,
 	      char *out, size_t out_size, struct err *e)
 {
 	const char *prog = argv && argv[0] ? argv[0] : "(null)";
-	posix_spawn_file_actions_t fa;
-	bool fa_init = false, overflow = false;
 	int errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	struct sink sink = { out, out_size, 0, false };
 	char **av = NULL, **envp = NULL;
 	struct tail *tail = NULL;
-	size_t out_len = 0;
 	pid_t pid = -1;
-	int ret, status, rc;
+	int ret, status, i;
 
 	if (!argv || !argv[0] || (out && out_size == 0))
 		return err_set(e, -EINVAL, "cannot run a program: no argv given");
@@ -153,84 +259,18 @@ int spawn_run(const char *const *argv, const char *const *env_add,
 			      prog, strerror(errno));
 		goto cleanup;
 	}
-	rc = posix_spawn_file_actions_init(&fa);
-	if (rc) {
-		ret = err_set(e, -rc, "cannot run '%s': %s", prog, strerror(rc));
+	ret = spawn_start(prog, av, envp, out ? outp[1] : -1, errp[1], &pid, e);
+	if (ret)
 		goto cleanup;
-	}
-	fa_init = true;
-	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (!rc && out)
-		rc = posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	else if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
-						      O_WRONLY, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	if (!rc)
-		rc = posix_spawnp(&pid, argv[0], &fa, NULL, av, envp);
-	if (rc) {
-		pid = -1;
-		if (rc == ENOENT)
-			ret = err_set(e, -ENOENT,
-				      "cannot run '%s': not found in PATH", prog);
-		else
-			ret = err_set(e, -rc, "cannot run '%s': %s", prog,
-				      strerror(rc));
-		goto cleanup;
-	}
 	close(errp[1]);
 	errp[1] = -1;
 	if (out) {
 		close(outp[1]);
 		outp[1] = -1;
 	}
-
-	/* drain stdout and stderr until both reach EOF */
-	for (;;) {
-		struct pollfd pfd[2];
-		char buf[4096];
-		nfds_t n = 0;
-		ssize_t r;
-		nfds_t i;
-
-		if (errp[0] >= 0)
-			pfd[n++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
-		if (outp[0] >= 0)
-			pfd[n++] = (struct pollfd){ .fd = outp[0], .events = POLLIN };
-		if (n == 0)
-			break;
-		if (poll(pfd, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = err_set(e, -errno, "cannot read the output of '%s': %s",
-				      prog, strerror(errno));
-			goto cleanup;
-		}
-		for (i = 0; i < n; i++) {
-			if (!pfd[i].revents)
-				continue;
-			r = read(pfd[i].fd, buf, sizeof(buf));
-			if (r < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (r <= 0) {
-				close(pfd[i].fd);
-				if (pfd[i].fd == errp[0])
-					errp[0] = -1;
-				else
-					outp[0] = -1;
-				continue;
-			}
-			if (pfd[i].fd == errp[0]) {
-				tail_add(tail, buf, (size_t)r);
-			} else if (out_len + (size_t)r < out_size) {
-				memcpy(out + out_len, buf, (size_t)r);
-				out_len += (size_t)r;
-			} else {
-				overflow = true;
-			}
-		}
-	}
+	ret = spawn_drain(prog, &errp[0], &outp[0], tail, &sink, e);
+	if (ret)
+		goto cleanup;
 
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -242,27 +282,12 @@ int spawn_run(const char *const *argv, const char *const *env_add,
 	}
 	pid = -1;
 	if (out)
-		out[out_len] = '\0';
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char msg[SPAWN_TAIL_SHOWN + 8];
-
-		tail_format(tail, msg, sizeof(msg));
-		if (WIFSIGNALED(status))
-			ret = err_set(e, -ECHILD, "'%s' was killed by signal %d%s%s",
-				      prog, WTERMSIG(status), msg[0] ? ": " : "", msg);
-		else
-			ret = err_set(e, -ECHILD, "'%s' failed with exit status %d%s%s",
-				      prog, WEXITSTATUS(status), msg[0] ? ": " : "",
-				      msg);
-		goto cleanup;
-	}
-	if (overflow) {
+		out[sink.len] = '\0';
+	ret = spawn_status(prog, status, tail, e);
+	if (!ret && sink.overflow)
 		ret = err_set(e, -EOVERFLOW,
 			      "output of '%s' is longer than %zu bytes", prog,
 			      out_size - 1);
-		goto cleanup;
-	}
-	ret = 0;
 
 cleanup:
 	if (pid > 0) {
@@ -271,13 +296,11 @@ cleanup:
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (fa_init)
-		posix_spawn_file_actions_destroy(&fa);
-	for (rc = 0; rc < 2; rc++) {
-		if (errp[rc] >= 0)
-			close(errp[rc]);
-		if (outp[rc] >= 0)
-			close(outp[rc]);
+	for (i = 0; i < 2; i++) {
+		if (errp[i] >= 0)
+			close(errp[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
 	}
 	free(envp);
 	free(av);

@@ -333,22 +333,11 @@ static int build_in(const struct srcdisk_opts *o, const char *abs, struct srcdis
 	progress(o, "mkfs.ext4 -d done in %.1f s (%s)", mono_s() - t1, size);
 	snprintf(meta, sizeof(meta), "id=%s\npackage=%s\nversion=%s\ntarball=%s\nbuilder=%s\n",
 		 sd->id, SRCDISK_PACKAGE, sd->version, tarball_of(o), SRCDISK_BUILDER);
-	snprintf(x, sizeof(x), "%s/meta", tmp);
-	fd = open(x, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, meta, strlen(meta)) != (ssize_t)strlen(meta) || fsync(fd)) {
-		r = err_set(e, -errno, "cannot write '%s': %s", x, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fstree_join(x, tmp, "meta", e) || write_file_synced(x, meta, e) ||
+	    fstree_join(x, tmp, "complete", e) || write_file_synced(x, "", e)) {
+		r = e->code;
 		goto fail;
 	}
-	close(fd);
-	snprintf(x, sizeof(x), "%s/complete", tmp);
-	fd = open(x, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		r = err_set(e, -errno, "cannot write '%s': %s", x, strerror(errno));
-		goto fail;
-	}
-	close(fd);
 	if (fill_paths(abs, sd, e)) {
 		r = e->code;
 		goto fail;

@@ -109,6 +109,77 @@ int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode
 	return 0;
 }
 
+int fstree_join(char dst[PATH_MAX], const char *dir, const char *name,
+		struct err *e)
+{
+	int n = snprintf(dst, PATH_MAX, "%s/%s", dir, name);
+
+	if (n < 0 || n >= PATH_MAX)
+		return err_set(e, -ENAMETOOLONG, "path too long: '%s/%s'", dir,
+			       name);
+	return 0;
+}
+
+bool is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int fsync_path(const char *path, struct err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_set(e, -errno, "cannot open '%s': %s", path,
+			       strerror(errno));
+	if (fsync(fd)) {
+		int ret = err_set(e, -errno, "cannot sync '%s': %s", path,
+				  strerror(errno));
+
+		close(fd);
+		return ret;
+	}
+	close(fd);
+	return 0;
+}
+
+int write_file_synced(const char *path, const char *content, struct err *e)
+{
+	size_t len = strlen(content);
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_set(e, -errno, "cannot create '%s': %s", path,
+			       strerror(errno));
+	while (len > 0) {
+		ssize_t w = write(fd, content, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			ret = err_set(e, w < 0 ? -errno : -EIO,
+				      "cannot write '%s': %s", path,
+				      w < 0 ? strerror(errno) : "short write");
+			break;
+		}
+		content += w;
+		len -= (size_t)w;
+	}
+	if (!ret && fchmod(fd, 0644))
+		ret = err_set(e, -errno, "cannot chmod '%s': %s", path,
+			      strerror(errno));
+	if (!ret && fsync(fd))
+		ret = err_set(e, -errno, "cannot sync '%s': %s", path,
+			      strerror(errno));
+	if (close(fd) && !ret)
+		ret = err_set(e, -errno, "cannot write '%s': %s", path,
+			      strerror(errno));
+	return ret;
+}
+
 const char *file_kind(mode_t mode)
 {
 	if (S_ISREG(mode))

@@ -2,11 +2,14 @@
  * fstree: file-tree chores shared by the host side (images/, the
  * orchestrator) and the guest side (guest/kcompile.c): removing a tree,
  * creating a directory and its parents, writing a file atomically, opening
- * and reading a file that must be a regular one (never hanging on a FIFO).
+ * and reading a file that must be a regular one (never hanging on a FIFO),
+ * joining a path and syncing what was written.
  */
 #ifndef THPEVAL_LIB_FSTREE_H
 #define THPEVAL_LIB_FSTREE_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -27,6 +30,17 @@ int mkdir_parents(const char *path, mode_t mode, struct err *e);
  * renamed over path, the directory synced.
  */
 int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode, struct err *e);
+/*
+ * path (created or truncated, 0644 whatever the umask) holds content, synced
+ * to disk; for a file in a directory that is renamed into place once whole
+ */
+int write_file_synced(const char *path, const char *content, struct err *e);
+/* fsync of a file or directory by its path */
+int fsync_path(const char *path, struct err *e);
+/* dst = "dir/name"; -ENAMETOOLONG, naming both, when that is PATH_MAX or longer */
+int fstree_join(char dst[PATH_MAX], const char *dir, const char *name, struct err *e);
+/* path exists and is a regular file (following links) */
+bool is_regular_file(const char *path);
 
 /*
  * Reading a file a user named, which may be anything: the type is checked

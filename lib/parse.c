@@ -192,3 +192,16 @@ int parse_list_dup(const char *s, char *item, size_t len)
 	}
 	return 0;
 }
+
+bool parse_next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len)
+{
+	const char *nl;
+
+	if (*pos >= n)
+		return false;
+	*s = text + *pos;
+	nl = memchr(*s, '\n', n - *pos);
+	*len = nl ? (size_t)(nl - *s) : n - *pos;
+	*pos += *len + (nl ? 1 : 0);
+	return true;
+}

@@ -1,11 +1,13 @@
 /*
  * parse: strict conversion of user and guest text to numbers. The whole
  * string must be consumed; no atoi, no silent truncation, no overflow.
- * Returns 0 or -EINVAL / -ERANGE; never prints.
+ * Returns 0 or -EINVAL / -ERANGE; never prints. Also the lines of a text
+ * that is not NUL-terminated, for the parsers of program output.
  */
 #ifndef THPEVAL_LIB_PARSE_H
 #define THPEVAL_LIB_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +29,10 @@ int parse_list_check(const char *s);
  * copied to item (cut to len); -EEXIST then, else 0.
  */
 int parse_list_dup(const char *s, char *item, size_t len);
+/*
+ * The next line of text[0..n) from *pos: *s and *len (without its '\n'; the
+ * last line may lack one), *pos moved past it. false at the end.
+ */
+bool parse_next_line(const char *text, size_t n, size_t *pos, const char **s, size_t *len);
 
 #endif

@@ -80,58 +80,21 @@ static void trend_flush(FILE *o, const struct trend_line *l, const struct trend_
 	fprintf(o, " %6s %6s  %s\n", v[2], v[3], l->valid ? "yes" : "NO");
 }
 
-static int trend_render(struct histdb *h, const struct history_query *q, FILE *o, struct err *e)
+/* the last runs (of host_p, or all), newest first, into runs[0 .. *nruns) */
+static int trend_runs_read(struct histdb *h, unsigned last, struct histdb_val host_p, struct trend_run *runs,
+			   size_t *nruns, struct err *e)
 {
-	static const char count_sql[] =
-		"SELECT count(*) FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR host_name = ?1)";
 	static const char runs_sql[] =
 		"SELECT id, started_unix, host_kernel, hypervisor_version, gate_passed, status, host_name FROM runs"
 		" WHERE (CAST(?2 AS TEXT) IS NULL OR host_name = ?2)"
 		" ORDER BY started_unix DESC, id DESC LIMIT ?1";
-	static const char metrics_sql[] =
-		"SELECT m.run_id, m.target, m.host_thp, m.prefault, m.guest_thp, m.workload, m.variant, m.valid,"
-		" m.metric, m.mean, m.ci95_high"
-		" FROM metrics m JOIN (SELECT id, started_unix FROM runs WHERE (CAST(?3 AS TEXT) IS NULL OR host_name = ?3)"
-		" ORDER BY started_unix DESC, id DESC LIMIT ?1) r"
-		" ON r.id = m.run_id"
-		" WHERE m.metric IN ('fault_ns_per_4k', 'access_ns', 'host_huge_pct', 'guest_huge_pct')"
-		" AND (CAST(?2 AS TEXT) IS NULL OR m.workload = ?2)"
-		" ORDER BY m.target, m.host_thp, m.prefault, m.guest_thp, m.workload, m.variant, r.started_unix, m.run_id";
-	unsigned last = q && q->last ? q->last : HISTORY_DEFAULT_LAST;
-	const char *host = q ? q->host : NULL, *workload = q ? q->workload : NULL;
-	struct histdb_val host_p = host ? HV_TEXT(host) : HV_NULL;
-	struct histdb_val wl_p = workload ? HV_TEXT(workload) : HV_NULL;
-	struct trend_run *runs = NULL;
+	struct histdb_val p[] = { HV_INT(last), host_p };
 	struct histdb_rows *rows = NULL;
-	struct trend_line line;
-	char key[6][RES_NAME_MAX], prev[CELL_LABEL_MAX] = "", label[CELL_LABEL_MAX];
-	long long total;
-	size_t nruns = 0, ncells = 0, i;
-	bool have_line = false;
-	int rc, r = 0;
 
-	if (histdb_query_int(h, count_sql, &host_p, 1, &total, "read", e))
+	if (histdb_query(h, runs_sql, p, ARRAY_SIZE(p), &rows, "read", e))
 		return e->code;
-	if (total == 0) {
-		if (host)
-			fprintf(o, "no runs of host %s recorded in '%s' yet\n", host, histdb_shown(h));
-		else
-			fprintf(o, "no runs recorded in '%s' yet\n", histdb_shown(h));
-		return 0;
-	}
-	runs = calloc(last, sizeof(*runs));
-	if (!runs)
-		return err_set(e, -ENOMEM, "out of memory");
-	{
-		struct histdb_val p[] = { HV_INT(last), host_p };
-
-		if (histdb_query(h, runs_sql, p, ARRAY_SIZE(p), &rows, "read", e)) {
-			r = e->code;
-			goto out;
-		}
-	}
-	while (nruns < last && (rc = histdb_next(rows, e)) == 1) {
-		struct trend_run *t = &runs[nruns++];
+	while (*nruns < last && histdb_next(rows, e) == 1) {
+		struct trend_run *t = &runs[(*nruns)++];
 
 		t->id = histdb_int(rows, 0);
 		t->started = (time_t)histdb_int(rows, 1);
@@ -142,21 +105,41 @@ static int trend_render(struct histdb *h, const struct history_query *q, FILE *o
 		snprintf(t->host, sizeof(t->host), "%s", histdb_text(rows, 6));
 	}
 	histdb_rows_free(rows);
-	rows = NULL;
-	if (err_isset(e)) {
-		r = e->code;
-		goto out;
-	}
-	fprintf(o, "history '%s': the last %zu of %lld run(s)%s%s, oldest first%s%s\n", histdb_shown(h), nruns, total,
-		host ? " of host " : "", host ? host : "", workload ? "; workload " : "", workload ? workload : "");
-	{
-		struct histdb_val p[] = { HV_INT(last), wl_p, host_p };
+	return err_isset(e) ? e->code : 0;
+}
 
-		if (histdb_query(h, metrics_sql, p, ARRAY_SIZE(p), &rows, "read", e)) {
-			r = e->code;
-			goto out;
-		}
-	}
+/* a cell's title and the columns' header */
+static void trend_cell_head(FILE *o, const char *label)
+{
+	fprintf(o, "\ncell %s (host/guest/workload)\n  %5s  %-16s  %-12s %-20s %-10s %-4s  %-18s %-16s %6s %6s  %s\n",
+		label, "run", "started (UTC)", "host", "host kernel", "QEMU", "gate", "fault ns/4K",
+		"access ns", "host%", "guest%", "valid");
+}
+
+/* the headline metrics of those runs, one table per cell, one line per run; *ncells the tables */
+static int trend_cells_print(struct histdb *h, FILE *o, unsigned last, struct histdb_val wl_p,
+			     struct histdb_val host_p, const struct trend_run *runs, size_t nruns, size_t *ncells,
+			     struct err *e)
+{
+	static const char metrics_sql[] =
+		"SELECT m.run_id, m.target, m.host_thp, m.prefault, m.guest_thp, m.workload, m.variant, m.valid,"
+		" m.metric, m.mean, m.ci95_high"
+		" FROM metrics m JOIN (SELECT id, started_unix FROM runs WHERE (CAST(?3 AS TEXT) IS NULL OR host_name = ?3)"
+		" ORDER BY started_unix DESC, id DESC LIMIT ?1) r"
+		" ON r.id = m.run_id"
+		" WHERE m.metric IN ('fault_ns_per_4k', 'access_ns', 'host_huge_pct', 'guest_huge_pct')"
+		" AND (CAST(?2 AS TEXT) IS NULL OR m.workload = ?2)"
+		" ORDER BY m.target, m.host_thp, m.prefault, m.guest_thp, m.workload, m.variant, r.started_unix, m.run_id";
+	struct histdb_val p[] = { HV_INT(last), wl_p, host_p };
+	struct histdb_rows *rows = NULL;
+	struct trend_line line;
+	char key[6][RES_NAME_MAX], prev[CELL_LABEL_MAX] = "", label[CELL_LABEL_MAX];
+	bool have_line = false;
+	size_t i;
+	int rc;
+
+	if (histdb_query(h, metrics_sql, p, ARRAY_SIZE(p), &rows, "read", e))
+		return e->code;
 	while ((rc = histdb_next(rows, e)) == 1) {
 		long long run = histdb_int(rows, 0);
 		const char *metric = histdb_text(rows, 8);
@@ -169,11 +152,9 @@ static int trend_render(struct histdb *h, const struct history_query *q, FILE *o
 			have_line = false;
 		}
 		if (strcmp(prev, label)) {
-			fprintf(o, "\ncell %s (host/guest/workload)\n  %5s  %-16s  %-12s %-20s %-10s %-4s  %-18s %-16s %6s %6s  %s\n",
-				label, "run", "started (UTC)", "host", "host kernel", "QEMU", "gate", "fault ns/4K",
-				"access ns", "host%", "guest%", "valid");
+			trend_cell_head(o, label);
 			snprintf(prev, sizeof(prev), "%s", label);
-			ncells++;
+			(*ncells)++;
 		}
 		if (!have_line) {
 			memset(&line, 0, sizeof(line));
@@ -190,18 +171,52 @@ static int trend_render(struct histdb *h, const struct history_query *q, FILE *o
 			line.half[i] = histdb_num(rows, 10) - line.mean[i];
 		}
 	}
-	if (rc < 0) {
-		r = rc;
-		goto out;
-	}
+	histdb_rows_free(rows);
+	if (rc < 0)
+		return rc;
 	if (have_line)
 		trend_flush(o, &line, runs, nruns);
+	return 0;
+}
+
+static int trend_render(struct histdb *h, const struct history_query *q, FILE *o, struct err *e)
+{
+	static const char count_sql[] =
+		"SELECT count(*) FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR host_name = ?1)";
+	unsigned last = q && q->last ? q->last : HISTORY_DEFAULT_LAST;
+	const char *host = q ? q->host : NULL, *workload = q ? q->workload : NULL;
+	struct histdb_val host_p = host ? HV_TEXT(host) : HV_NULL;
+	struct histdb_val wl_p = workload ? HV_TEXT(workload) : HV_NULL;
+	struct trend_run *runs = NULL;
+	long long total;
+	size_t nruns = 0, ncells = 0;
+	int r;
+
+	if (histdb_query_int(h, count_sql, &host_p, 1, &total, "read", e))
+		return e->code;
+	if (total == 0) {
+		if (host)
+			fprintf(o, "no runs of host %s recorded in '%s' yet\n", host, histdb_shown(h));
+		else
+			fprintf(o, "no runs recorded in '%s' yet\n", histdb_shown(h));
+		return 0;
+	}
+	runs = calloc(last, sizeof(*runs));
+	if (!runs)
+		return err_set(e, -ENOMEM, "out of memory");
+	r = trend_runs_read(h, last, host_p, runs, &nruns, e);
+	if (r)
+		goto out;
+	fprintf(o, "history '%s': the last %zu of %lld run(s)%s%s, oldest first%s%s\n", histdb_shown(h), nruns, total,
+		host ? " of host " : "", host ? host : "", workload ? "; workload " : "", workload ? workload : "");
+	r = trend_cells_print(h, o, last, wl_p, host_p, runs, nruns, &ncells, e);
+	if (r)
+		goto out;
 	if (!ncells)
 		fprintf(o, "no cells%s%s in these runs\n", workload ? " of workload " : "", workload ? workload : "");
 	else
 		fprintf(o, "\nvalues: mean ±95%% CI half-width; gate: whether the run passed its regression gate\n");
 out:
-	histdb_rows_free(rows);
 	free(runs);
 	return r;
 }

@@ -304,6 +304,81 @@ void html_fmt_effect(char *buf, size_t len, const struct effect *e)
 			 e->significant ? "" : " (no measurable effect)");
 }
 
+/* one effect's row of the forest plot: its label, interval, dot and value; ym its middle */
+static void effect_row_svg(FILE *o, const struct effect *e, double ym, double cx, double half, double maxv)
+{
+	char t[160];
+
+	if (e->at_guest[0])
+		snprintf(t, sizeof(t), "%s %s, guest %s (%s)", e->side, e->component, e->at_guest, e->metric);
+	else
+		snprintf(t, sizeof(t), "%s %s (%s)", e->side, e->component, e->metric);
+	fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 10, ym + 4);
+	html_esc(o, t);
+	fputs("</text>", o);
+	if (!e->available) {
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, ym + 4);
+		html_escf(o, "not available: %.70s%s", e->note, strlen(e->note) > 70 ? "…" : "");
+		fputs("</text>", o);
+		return;
+	}
+	if (isfinite(e->ci95_low_pct)) {
+		double x0 = cx + e->ci95_low_pct / maxv * half, x1 = cx + e->ci95_high_pct / maxv * half;
+
+		fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym, x1, ym);
+		fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym - 6, x0, ym + 6);
+		fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x1, ym - 6, x1, ym + 6);
+	}
+	fprintf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\"><title>",
+		!e->significant ? "fx-ns" : e->estimate_pct >= 0 ? "fx-pos" : "fx-neg",
+		cx + e->estimate_pct / maxv * half, ym);
+	html_fmt_effect(t, sizeof(t), e);
+	html_esc(o, t);
+	if (e->note[0]) {
+		fputs(": ", o);
+		html_esc(o, e->note);
+	}
+	fputs("</title></circle>", o);
+	fprintf(o, "<text x=\"%d\" y=\"%.1f\">", CH_W - CH_RIGHT + 8, ym + 4);
+	snprintf(t, sizeof(t), "%+.1f%%%s", e->estimate_pct, e->significant ? "" : " (n.s.)");
+	html_esc(o, t);
+	fputs("</text>", o);
+}
+
+/* the same effects as a table */
+static void effect_table(FILE *o, const struct effect *fx, size_t n)
+{
+	size_t i;
+	char t[160];
+
+	fputs("<table>\n<tr><th>side</th><th>component</th><th>metric</th><th>effect (95% CI)</th>"
+	      "<th>share of total</th><th>note</th></tr>\n", o);
+	for (i = 0; i < n; i++) {
+		const struct effect *e = &fx[i];
+
+		fputs("<tr><td>", o);
+		html_esc(o, e->side);
+		fputs("</td><td>", o);
+		html_esc(o, e->component);
+		if (e->at_guest[0])
+			html_escf(o, " (guest %s)", e->at_guest);
+		fputs("</td><td><code>", o);
+		html_esc(o, e->metric);
+		fputs("</code></td>", o);
+		html_fmt_effect(t, sizeof(t), e);
+		html_td_num(o, t);
+		if (e->available && isfinite(e->share_pct))
+			snprintf(t, sizeof(t), "%.0f%%", e->share_pct);
+		else
+			snprintf(t, sizeof(t), "-");
+		html_td_num(o, t);
+		fputs("<td>", o);
+		html_esc(o, e->note);
+		fputs("</td></tr>\n", o);
+	}
+	fputs("</table>\n", o);
+}
+
 static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 {
 	const double cx = CH_LABEL + (CH_W - CH_LABEL - CH_RIGHT) / 2.0, half = (CH_W - CH_LABEL - CH_RIGHT) / 2.0;
@@ -341,71 +416,10 @@ static void html_effect_group(FILE *o, const struct effect *fx, size_t n)
 		html_esc(o, t);
 		fputs("</text>", o);
 	}
-	for (i = 0; i < n; i++) {
-		const struct effect *e = &fx[i];
-		double ym = CH_TOP + (double)i * CH_ROW + CH_ROW / 2.0;
-
-		if (e->at_guest[0])
-			snprintf(t, sizeof(t), "%s %s, guest %s (%s)", e->side, e->component, e->at_guest, e->metric);
-		else
-			snprintf(t, sizeof(t), "%s %s (%s)", e->side, e->component, e->metric);
-		fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 10, ym + 4);
-		html_esc(o, t);
-		fputs("</text>", o);
-		if (!e->available) {
-			fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, ym + 4);
-			html_escf(o, "not available: %.70s%s", e->note, strlen(e->note) > 70 ? "…" : "");
-			fputs("</text>", o);
-			continue;
-		}
-		if (isfinite(e->ci95_low_pct)) {
-			double x0 = cx + e->ci95_low_pct / maxv * half, x1 = cx + e->ci95_high_pct / maxv * half;
-
-			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym, x1, ym);
-			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, ym - 6, x0, ym + 6);
-			fprintf(o, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x1, ym - 6, x1, ym + 6);
-		}
-		fprintf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\"><title>",
-			!e->significant ? "fx-ns" : e->estimate_pct >= 0 ? "fx-pos" : "fx-neg",
-			cx + e->estimate_pct / maxv * half, ym);
-		html_fmt_effect(t, sizeof(t), e);
-		html_esc(o, t);
-		if (e->note[0]) {
-			fputs(": ", o);
-			html_esc(o, e->note);
-		}
-		fputs("</title></circle>", o);
-		fprintf(o, "<text x=\"%d\" y=\"%.1f\">", CH_W - CH_RIGHT + 8, ym + 4);
-		snprintf(t, sizeof(t), "%+.1f%%%s", e->estimate_pct, e->significant ? "" : " (n.s.)");
-		html_esc(o, t);
-		fputs("</text>", o);
-	}
-	fputs("</svg>\n<table>\n<tr><th>side</th><th>component</th><th>metric</th><th>effect (95% CI)</th>"
-	      "<th>share of total</th><th>note</th></tr>\n", o);
-	for (i = 0; i < n; i++) {
-		const struct effect *e = &fx[i];
-
-		fputs("<tr><td>", o);
-		html_esc(o, e->side);
-		fputs("</td><td>", o);
-		html_esc(o, e->component);
-		if (e->at_guest[0])
-			html_escf(o, " (guest %s)", e->at_guest);
-		fputs("</td><td><code>", o);
-		html_esc(o, e->metric);
-		fputs("</code></td>", o);
-		html_fmt_effect(t, sizeof(t), e);
-		html_td_num(o, t);
-		if (e->available && isfinite(e->share_pct))
-			snprintf(t, sizeof(t), "%.0f%%", e->share_pct);
-		else
-			snprintf(t, sizeof(t), "-");
-		html_td_num(o, t);
-		fputs("<td>", o);
-		html_esc(o, e->note);
-		fputs("</td></tr>\n", o);
-	}
-	fputs("</table>\n", o);
+	for (i = 0; i < n; i++)
+		effect_row_svg(o, &fx[i], CH_TOP + (double)i * CH_ROW + CH_ROW / 2.0, cx, half, maxv);
+	fputs("</svg>\n", o);
+	effect_table(o, fx, n);
 }
 
 void html_effects(const struct report_input *in, FILE *o)

@@ -204,19 +204,12 @@ static void td(FILE *o, const char *s)
 	fputs("</td>", o);
 }
 
-void sizing_html(const struct results *r, FILE *o)
+/* the rows: host memory x guests x host THP x guest THP, coverage, effects and what is retained */
+static void sizing_html_rows(const struct sizing *s, FILE *o)
 {
-	struct sizing *s = malloc(sizeof(*s));
 	char buf[256];
 	size_t i;
 
-	if (!s)
-		return;
-	sizing_compute(r, s);
-	fprintf(o, "<p class=\"sub\">%u guest%s at once; host memory %s. Effects are %% faster than host never /"
-		   " guest never on the same host (95%% CI); retained is the share of the fresh host's effect.</p>\n",
-		r->settings.guests ? r->settings.guests : 1, r->settings.guests > 1 ? "s" : "",
-		r->settings.host_state_list[0] ? r->settings.host_state_list : "fresh");
 	fputs("<table>\n<tr><th>host memory</th><th>guests</th><th>host THP</th><th>guest THP</th><th>host huge %</th>"
 	      "<th>per guest</th><th>fault phase</th><th>access phase</th><th>retained (fault/access)</th></tr>\n", o);
 	for (i = 0; i < s->nrows; i++) {
@@ -245,78 +238,108 @@ void sizing_html(const struct results *r, FILE *o)
 		fputs("</tr>\n", o);
 	}
 	fputs("</table>\n", o);
-	if (r->nfrags) {
-		fputs("<table>\n<tr><th>fragmented arm</th><th>fragmented</th><th>free in 2M blocks: before</th><th>after</th>"
-		      "<th>undone</th><th>compaction while guests ran</th></tr>\n", o);
-		for (i = 0; i < r->nfrags; i++) {
-			const struct frag_log *f = &r->frags[i];
+}
 
-			fputs("<tr>", o);
-			snprintf(buf, sizeof(buf), "host %s/%s, round %u", f->host_thp, f->prefault, f->round + 1);
-			td(o, buf);
-			if (f->error[0]) {
-				td(o, f->error);
-				fputs("<td></td><td></td><td></td><td></td></tr>\n", o);
-				continue;
-			}
-			snprintf(buf, sizeof(buf), "%llu MiB in %.1f s%s%s%s", f->bytes >> 20, f->seconds,
-				 f->proactiveness[0] ? " (proactive compaction " : "", f->proactiveness[0] ? f->proactiveness : "",
-				 f->proactiveness[0] ? " -> 0)" : "");
-			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_before_kb >> 10,
-				 buddy_unusable_pct(f->buddy_before, f->orders, 9));
-			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_after_kb >> 10,
-				 buddy_unusable_pct(f->buddy_after, f->orders, 9));
-			td(o, buf);
-			snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s%s%s)", f->free2m_undone_kb >> 10,
-				 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored",
-				 f->pcp_drained ? ", per-CPU lists emptied" : "", f->compacted ? ", compacted" : "");
-			td(o, f->have_undone ? buf : "not recorded");
-			snprintf(buf, sizeof(buf),
-				 "stall %llu, success %llu, fail %llu; migrated %llu, direct reclaim %llu; thp_fault_alloc %llu,"
-				 " fallback %llu",
-				 f->compact_stall, f->compact_success, f->compact_fail, f->pgmigrate_success, f->pgsteal_direct,
-				 f->thp_fault_alloc, f->thp_fault_fallback);
-			td(o, buf);
-			fputs("</tr>\n", o);
-		}
-		fputs("</table>\n", o);
-	}
-	if (s->nsizes) {
-		fputs("<h3>Per-size mTHP split</h3>\n<table>\n<tr><th>size</th><th>host THP</th><th>host huge %</th>"
-		      "<th>fault phase (prefault)</th><th>access phase (TLB)</th><th>coverage from</th></tr>\n", o);
-		for (i = 0; i < s->nsizes; i++) {
-			const struct sz_size *z = &s->sizes[i];
+/* the fragmented arms: how much was fragmented, free 2M before, after and undone, compaction */
+static void sizing_html_frags(const struct results *r, FILE *o)
+{
+	char buf[256];
+	size_t i;
 
-			fputs("<tr>", o);
-			fmt_kb(buf, sizeof(buf), z->kb);
-			td(o, buf);
-			td(o, z->host_thp);
-			fmt_pct(buf, sizeof(buf), z->cov_pct);
-			td(o, buf);
-			fmt_eff(buf, sizeof(buf), &z->fault);
-			td(o, buf);
-			fmt_eff(buf, sizeof(buf), &z->access);
-			td(o, buf);
-			td(o, strcmp(z->cov_source, "smaps") ? "hugepages-<N>kB/stats (host-wide)" : "smaps AnonHugePages");
-			fputs("</tr>\n", o);
+	fputs("<table>\n<tr><th>fragmented arm</th><th>fragmented</th><th>free in 2M blocks: before</th><th>after</th>"
+	      "<th>undone</th><th>compaction while guests ran</th></tr>\n", o);
+	for (i = 0; i < r->nfrags; i++) {
+		const struct frag_log *f = &r->frags[i];
+
+		fputs("<tr>", o);
+		snprintf(buf, sizeof(buf), "host %s/%s, round %u", f->host_thp, f->prefault, f->round + 1);
+		td(o, buf);
+		if (f->error[0]) {
+			td(o, f->error);
+			fputs("<td></td><td></td><td></td><td></td></tr>\n", o);
+			continue;
 		}
-		fputs("</table>\n<p class=\"sub\">", o);
-		if (s->saturate_kb) {
-			fmt_kb(buf, sizeof(buf), s->saturate_kb);
-			fprintf(o, "Prefault benefit saturates at %s. ", buf);
-		} else {
-			fputs("No size shows a fault-phase effect above 0 with 95% confidence: no saturation point at this precision. ", o);
-		}
-		if (s->tlb_start_kb) {
-			fmt_kb(buf, sizeof(buf), s->tlb_start_kb);
-			fprintf(o, "TLB benefit starts at %s.", buf);
-		} else {
-			fputs("No size shows an access-phase effect above 0 with 95% confidence.", o);
-		}
-		fputs("</p>\n", o);
+		snprintf(buf, sizeof(buf), "%llu MiB in %.1f s%s%s%s", f->bytes >> 20, f->seconds,
+			 f->proactiveness[0] ? " (proactive compaction " : "", f->proactiveness[0] ? f->proactiveness : "",
+			 f->proactiveness[0] ? " -> 0)" : "");
+		td(o, buf);
+		snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_before_kb >> 10,
+			 buddy_unusable_pct(f->buddy_before, f->orders, 9));
+		td(o, buf);
+		snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%)", f->free2m_after_kb >> 10,
+			 buddy_unusable_pct(f->buddy_after, f->orders, 9));
+		td(o, buf);
+		snprintf(buf, sizeof(buf), "%llu MiB (unusable %.1f%%, %s%s%s)", f->free2m_undone_kb >> 10,
+			 buddy_unusable_pct(f->buddy_undone, f->orders, 9), f->restored ? "restored" : "NOT restored",
+			 f->pcp_drained ? ", per-CPU lists emptied" : "", f->compacted ? ", compacted" : "");
+		td(o, f->have_undone ? buf : "not recorded");
+		snprintf(buf, sizeof(buf),
+			 "stall %llu, success %llu, fail %llu; migrated %llu, direct reclaim %llu; thp_fault_alloc %llu,"
+			 " fallback %llu",
+			 f->compact_stall, f->compact_success, f->compact_fail, f->pgmigrate_success, f->pgsteal_direct,
+			 f->thp_fault_alloc, f->thp_fault_fallback);
+		td(o, buf);
+		fputs("</tr>\n", o);
 	}
+	fputs("</table>\n", o);
+}
+
+/* the per-size mTHP split and where each benefit saturates or starts */
+static void sizing_html_sizes(const struct sizing *s, FILE *o)
+{
+	char buf[256];
+	size_t i;
+
+	fputs("<h3>Per-size mTHP split</h3>\n<table>\n<tr><th>size</th><th>host THP</th><th>host huge %</th>"
+	      "<th>fault phase (prefault)</th><th>access phase (TLB)</th><th>coverage from</th></tr>\n", o);
+	for (i = 0; i < s->nsizes; i++) {
+		const struct sz_size *z = &s->sizes[i];
+
+		fputs("<tr>", o);
+		fmt_kb(buf, sizeof(buf), z->kb);
+		td(o, buf);
+		td(o, z->host_thp);
+		fmt_pct(buf, sizeof(buf), z->cov_pct);
+		td(o, buf);
+		fmt_eff(buf, sizeof(buf), &z->fault);
+		td(o, buf);
+		fmt_eff(buf, sizeof(buf), &z->access);
+		td(o, buf);
+		td(o, strcmp(z->cov_source, "smaps") ? "hugepages-<N>kB/stats (host-wide)" : "smaps AnonHugePages");
+		fputs("</tr>\n", o);
+	}
+	fputs("</table>\n<p class=\"sub\">", o);
+	if (s->saturate_kb) {
+		fmt_kb(buf, sizeof(buf), s->saturate_kb);
+		fprintf(o, "Prefault benefit saturates at %s. ", buf);
+	} else {
+		fputs("No size shows a fault-phase effect above 0 with 95% confidence: no saturation point at this precision. ", o);
+	}
+	if (s->tlb_start_kb) {
+		fmt_kb(buf, sizeof(buf), s->tlb_start_kb);
+		fprintf(o, "TLB benefit starts at %s.", buf);
+	} else {
+		fputs("No size shows an access-phase effect above 0 with 95% confidence.", o);
+	}
+	fputs("</p>\n", o);
+}
+
+void sizing_html(const struct results *r, FILE *o)
+{
+	struct sizing *s = malloc(sizeof(*s));
+
+	if (!s)
+		return;
+	sizing_compute(r, s);
+	fprintf(o, "<p class=\"sub\">%u guest%s at once; host memory %s. Effects are %% faster than host never /"
+		   " guest never on the same host (95%% CI); retained is the share of the fresh host's effect.</p>\n",
+		r->settings.guests ? r->settings.guests : 1, r->settings.guests > 1 ? "s" : "",
+		r->settings.host_state_list[0] ? r->settings.host_state_list : "fresh");
+	sizing_html_rows(s, o);
+	if (r->nfrags)
+		sizing_html_frags(r, o);
+	if (s->nsizes)
+		sizing_html_sizes(s, o);
 	if (r->settings.mthp_sweep) {
 		fputs("<p class=\"sub\">Guest-side sweep: ", o);
 		html_esc(o, r->settings.guest_mthp[0] ? r->settings.guest_mthp : "guest kernel not probed");

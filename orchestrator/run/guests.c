@@ -102,24 +102,10 @@ bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins
 	return true;
 }
 
-static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
-		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
-		    struct guest_run *gr)
+/* the guest's log in the results: its host group, place and the paths of its files; "failed" until it ends */
+static int gr_log_init(const struct run_config *cfg, const struct host_group *hg, unsigned gi, unsigned n,
+		       unsigned round, struct guest_run *gr, struct guest_log *log, struct err *e)
 {
-	char cmdline[GUEST_CMDLINE_MAX + 2];
-	int pins[64];
-	struct domain_spec spec = { 0 };
-	struct guest_opts go = { 0 };
-	struct err *e = &gr->e;
-	struct guest_log *log;
-	int r;
-
-	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
-	log = results_guest_add(res, e);
-	if (!log)
-		return e->code;
-	gr->log = log;
 	snprintf(log->name, sizeof(log->name), "%s", gr->name);
 	snprintf(log->host_thp, sizeof(log->host_thp), "%s", hg->host_thp);
 	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
@@ -138,21 +124,18 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	    snprintf(gr->overlay, sizeof(gr->overlay), "%s/overlays/%s.qcow2", cfg->cache_dir, gr->name) >=
 		    (int)sizeof(gr->overlay))
 		return err_set(e, -ENAMETOOLONG, "--out or --cache-dir path too long");
+	return 0;
+}
 
-	/* per-guest writable layers live beside the images: QEMU (an unprivileged
-	 * user under qemu:///system) must be able to reach them */
-	{
-		char d[PATH_MAX];
-
-		if (snprintf(d, sizeof(d), "%s/overlays", cfg->cache_dir) >= (int)sizeof(d))
-			r = err_set(e, -ENAMETOOLONG, "--cache-dir path too long");
-		else
-			r = mkdir_p(d, 0755, e);
-	}
-	if (!r)
-		r = image_overlay_create(img, gr->overlay, e);
-	if (r)
-		return r;
+/* the domain XML of the guest (its kernel command line, memory backing, disks and pins), written to its file */
+static int gr_domain_xml(const struct run_config *cfg, const struct image *img, const struct srcdisk *sd,
+			 const struct host_group *hg, enum accel accel, unsigned gi, unsigned n, unsigned round,
+			 struct guest_run *gr, const struct guest_log *log, struct err *e)
+{
+	char cmdline[GUEST_CMDLINE_MAX + 2];
+	int pins[64];
+	struct domain_spec spec = { 0 };
+	int r;
 
 	cmdline[0] = '\0';
 	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
@@ -186,7 +169,44 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	r = domain_xml(&spec, &gr->xml, e);
 	if (r)
 		return r;
-	r = write_file_atomic(log->xml_path, gr->xml, strlen(gr->xml), 0644, e);
+	return write_file_atomic(log->xml_path, gr->xml, strlen(gr->xml), 0644, e);
+}
+
+static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
+		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
+		    struct guest_run *gr)
+{
+	struct guest_opts go = { 0 };
+	struct err *e = &gr->e;
+	struct guest_log *log;
+	int r;
+
+	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
+	log = results_guest_add(res, e);
+	if (!log)
+		return e->code;
+	gr->log = log;
+	r = gr_log_init(cfg, hg, gi, n, round, gr, log, e);
+	if (r)
+		return r;
+
+	/* per-guest writable layers live beside the images: QEMU (an unprivileged
+	 * user under qemu:///system) must be able to reach them */
+	{
+		char d[PATH_MAX];
+
+		if (snprintf(d, sizeof(d), "%s/overlays", cfg->cache_dir) >= (int)sizeof(d))
+			r = err_set(e, -ENAMETOOLONG, "--cache-dir path too long");
+		else
+			r = mkdir_p(d, 0755, e);
+	}
+	if (!r)
+		r = image_overlay_create(img, gr->overlay, e);
+	if (r)
+		return r;
+
+	r = gr_domain_xml(cfg, img, sd, hg, accel, gi, n, round, gr, log, e);
 	if (r)
 		return r;
 

@@ -167,17 +167,10 @@ static void write_memballoon(struct xw *x, const struct domain_spec *s)
 		empty(x, "memballoon", "model", "none", NULL, NULL, NULL, NULL);
 }
 
-static void write_domain(struct xw *x, const struct domain_spec *s)
+/* <memory> and <memoryBacking>: size, hugetlbfs pages, sharing, source, allocation */
+static void write_memory(struct xw *x, const struct domain_spec *s)
 {
 	char num[32];
-
-	start(x, "domain");
-	attr(x, "type", s->accel == ACCEL_KVM ? "kvm" : "qemu");
-	elem(x, "name", s->name);
-	if (set(s->uuid))
-		elem(x, "uuid", s->uuid);
-	if (set(s->description))
-		elem(x, "description", s->description);
 
 	snprintf(num, sizeof(num), "%" PRIu64, s->memory_bytes / 1024);
 	start(x, "memory");
@@ -201,6 +194,12 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	if (!(s->hugetlb_kb && s->prefault == PREFAULT_ONDEMAND))
 		empty(x, "allocation", "mode", prefault_name(s->prefault), NULL, NULL, NULL, NULL);
 	end(x);
+}
+
+/* <vcpu> and, with a pinning, <cputune> */
+static void write_vcpus(struct xw *x, const struct domain_spec *s)
+{
+	char num[32];
 
 	snprintf(num, sizeof(num), "%u", s->vcpus);
 	start(x, "vcpu");
@@ -226,7 +225,11 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 		}
 		end(x);
 	}
+}
 
+/* <os> (direct kernel boot), <features>, <cpu>, <clock> and the lifecycle actions */
+static void write_os(struct xw *x, const struct domain_spec *s)
+{
 	start(x, "os");
 	start(x, "type");
 	attr(x, "arch", "x86_64");
@@ -250,10 +253,11 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	elem(x, "on_poweroff", "destroy");
 	elem(x, "on_reboot", "destroy");
 	elem(x, "on_crash", "destroy");
+}
 
-	start(x, "devices");
-	if (set(s->emulator))
-		elem(x, "emulator", s->emulator);
+/* the guest's disks: its overlay and the read-only source disk */
+static void write_disks(struct xw *x, const struct domain_spec *s)
+{
 	if (set(s->disk_path)) {
 		start(x, "disk");
 		attr(x, "type", "file");
@@ -275,6 +279,15 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 		empty(x, "readonly", NULL, NULL, NULL, NULL, NULL, NULL);
 		end(x);
 	}
+}
+
+/* <devices>: emulator, disks, serial console, the record channel */
+static void write_devices(struct xw *x, const struct domain_spec *s)
+{
+	start(x, "devices");
+	if (set(s->emulator))
+		elem(x, "emulator", s->emulator);
+	write_disks(x, s);
 	start(x, "serial");
 	attr(x, "type", "pty");
 	empty(x, "target", "port", "0", NULL, NULL, NULL, NULL);
@@ -293,6 +306,21 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	end(x);
 	write_memballoon(x, s);
 	end(x);			/* devices */
+}
+
+static void write_domain(struct xw *x, const struct domain_spec *s)
+{
+	start(x, "domain");
+	attr(x, "type", s->accel == ACCEL_KVM ? "kvm" : "qemu");
+	elem(x, "name", s->name);
+	if (set(s->uuid))
+		elem(x, "uuid", s->uuid);
+	if (set(s->description))
+		elem(x, "description", s->description);
+	write_memory(x, s);
+	write_vcpus(x, s);
+	write_os(x, s);
+	write_devices(x, s);
 	end(x);			/* domain */
 }
 

@@ -3,7 +3,9 @@
  * is read whole; a FIFO (refused at once, never waited on), a character
  * device, a directory, a link under RF_NOFOLLOW and a file over the size
  * bound are refused with one line naming the path and what it is; a
- * missing file is -ENOENT.
+ * missing file is -ENOENT. The path and sync helpers: fstree_join refuses a
+ * path of PATH_MAX or more, write_file_synced writes 0644 whatever the umask
+ * and replaces what was there, fsync_path fails on a missing path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -138,6 +140,75 @@ static void test_open_blocking(void **state)
 	close(fd);
 }
 
+/* fstree_join: "dir/name", or -ENAMETOOLONG naming both when it does not fit */
+static void test_join(void **state)
+{
+	char dst[PATH_MAX], name[PATH_MAX];
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_int_equal(fstree_join(dst, "/var/cache", "abc", &e), 0);
+	assert_string_equal(dst, "/var/cache/abc");
+	memset(name, 'x', PATH_MAX - 5);
+	name[PATH_MAX - 5] = '\0';
+	assert_int_equal(fstree_join(dst, "/abc", name, &e), -ENAMETOOLONG);	/* 5 + (PATH_MAX - 5) */
+	assert_non_null(strstr(e.msg, "path too long: '/abc/xxx"));
+	err_clear(&e);
+	assert_int_equal(fstree_join(dst, "/ab", name, &e), 0);	/* 4 + (PATH_MAX - 5): room for the NUL */
+	assert_int_equal(strlen(dst), PATH_MAX - 1);
+}
+
+/* write_file_synced: the content whole, 0644 whatever the umask, what was there replaced */
+static void test_write_synced(void **state)
+{
+	struct err e = ERR_INIT;
+	char path[256], *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	mode_t old;
+
+	(void)state;
+	path_of("written", path, sizeof(path));
+	old = umask(077);
+	assert_int_equal(write_file_synced(path, "a longer first content\n", &e), 0);
+	assert_int_equal(write_file_synced(path, "id=1\n", &e), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(read_regular(path, "", "", 0, 64, &buf, &len, &e), 0);
+	assert_string_equal(buf, "id=1\n");
+	free(buf);
+	assert_true(is_regular_file(path));
+	assert_int_equal(fsync_path(path, &e), 0);
+	assert_int_equal(fsync_path(dir, &e), 0);	/* a directory too */
+	assert_int_equal(write_file_synced(path, "", &e), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	unlink(path);
+}
+
+/* the refusals: a missing directory, a missing path to sync; kinds that are not regular files */
+static void test_write_refused(void **state)
+{
+	struct err e = ERR_INIT;
+	char path[256];
+
+	(void)state;
+	path_of("none/file", path, sizeof(path));
+	assert_int_equal(write_file_synced(path, "x", &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "cannot create '"));
+	err_clear(&e);
+	assert_int_equal(fsync_path(path, &e), -ENOENT);
+	assert_non_null(strstr(e.msg, "cannot open '"));
+	assert_false(is_regular_file(path));
+	path_of("fifo", path, sizeof(path));
+	assert_false(is_regular_file(path));
+	path_of("sub", path, sizeof(path));
+	assert_false(is_regular_file(path));
+	path_of("link-plain", path, sizeof(path));
+	assert_true(is_regular_file(path));
+}
+
 static int setup(void **state)
 {
 	char p[256], t[256];
@@ -176,7 +247,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(read_cases) + 2];
+	struct CMUnitTest tests[N(read_cases) + 5];
 	size_t i, n = 0;
 
 	if (access("/dev/zero", R_OK)) {
@@ -189,5 +260,10 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "check_regular opens nothing", test_check, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "open_regular_flags: a blocking descriptor", test_open_blocking, NULL,
 					  NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "fstree_join: joined, or too long", test_join, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "write_file_synced: whole, 0644, replaced", test_write_synced, NULL,
+					  NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "write_file_synced, fsync_path, is_regular_file: refusals",
+					  test_write_refused, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("lib/fstree", tests, n, setup, teardown);
 }

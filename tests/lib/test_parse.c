@@ -1,4 +1,4 @@
-/* tests for lib/parse.c: strict numbers, sizes and durations */
+/* tests for lib/parse.c: strict numbers, sizes and durations, the lines of a text */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,6 +122,38 @@ static void test_list_dup(void **state)
 	}
 }
 
+/* parse_next_line: each line without its newline, a last one without one, empty lines kept, n bounds it */
+static void test_next_line(void **state)
+{
+	static const struct { const char *name, *in; size_t n; const char *lines; } cases[] = {
+		{ "two lines", "a\nbc\n", 5, "a|bc|" },
+		{ "last line without a newline", "a\nbc", 4, "a|bc|" },
+		{ "empty lines kept", "\n\nx\n", 4, "||x|" },
+		{ "a carriage return is the caller's", "a\r\n", 3, "a\r|" },
+		{ "nothing", "", 0, "" },
+		{ "n stops it, not a NUL", "ab\ncd", 4, "ab|c|" },
+	};
+	char got[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t pos = 0, len, o = 0;
+		const char *s;
+
+		got[0] = '\0';
+		while (parse_next_line(cases[i].in, cases[i].n, &pos, &s, &len) && o + len + 2 < sizeof(got)) {
+			memcpy(got + o, s, len);
+			o += len;
+			got[o++] = '|';
+			got[o] = '\0';
+		}
+		if (strcmp(got, cases[i].lines))
+			fail_msg("case '%s': '%s', want '%s'", cases[i].name, got, cases[i].lines);
+		assert_int_equal(pos, cases[i].n);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_list_check),
 		cmocka_unit_test(test_list_dup),
+		cmocka_unit_test(test_next_line),
 	};
 
 	return cmocka_run_group_tests_name("lib/parse", tests, NULL, NULL);

@@ -1,0 +1,353 @@
+#include "orchestrator/model/results_json_logs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/procfs.h"
+#include "lib/record.h"
+#include "orchestrator/model/results.h"
+
+/* ---- guest ---------------------------------------------------------------------------- */
+
+/* a mean kept as a sum over a count (one sample once loaded) */
+static json_object *w_mean(const void *base, const struct jt_field *f)
+{
+	double sum;
+	unsigned n;
+
+	memcpy(&sum, (const char *)base + f->off, sizeof(sum));
+	memcpy(&n, (const char *)base + f->count, sizeof(n));
+	return jt_num(n ? sum / n : NAN);
+}
+
+static int l_mean(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	unsigned one = 1;
+	char why[160];
+	double d;
+
+	if (jt_get_num(c, v, at, true, &d))
+		return -EINVAL;
+	if (isfinite(d) && rec_value_check(f->key, d, why, sizeof(why)))
+		return err_set(c->e, -ERANGE, "'%s': '%s' is out of range: %s", c->name, at, why);
+	if (isfinite(d)) {
+		memcpy((char *)base + f->off, &d, sizeof(d));
+		memcpy((char *)base + f->count, &one, sizeof(one));
+	}
+	return 0;
+}
+
+#define CS(k, kind, m, ...) JT_F(k, kind, struct guest_cellstat, m, __VA_ARGS__)
+static const struct jt_field cellstat_fields[] = {
+	{ CS("guest_thp", JT_STR, guest_thp, 0) },
+	{ CS("workload", JT_STR, workload, 0) },
+	{ CS("reps", JT_INT, reps, 0) },
+	{ CS("host_huge_pct", JT_CUSTOM, cov_sum, JT_NULL, .count = offsetof(struct guest_cellstat, ncov),
+	  .write = w_mean, .load = l_mean) },
+	{ CS("fault_ns_per_4k", JT_CUSTOM, fault_sum, JT_NULL, .count = offsetof(struct guest_cellstat, nfault),
+	  .write = w_mean, .load = l_mean) },
+	{ CS("access_ns", JT_CUSTOM, access_sum, JT_NULL, .count = offsetof(struct guest_cellstat, naccess),
+	  .write = w_mean, .load = l_mean) },
+	{ .key = "mean_kind", .kind = JT_CONST, .flags = JT_OPT, .def = "arithmetic over this guest's repetitions" },
+};
+static const struct jt_table cellstat_jt = JT_TABLE(struct guest_cellstat, cellstat_fields);
+
+#define GL(k, kind, m, ...) JT_F(k, kind, struct guest_log, m, __VA_ARGS__)
+#define TIME JT_RANGE, .lo = 0, .hi = LLONG_MAX	/* a duration: 0 and up */
+static const struct jt_field guest_fields[] = {
+	{ GL("name", JT_STR, name, 0) },
+	{ GL("host_thp", JT_STR, host_thp, 0) },
+	{ GL("host_prefault", JT_STR, prefault, JT_OPT | JT_NULL, .def = "ondemand") },
+	{ GL("round", JT_INT, round, JT_OPT) },
+	{ GL("status", JT_STR, status, 0) },
+	{ GL("error", JT_STR, error, JT_NULL | JT_WNULL) },
+	{ GL("domain_xml", JT_STR, xml_path, 0) },
+	{ GL("console_log", JT_STR, console_path, 0) },
+	{ GL("guest_kernel", JT_STR, guest_kernel, 0) },
+	{ GL("create_to_first_record_s", JT_DOUBLE, create_to_first_record_s, TIME) },
+	{ GL("boot_create_s", JT_DOUBLE, boot_create_s, JT_OPT | TIME) },
+	/* the rest of create to first record: below 0 only where the guest's clock ran ahead */
+	{ GL("boot_firmware_s", JT_DOUBLE, boot_firmware_s, JT_OPT) },
+	{ GL("boot_kernel_s", JT_DOUBLE, boot_kernel_s, JT_OPT | TIME) },
+	{ GL("boot_initrd_s", JT_DOUBLE, boot_initrd_s, JT_OPT | TIME) },
+	{ GL("boot_runner_s", JT_DOUBLE, boot_runner_s, JT_OPT | TIME) },
+	{ GL("teardown_s", JT_DOUBLE, teardown_s, TIME) },
+	{ GL("total_s", JT_DOUBLE, total_s, TIME) },
+	{ GL("records", JT_INT, records, 0) },
+	{ GL("rejected_lines", JT_INT, rejected, 0) },
+	{ GL("host_state", JT_STR, host_state, JT_OPT | JT_NULL | JT_WDEF, .def = "fresh") },
+	{ GL("balloon", JT_STR, balloon, JT_OPT | JT_NULL | JT_WDEF, .def = "none") },
+	{ GL("index", JT_INT, index, JT_OPT) },
+	{ GL("concurrency", JT_INT, concurrency, JT_OPT | JT_WDEF, .idef = 1) },
+	{ GL("guest_mthp_sizes_kb", JT_STR, mthp_sizes_kb, JT_OPT | JT_NULL | JT_WNULL) },
+	/* --emulator: the QEMU binary of this boot and, with two, its A/B arm */
+	{ GL("emulator", JT_STR, emulator, JT_OPT | JT_IFSET, .cond = offsetof(struct guest_log, emulator)) },
+	{ GL("ab_arm", JT_STR, arm, JT_OPT | JT_IFSET, .cond = offsetof(struct guest_log, arm)) },
+	{ GL("cells", JT_ARR, cs, JT_OPT | JT_INLINE, .count = offsetof(struct guest_log, ncs),
+	  .cap = GLOG_MAX_CELLS, .sub = &cellstat_jt) },
+};
+
+static void guest_init(void *elem)
+{
+	struct guest_log *g = elem;
+
+	g->create_to_first_record_s = g->teardown_s = g->total_s = NAN;
+	g->boot_create_s = g->boot_firmware_s = g->boot_kernel_s = g->boot_initrd_s = g->boot_runner_s = NAN;
+}
+
+static int guest_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct guest_log *g = results_guest_add(parent, c->e);
+
+	(void)at;
+	if (!g)
+		return -ENOMEM;
+	*g = *(struct guest_log *)elem;
+	return 0;
+}
+
+const struct jt_table guest_jt = { sizeof(struct guest_log), guest_init, guest_put,
+					  sizeof(guest_fields) / sizeof(guest_fields[0]), guest_fields };
+
+/* ---- fragmented arm ------------------------------------------------------------------- */
+
+/* free blocks per order, as many as the arm's orders */
+static json_object *w_buddy(const void *base, const struct jt_field *f)
+{
+	const struct frag_log *fr = base;
+	const unsigned long long *v = (const void *)((const char *)base + f->off);
+	json_object *a = json_object_new_array();
+	unsigned i;
+
+	for (i = 0; i < fr->orders; i++)
+		json_object_array_add(a, json_object_new_int64((int64_t)v[i]));
+	return a;
+}
+
+static int l_buddy(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
+{
+	struct frag_log *fr = base;
+	unsigned long long *dst = (void *)((char *)base + f->off);
+	size_t i, len;
+
+	if (!json_object_is_type(v, json_type_array))
+		return jt_bad_type(c, at, "an array", v);
+	len = json_object_array_length(v);
+	if (len > RES_BUDDY_ORDERS)
+		return err_set(c->e, -E2BIG, "'%s': '%s' has %zu orders, more than %d", c->name, at, len,
+			       RES_BUDDY_ORDERS);
+	for (i = 0; i < len; i++) {
+		json_object *x = json_object_array_get_idx(v, i);
+
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 0)
+			return err_set(c->e, -EINVAL, "'%s': '%s[%zu]' must be a non-negative integer", c->name, at, i);
+		dst[i] = (unsigned long long)json_object_get_int64(x);
+	}
+	if (len > fr->orders)
+		fr->orders = (unsigned)len;
+	return 0;
+}
+
+/* the unusable free space index for 2M (order 9) of a buddyinfo */
+static json_object *w_unusable(const void *base, const struct jt_field *f)
+{
+	return jt_num(buddy_unusable_pct((const void *)((const char *)base + f->off),
+					 ((const struct frag_log *)base)->orders, 9));
+}
+
+/* vm.compaction_proactiveness: kept as text, written as a number; "" none */
+static json_object *w_proactive(const void *base, const struct jt_field *f)
+{
+	const struct frag_log *fr = base;
+
+	(void)f;
+	return fr->proactiveness[0] ? json_object_new_int64(strtoll(fr->proactiveness, NULL, 10)) : NULL;
+}
+
+static int l_proactive(const struct jt_ctx *c, json_object *v, const char *at, void *base,
+		       const struct jt_field *f)
+{
+	struct frag_log *fr = base;
+	int64_t x;
+
+	(void)f;
+	if (jt_get_int(c, v, at, 0, 100, &x))
+		return -EINVAL;
+	snprintf(fr->proactiveness, sizeof(fr->proactiveness), "%lld", (long long)x);
+	return 0;
+}
+
+#define FR(k, kind, m, ...) JT_F(k, kind, struct frag_log, m, __VA_ARGS__)
+#define UNDONE JT_IF, .cond = offsetof(struct frag_log, have_undone)
+#define LATER (JT_OPT | JT_NULLSKIP)	/* added later: absent or null leaves the field as it is */
+static const struct jt_field frag_fields[] = {
+	{ FR("host_thp", JT_STR, host_thp, 0) },
+	{ FR("host_prefault", JT_STR, prefault, 0) },
+	{ FR("round", JT_INT, round, 0) },
+	{ FR("bytes", JT_INT, bytes, 0) },
+	{ FR("huge_kb", JT_INT, huge_kb, 0) },
+	{ FR("held_kb", JT_INT, held_kb, 0) },
+	{ FR("seconds", JT_DOUBLE, seconds, 0) },
+	{ FR("stopped", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ FR("free_2m_kb_before", JT_INT, free2m_before_kb, 0) },
+	{ FR("free_2m_kb_after", JT_INT, free2m_after_kb, 0) },
+	{ FR("free_2m_kb_undone", JT_INT, free2m_undone_kb, LATER | UNDONE) },
+	{ FR("unusable_2m_pct_before", JT_DOUBLE, buddy_before, JT_OPT | JT_DERIVED, .write = w_unusable) },
+	{ FR("unusable_2m_pct_after", JT_DOUBLE, buddy_after, JT_OPT | JT_DERIVED, .write = w_unusable) },
+	{ FR("unusable_2m_pct_undone", JT_DOUBLE, buddy_undone, JT_OPT | JT_DERIVED | UNDONE, .write = w_unusable) },
+	{ FR("mem_available_kb_before", JT_INT, avail_before_kb, LATER) },
+	{ FR("mem_available_kb_undone", JT_INT, avail_undone_kb, LATER | UNDONE) },
+	{ FR("buddyinfo_before", JT_CUSTOM, buddy_before, LATER, .write = w_buddy, .load = l_buddy) },
+	{ FR("buddyinfo_after", JT_CUSTOM, buddy_after, LATER, .write = w_buddy, .load = l_buddy) },
+	{ FR("buddyinfo_undone", JT_CUSTOM, buddy_undone, LATER | UNDONE, .write = w_buddy, .load = l_buddy) },
+	{ FR("restored", JT_BOOL, restored, 0) },
+	{ FR("compact_memory_needed", JT_BOOL, compacted, 0) },
+	{ FR("pcp_low_fragmenting", JT_BOOL, pcp_low, LATER) },
+	{ FR("pcp_drained", JT_BOOL, pcp_drained, LATER) },
+	{ FR("compact_migrate_scanned_undo", JT_INT, compact_scanned, LATER) },
+	{ FR("compaction_proactiveness_before", JT_CUSTOM, proactiveness, LATER, .write = w_proactive,
+	  .load = l_proactive) },
+	{ FR("compact_migrate_scanned_fragmenting", JT_INT, frag_compact_scanned, LATER) },
+	{ FR("compact_stall", JT_INT, compact_stall, 0) },
+	{ FR("compact_success", JT_INT, compact_success, 0) },
+	{ FR("compact_fail", JT_INT, compact_fail, 0) },
+	{ FR("thp_fault_alloc", JT_INT, thp_fault_alloc, 0) },
+	{ FR("thp_fault_fallback", JT_INT, thp_fault_fallback, 0) },
+	{ FR("compact_migrate_scanned", JT_INT, compact_scanned_guests, LATER) },
+	{ FR("pgmigrate_success", JT_INT, pgmigrate_success, LATER) },
+	{ FR("pgsteal_direct", JT_INT, pgsteal_direct, LATER) },
+	{ FR("error", JT_STR, error, JT_NULL | JT_WNULL) },
+};
+
+static void frag_init(void *elem)
+{
+	((struct frag_log *)elem)->seconds = NAN;
+}
+
+static int frag_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct frag_log *f = results_frag_add(parent, c->e);
+
+	(void)at;
+	if (!f)
+		return -ENOMEM;
+	*f = *(struct frag_log *)elem;
+	return 0;
+}
+
+const struct jt_table frag_jt = { sizeof(struct frag_log), frag_init, frag_put,
+					 sizeof(frag_fields) / sizeof(frag_fields[0]), frag_fields };
+
+/* ---- recovery arm ----------------------------------------------------------------------- */
+
+#define CP(k, kind, m, ...) JT_F(k, kind, struct cov_point, m, __VA_ARGS__)
+static const struct jt_field cov_point_fields[] = {
+	{ CP("t_s", JT_DOUBLE, t_s, 0) },
+	{ CP("huge_pct", JT_DOUBLE, huge_pct, JT_RANGE, .lo = 0, .hi = 100) },
+};
+static const struct jt_table cov_point_jt = JT_TABLE(struct cov_point, cov_point_fields);
+
+/* collapse-khugepaged: khugepaged's settings over the interval, its counters' and CPU time's deltas */
+#define KH(k, kind, m, ...) JT_F(k, kind, struct khp_log, m, __VA_ARGS__)
+static const struct jt_field khp_fields[] = {
+	{ KH("knobs_set_by_run", JT_BOOL, knobs_set, 0) },
+	{ KH("pages_to_scan", JT_INT, pages_to_scan, 0) },
+	{ KH("scan_sleep_millisecs", JT_INT, scan_sleep_ms, 0) },
+	{ KH("alloc_sleep_millisecs", JT_INT, alloc_sleep_ms, 0) },
+	{ KH("defrag", JT_INT, defrag, 0) },
+	{ KH("max_ptes_none", JT_INT, max_ptes_none, 0) },
+	{ KH("max_ptes_swap", JT_INT, max_ptes_swap, 0) },
+	{ KH("max_ptes_shared", JT_INT, max_ptes_shared, 0) },
+	{ KH("full_scans", JT_INT, full_scans, 0) },
+	{ KH("pages_collapsed", JT_INT, pages_collapsed, 0) },
+	{ KH("pid", JT_INT, pid, 0) },
+	{ KH("cpu_s", JT_DOUBLE, cpu_s, 0) },
+};
+static const struct jt_table khp_jt = JT_TABLE(struct khp_log, khp_fields);
+
+/* both collapse arms: the guest's access passes, before, through and after the interval */
+#define AP(k, kind, m, ...) JT_F(k, kind, struct access_point, m, __VA_ARGS__)
+static const struct jt_field access_point_fields[] = {
+	{ AP("t_s", JT_DOUBLE, t_s, 0) },
+	{ AP("access_ns", JT_DOUBLE, access_ns, 0) },
+};
+static const struct jt_table access_point_jt = JT_TABLE(struct access_point, access_point_fields);
+
+#define PR(k, kind, m, ...) JT_F(k, kind, struct probe_log, m, __VA_ARGS__)
+static const struct jt_field probe_fields[] = {
+	{ PR("guest_thp", JT_STR, guest_thp, 0) },
+	{ PR("period_s", JT_DOUBLE, period_s, 0) },
+	{ PR("buffer_mib", JT_INT, buffer_mib, 0) },
+	{ PR("accesses", JT_INT, accesses, 0) },
+	{ PR("access_ns_before", JT_DOUBLE, before_ns, 0) },
+	{ PR("access_ns_during", JT_DOUBLE, during_ns, 0) },
+	{ PR("access_ns_after", JT_DOUBLE, after_ns, 0) },
+	{ PR("passes_before", JT_INT, n_before, 0) },
+	{ PR("passes_during", JT_INT, n_during, 0) },
+	{ PR("passes_after", JT_INT, n_after, 0) },
+	{ PR("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct probe_log, n), .cap = RES_ACCESS_MAX,
+	     .sub = &access_point_jt) },
+};
+static const struct jt_table probe_jt = JT_TABLE(struct probe_log, probe_fields);
+
+static void collapse_init(void *elem)
+{
+	struct collapse_log *c = elem;
+
+	c->cov_before_pct = c->cov_after_pct = c->call_s = c->t50_s = c->t90_s = NAN;
+	c->resident_huge_pct_after = NAN;
+	c->interval_s = c->khp.cpu_s = NAN;
+	c->probe.before_ns = c->probe.during_ns = c->probe.after_ns = c->probe.period_s = NAN;
+}
+
+static int collapse_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct collapse_log *cl = results_collapse_add(parent, c->e);
+
+	(void)at;
+	if (!cl)
+		return -ENOMEM;
+	*cl = *(struct collapse_log *)elem;
+	return 0;
+}
+
+#define CO(k, kind, m, ...) JT_F(k, kind, struct collapse_log, m, __VA_ARGS__)
+static const struct jt_field collapse_fields[] = {
+	{ CO("host_thp", JT_STR, host_thp, 0) },
+	{ CO("host_prefault", JT_STR, prefault, 0) },
+	{ CO("method", JT_STR, method, 0) },
+	{ CO("round", JT_INT, round, 0) },
+	{ CO("boot", JT_INT, boot, 0) },
+	{ CO("mapping_kb", JT_INT, mapping_kb, 0) },
+	{ CO("ranges", JT_INT, ranges, 0) },
+	{ CO("huge_pct_before", JT_DOUBLE, cov_before_pct, 0) },
+	{ CO("huge_pct_after", JT_DOUBLE, cov_after_pct, 0) },
+	{ CO("resident_kb_after", JT_INT, resident_kb_after, 0) },
+	{ CO("resident_huge_pct_after", JT_DOUBLE, resident_huge_pct_after, 0) },
+	{ CO("collapse_call_s", JT_DOUBLE, call_s, 0) },
+	{ CO("collapse_result", JT_STR, call_result, JT_NULL | JT_WNULL) },
+	{ CO("blocks_2m", JT_INT, blocks, 0) },
+	{ CO("blocks_collapsed", JT_INT, collapsed, 0) },
+	{ CO("blocks_refused", JT_INT, refused, 0) },
+	{ CO("blocks_busy", JT_INT, busy, 0) },
+	{ CO("blocks_nomem", JT_INT, nomem, 0) },
+	{ CO("time_to_50pct_s", JT_DOUBLE, t50_s, 0) },
+	{ CO("time_to_90pct_s", JT_DOUBLE, t90_s, 0) },
+	{ CO("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct collapse_log, n),
+	     .cap = RES_COVSERIES_MAX, .sub = &cov_point_jt) },
+	{ CO("error", JT_STR, error, JT_NULL | JT_WNULL) },
+	{ CO("stopped_by", JT_STR, stopped, JT_OPT | JT_NULL | JT_WNULL) },
+	{ CO("interval_s", JT_DOUBLE, interval_s, JT_OPT) },
+	{ CO("khugepaged", JT_OBJ, khp, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_khp),
+	     .sub = &khp_jt) },
+	{ CO("access", JT_OBJ, probe, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_probe),
+	     .sub = &probe_jt) },
+};
+
+const struct jt_table collapse_jt = { sizeof(struct collapse_log), collapse_init, collapse_put,
+					     sizeof(collapse_fields) / sizeof(collapse_fields[0]), collapse_fields };
