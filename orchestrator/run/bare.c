@@ -2,10 +2,13 @@
  * bare: the bare-host rows: the same workload binary run directly on the host, each
  * host setting applied anew every round.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/bare.h"
 
 #include <errno.h>
 #include <string.h>
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/records.h"
 
 
 /* ---- the bare-host rows: the same workload binary, run directly on the host ---- */

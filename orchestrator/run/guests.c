@@ -3,7 +3,7 @@
  * of their records and torn down, with the failure of one guest kept in its
  * cells; a lost libvirtd connection is reopened.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/guests.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +12,11 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/planned.h"
+#include "orchestrator/run/recovery.h"
+#include "orchestrator/run/telemetry.h"
+#include "orchestrator/run/records.h"
 
 /* bytes of the kernel command line an x86 guest keeps (COMMAND_LINE_SIZE 2048, with its NUL) */
 #define GUEST_CMDLINE_MAX 2047

@@ -15,28 +15,14 @@
 #include "lib/wltraits.h"
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/progress.h"
-
-void run_note(const struct run_io *io, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!io->progress)
-		return;
-	if (io->bar && io->bar->tty) {
-		/* on a terminal the status line carries the progress: only warnings and
-		 * errors are printed, above it */
-		if (strncmp(fmt, "warning", 7) && strncmp(fmt, "error", 5))
-			return;
-		fputs("\r\033[K", io->progress);
-		io->bar->drawn = 0;
-	}
-	fputs("thpeval: ", io->progress);
-	va_start(ap, fmt);
-	vfprintf(io->progress, fmt, ap);
-	va_end(ap);
-	fputc('\n', io->progress);
-	fflush(io->progress);
-}
+#include "orchestrator/run/arms.h"
+#include "orchestrator/run/bare.h"
+#include "orchestrator/run/guests.h"
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/planned.h"
+#include "orchestrator/run/recovery.h"
+#include "orchestrator/run/telemetry.h"
 
 static void image_line(void *opaque, const char *msg)
 {
@@ -51,84 +37,6 @@ static void image_line(void *opaque, const char *msg)
 static void *io_progress_opaque(const struct run_io *io)
 {
 	return io->progress;
-}
-
-/* guest settings of this run: never + the treatments (s as a guest's record names it) */
-bool guest_thp_planned(const struct run_config *cfg, const char *s)
-{
-	struct thp_setting t;
-	size_t i;
-
-	if (thp_setting_parse(s, &t))
-		return false;
-	if (!t.kb && t.mode == THP_MODE_NEVER)
-		return true;
-	for (i = 0; i < cfg->n_guest_thp; i++)
-		if (thp_setting_equal(&cfg->guest_thp[i], &t))
-			return true;
-	return false;
-}
-
-bool workload_planned(const struct run_config *cfg, const char *w)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->n_wl; i++)
-		if (!strcmp(w, cfg->wl[i]))
-			return true;
-	return false;
-}
-
-/* a planned workload reads a kernel source (kcompile): it needs the source disk */
-bool kcompile_planned(const struct run_config *cfg)
-{
-	size_t w;
-
-	for (w = 0; w < cfg->n_wl; w++) {
-		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
-
-		if (wi && wi->has_src)
-			return true;
-	}
-	return false;
-}
-
-bool exec_planned(const struct run_config *cfg)
-{
-	size_t w;
-
-	for (w = 0; w < cfg->n_wl; w++) {
-		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
-
-		if (wi && wi->has_argv)
-			return true;
-	}
-	return false;
-}
-
-/*
- * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
- * every kcompile run the guest makes (each round, each guest THP setting),
- * and --exec-timeout with the runner's margin for every exec run.
- */
-uint64_t guest_timeout_ms(const struct run_config *cfg)
-{
-	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
-
-	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
-	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
-}
-
-void run_append(char *dst, size_t len, const char *fmt, ...)
-{
-	size_t n = strlen(dst);
-	va_list ap;
-
-	if (n >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst + n, len - n, fmt, ap);
-	va_end(ap);
 }
 
 /* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */

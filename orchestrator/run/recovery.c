@@ -6,7 +6,7 @@
  * coverage of the guest-RAM mapping is sampled every second, libvirt's event
  * loop kept running between samples.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/recovery.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +16,8 @@
 
 #include "host/collapse.h"
 #include "lib/clock.h"
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
 
 #define SAMPLE_S 1.0
 #define POLL_MS 100

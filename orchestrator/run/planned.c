@@ -1,0 +1,76 @@
+/*
+ * planned: pure questions about the run configuration that the files of the
+ * run loop ask: which guest settings and workloads this run plans, and the
+ * per-guest time limit that follows. No I/O.
+ */
+#include "orchestrator/run/planned.h"
+
+#include <string.h>
+
+#include "lib/argv.h"
+
+/* guest settings of this run: never + the treatments (s as a guest's record names it) */
+bool guest_thp_planned(const struct run_config *cfg, const char *s)
+{
+	struct thp_setting t;
+	size_t i;
+
+	if (thp_setting_parse(s, &t))
+		return false;
+	if (!t.kb && t.mode == THP_MODE_NEVER)
+		return true;
+	for (i = 0; i < cfg->n_guest_thp; i++)
+		if (thp_setting_equal(&cfg->guest_thp[i], &t))
+			return true;
+	return false;
+}
+
+bool workload_planned(const struct run_config *cfg, const char *w)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_wl; i++)
+		if (!strcmp(w, cfg->wl[i]))
+			return true;
+	return false;
+}
+
+/* a planned workload reads a kernel source (kcompile): it needs the source disk */
+bool kcompile_planned(const struct run_config *cfg)
+{
+	size_t w;
+
+	for (w = 0; w < cfg->n_wl; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		if (wi && wi->has_src)
+			return true;
+	}
+	return false;
+}
+
+bool exec_planned(const struct run_config *cfg)
+{
+	size_t w;
+
+	for (w = 0; w < cfg->n_wl; w++) {
+		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
+
+		if (wi && wi->has_argv)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
+ * every kcompile run the guest makes (each round, each guest THP setting),
+ * and --exec-timeout with the runner's margin for every exec run.
+ */
+uint64_t guest_timeout_ms(const struct run_config *cfg)
+{
+	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
+
+	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
+	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
+}
