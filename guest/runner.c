@@ -19,6 +19,7 @@
 #include "appsrv.h"
 #include "harness.h"
 #include "kcompile.h"
+#include "lib/parse.h"
 #include "lib/wltraits.h"
 #include "plan.h"
 #include "port.h"
@@ -316,6 +317,91 @@ static size_t cell_variants(const struct runner *rn, const struct workload *w)
 	return n;
 }
 
+/* the user's value of w's parameter param for this run (--workload-opts), else NULL */
+static const char *cell_opt(const struct plan *p, const struct workload *w, const char *param)
+{
+	size_t k;
+
+	for (k = 0; k < p->nwlopts; k++)
+		if (!strcmp(p->wlopts[k].workload, w->name) && !strcmp(p->wlopts[k].param, param))
+			return p->wlopts[k].value;
+	return NULL;
+}
+
+/*
+ * One run's limit: a workload with a timeout parameter (its own limit, in
+ * seconds: kcompile's build, exec's command) gets that, the user's value or
+ * its default, plus the margin in which it reports the timeout itself; any
+ * other gets the plan's per-run timeout.
+ */
+static uint64_t cell_timeout_ms(const struct plan *p, const struct workload *w)
+{
+	const struct wl_param *t = wl_param_find(w->params, "timeout");
+	const char *v = t ? cell_opt(p, w, "timeout") : NULL;
+	uint64_t s;
+
+	if (!t || ((!v || parse_u64(v, &s) || s > 1000000000) && (parse_u64(t->def, &s) || s > 1000000000)))
+		return p->timeout_ms;
+	return s * 1000 + ARGV_EXEC_MARGIN_MS;
+}
+
+/* one word of a workload's argv: --PARAM=VALUE with the longest value a list carries */
+typedef char cell_word[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8];
+
+/*
+ * The argv of one run of w, from w's own parameter table: the runner's
+ * words, then each parameter the run sets: the user's value (the plan's
+ * wlopts), else for size, accesses and madvise (the plan's for every
+ * workload that takes them) the plan's; the others keep w's defaults.
+ * Returns the count of words in o[0..max).
+ */
+static int cell_argv(const struct runner *rn, const struct workload *w, unsigned round, enum guest_thp t,
+		     cell_word *o, size_t max)
+{
+	const struct plan *p = &rn->plan;
+	const struct wl_param *q;
+	int n = 0;
+
+	snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
+	snprintf(o[n++], sizeof(o[0]), "workload");
+	snprintf(o[n++], sizeof(o[0]), "%s", w->name);
+	snprintf(o[n++], sizeof(o[0]), "--rep=%u", round);
+	snprintf(o[n++], sizeof(o[0]), "--warmup=%d", round < p->warmup);
+	snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
+	snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
+	for (q = w->params; q->name && (size_t)n < max; q++) {
+		const char *v = cell_opt(p, w, q->name);
+
+		if (v)
+			snprintf(o[n++], sizeof(o[0]), "--%s=%s", q->name, v);
+		else if (!strcmp(q->name, "size"))
+			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, p->size);
+		else if (!strcmp(q->name, "accesses"))
+			snprintf(o[n++], sizeof(o[0]), "--accesses=%" PRIu64, p->accesses);
+		else if (!strcmp(q->name, "madvise"))
+			/* under 'madvise' the workload opts in, as an application using THP would */
+			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
+	}
+	return n;
+}
+
+/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it; their count */
+static size_t cell_shmem(const struct runner *rn, const struct workload *w, char (*shm)[48],
+			 const char **vars)
+{
+	const struct plan *p = &rn->plan;
+	size_t k;
+
+	if (!p->nshmem || !workload_param(w, "shmem-thp") || !(rn->pid1 || (rn->set_thp && !*rn->root)))
+		return 0;
+	for (k = 0; k < p->nshmem; k++) {
+		snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
+		vars[k] = shm[k];
+	}
+	vars[p->nshmem] = NULL;
+	return p->nshmem;
+}
+
 static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct err *e)
 {
 	const struct plan *p = &rn->plan;
@@ -325,30 +411,23 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		/* the fixed options, exec's two, the user's --workload-opts; the variant apart */
-		char o[16 + WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8], *argv[20 + WLOPTS_MAX], xvar[64];
-		char xargv[WL_EXEC_ARGV_MAX + 8], xmetric[WL_EXEC_METRIC_MAX + 10];
-		uint64_t timeout_ms = w->long_running ? p->long_timeout_ms : p->timeout_ms;
+		/* the runner's words and the workload's parameters; the variant apart */
+		cell_word o[16 + WLOPTS_MAX];
+		char *argv[18 + WLOPTS_MAX], xvar[64];
+		uint64_t timeout_ms = cell_timeout_ms(p, w);
 		char shm[PLAN_MAX_SHMEM][48];
 		const char *shm_vars[PLAN_MAX_SHMEM + 1];
 		const char *const *variants = w->runner_variants;
 		struct fwd_stats st;
 		struct record ctx;
-		size_t k, v, nvar = cell_variants(rn, w);
+		size_t k, v, nvar = cell_shmem(rn, w, shm, shm_vars);
 		uint64_t t0;
-		int n = 0;
+		int n;
 
-		/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it */
-		if (p->nshmem && workload_param(w, "shmem-thp") && (rn->pid1 || (rn->set_thp && !*rn->root))) {
-			for (k = 0; k < p->nshmem; k++) {
-				snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
-				shm_vars[k] = shm[k];
-			}
-			shm_vars[p->nshmem] = NULL;
+		if (nvar)
 			variants = shm_vars;
-			nvar = p->nshmem;
-		}
-
+		else
+			nvar = cell_variants(rn, w);
 		context_init(&ctx, w->name, round, warm, p->seed, t);
 		if (i == 0) {
 			/* the THP setting is per cell; its failure is reported for each workload */
@@ -365,44 +444,9 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 				return 0;
 			}
 		}
-		snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
-		snprintf(o[n++], sizeof(o[0]), "workload");
-		snprintf(o[n++], sizeof(o[0]), "%s", w->name);
-		snprintf(o[n++], sizeof(o[0]), "--rep=%u", round);
-		snprintf(o[n++], sizeof(o[0]), "--warmup=%d", warm);
-		snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
-		snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
-		if (workload_param(w, "size"))
-			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, p->size);
-		if (workload_param(w, "accesses"))
-			snprintf(o[n++], sizeof(o[0]), "--accesses=%" PRIu64, p->accesses);
-		if (workload_param(w, "madvise"))
-			/* under 'madvise' the workload opts in, as an application using THP would */
-			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
-		if (workload_param(w, "config"))
-			snprintf(o[n++], sizeof(o[0]), "--config=%s", p->kc_config);
-		if (workload_param(w, "target"))
-			snprintf(o[n++], sizeof(o[0]), "--target=%s", p->kc_target);
-		if (workload_param(w, "timeout"))
-			snprintf(o[n++], sizeof(o[0]), "--timeout=%" PRIu64, p->exec_timeout_ms / 1000);
-		if (workload_param(w, "direction"))
-			snprintf(o[n++], sizeof(o[0]), "--direction=%s", p->exec_direction);
-		/* the user's own parameters of this workload (--workload-opts) */
-		for (k = 0; k < p->nwlopts; k++)
-			if (!strcmp(p->wlopts[k].workload, w->name))
-				snprintf(o[n++], sizeof(o[0]), "--%s=%s", p->wlopts[k].param, p->wlopts[k].value);
+		n = cell_argv(rn, w, round, t, o, sizeof(o) / sizeof(o[0]));
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
-		/* exec: the command and its pattern, too long for o[] */
-		if (workload_param(w, "argv")) {
-			snprintf(xargv, sizeof(xargv), "--argv=%s", p->exec_argv);
-			argv[n++] = xargv;
-			timeout_ms = p->exec_timeout_ms + ARGV_EXEC_MARGIN_MS;
-		}
-		if (workload_param(w, "metric")) {
-			snprintf(xmetric, sizeof(xmetric), "--metric=%s", p->exec_metric);
-			argv[n++] = xmetric;
-		}
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
 		for (v = 0; v < (nvar ? nvar : 1); v++) {
 			const char *extra = nvar ? variants[round % 2 ? nvar - 1 - v : v] : NULL;

@@ -64,7 +64,7 @@ extern const struct command run_cmd;
 int cmd_run(int argc, char **argv);
 /* option callback for cli_parse() on run_cmd: fills a struct run_config (run/config.h) */
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
-/* after the options: exec named, --exec given and the workloads selected agree (cmd/run_opts.c) */
+/* after the options: exec named, --exec given and the workloads selected agree (cmd/run_alias.c) */
 struct run_config;
 int exec_select(struct run_config *c, struct err *e);
 /* a selected workload takes --shmem-thp (the guest shmem axis applies to it) */

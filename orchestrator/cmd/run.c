@@ -19,6 +19,7 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/cmd/run_alias.h"
 #include "orchestrator/cmd/histgate.h"
 #include "orchestrator/history/gatedb.h"
 #include "orchestrator/model/results_load.h"
@@ -285,18 +286,16 @@ int cmd_run(int argc, char **argv)
 			rc = cmd_fail(&we, CMD_USAGE);
 			goto done_cfg;
 		}
-		if (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
-							   cfg->n_wl_info, &we)) {
-			rc = cmd_fail(&we, CMD_USAGE);
-			goto done_cfg;
-		}
 		if (cfg->n_guest_shmem && !shmem_axis_planned(cfg)) {
 			cmd_error("--guest-shmem-thp sets the guest's shared memory for workloads that take "
 				  "--shmem-thp (pgbench): add one to --workloads");
 			rc = CMD_USAGE;
 			goto done_cfg;
 		}
-		if (run_opts_check(cfg, given, &we)) {
+		/* the options first: --kcompile without kcompile is said as such */
+		if (run_opts_check(cfg, given, &we) ||
+		    (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
+							    cfg->n_wl_info, &we))) {
 			rc = cmd_fail(&we, CMD_USAGE);
 			goto done_cfg;
 		}
@@ -320,6 +319,7 @@ int cmd_run(int argc, char **argv)
 
 	out_dirs_note(&made, cfg->out_dir);
 	results_init(res);
+	run_alias_echo(cfg, res);
 	install_signals();
 	io.stop = &stop_flag;
 	io.progress = cfg->quiet ? NULL : stderr;

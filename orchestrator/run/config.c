@@ -34,10 +34,6 @@ void run_config_defaults(struct run_config *c)
 	c->accesses = 1000000;
 	c->seed = 0;
 	c->timeout_ms = 15 * 60 * 1000;
-	strcpy(c->kc_config, "tinyconfig");
-	strcpy(c->kc_target, "mm/");
-	c->kc_timeout_ms = 20 * 60 * 1000;
-	exec_opts_defaults(&c->exec);
 	c->min_coverage = 90.0;
 	c->accel = ACCEL_AUTO;
 	strcpy(c->uri, "qemu:///system");

@@ -15,6 +15,7 @@
 
 #include "lib/argv.h"
 #include "lib/err.h"
+#include "lib/wlopts.h"
 
 /*
  * Bytes the two encoded values (command and pattern) may take on the guest's
@@ -59,6 +60,13 @@ int exec_opts_timeout(struct exec_opts *x, const char *arg, struct err *e);
  * --target=host or both). 0 or -EINVAL with one line.
  */
 int exec_opts_check(const struct exec_opts *x, bool planned, bool on_host, struct err *e);
+/*
+ * The exec items of a --workload-opts list (argv, metric, direction,
+ * timeout, as the options above write them) back into x over its
+ * defaults: what the checks and a later option see. A list that does not
+ * parse leaves the defaults (its own check reports it).
+ */
+void exec_opts_from_wlopts(struct exec_opts *x, const char *spec);
 /* bytes of the encoded values on the kernel command line */
 size_t exec_opts_cmdline_bytes(const struct exec_opts *x);
 

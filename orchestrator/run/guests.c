@@ -51,17 +51,7 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	run_append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
-	if (kcompile_planned(cfg))
-		run_append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
-		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
-	/* the command and its pattern in lib/argv's encoding: words of the kernel's, never split */
-	if (exec_planned(cfg)) {
-		run_append(buf, len, " thpeval.exec=%s thpeval.exec_timeout=%llu", cfg->exec.argv_enc,
-			   (unsigned long long)(cfg->exec.timeout_ms / 1000));
-		if (cfg->exec.metric_set)
-			run_append(buf, len, " thpeval.exec_metric=%s thpeval.exec_direction=%s",
-				   cfg->exec.metric_enc, cfg->exec.dir);
-	}
+	/* each workload's own parameters (kcompile's build, exec's command in lib/argv's encoding) */
 	if (cfg->wl_opts[0])
 		run_append(buf, len, " thpeval.wlopts=%s", cfg->wl_opts);
 	for (i = 0; i < cfg->n_guest_shmem; i++)

@@ -205,7 +205,7 @@ struct run_state {
 	/* host state x A/B arm x host setting x allocation */
 	struct host_group groups[2 * 2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) * PREFAULT__COUNT];
 	size_t ngroups;
-	bool kc;			/* kcompile planned: the kernel source disk */
+	bool kc;			/* a workload reads the kernel source disk (kcompile) */
 	struct srcdisk sd;
 	struct image img;
 	struct virt *v;
@@ -337,8 +337,6 @@ static int prepare_source(struct run_state *st, struct err *e)
 		return r;
 	run_note(st->io, "kernel source disk %s (%s, %s %s)", st->sd.id, built ? "built" : "cached", SRCDISK_PACKAGE,
 		 st->sd.version);
-	snprintf(st->res->settings.kcompile, sizeof(st->res->settings.kcompile), "%s:%s", st->cfg->kc_config,
-		 st->cfg->kc_target);
 	snprintf(st->res->settings.srcdisk_id, sizeof(st->res->settings.srcdisk_id), "%s", st->sd.id);
 	return 0;
 }
@@ -697,7 +695,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	st->json_path = json_path;
 	st->hp.before = &res->thp_before;
 	st->accel = ACCEL_TCG;
-	st->kc = kcompile_planned(cfg);
+	st->kc = srcdisk_planned(cfg);
 	echo_settings(cfg, res);
 	r = check_host(st, e);
 	if (!r && st->kc)

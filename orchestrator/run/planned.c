@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-#include "lib/argv.h"
-
 /* guest settings of this run: never + the treatments (s as a guest's record names it) */
 bool guest_thp_planned(const struct run_config *cfg, const char *s)
 {
@@ -35,8 +33,8 @@ bool workload_planned(const struct run_config *cfg, const char *w)
 	return false;
 }
 
-/* a planned workload reads a kernel source (kcompile): it needs the source disk */
-bool kcompile_planned(const struct run_config *cfg)
+/* a planned workload takes --src: it reads the kernel source disk */
+bool srcdisk_planned(const struct run_config *cfg)
 {
 	size_t w;
 
@@ -49,28 +47,22 @@ bool kcompile_planned(const struct run_config *cfg)
 	return false;
 }
 
-bool exec_planned(const struct run_config *cfg)
+/*
+ * The per-guest limit: --timeout for everything, plus, for each planned
+ * workload with a run limit of its own (a timeout parameter: kcompile's
+ * build, exec's command), that limit for every run the guest makes of it
+ * (each round, each guest THP setting).
+ */
+uint64_t guest_timeout_ms(const struct run_config *cfg)
 {
+	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp), ms = cfg->timeout_ms;
 	size_t w;
 
 	for (w = 0; w < cfg->n_wl; w++) {
 		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
 
-		if (wi && wi->has_argv)
-			return true;
+		if (wi)
+			ms += runs * workload_run_limit_ms(cfg->wl_opts, wi);
 	}
-	return false;
-}
-
-/*
- * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
- * every kcompile run the guest makes (each round, each guest THP setting),
- * and --exec-timeout with the runner's margin for every exec run.
- */
-uint64_t guest_timeout_ms(const struct run_config *cfg)
-{
-	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
-
-	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
-	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0);
+	return ms;
 }

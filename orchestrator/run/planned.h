@@ -13,9 +13,8 @@
 
 bool guest_thp_planned(const struct run_config *cfg, const char *s);
 bool workload_planned(const struct run_config *cfg, const char *w);
-bool kcompile_planned(const struct run_config *cfg);
-/* a planned workload runs a user's command (exec): it goes on the kernel command line */
-bool exec_planned(const struct run_config *cfg);
+/* a planned workload takes --src: the kernel source disk is prepared */
+bool srcdisk_planned(const struct run_config *cfg);
 uint64_t guest_timeout_ms(const struct run_config *cfg);
 
 #endif
