@@ -7,7 +7,7 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
-#include "orchestrator/run/execopts.h"
+#include "orchestrator/cmd/execopts.h"
 
 #define KC_CONFIG_MAX 32	/* --kcompile's CONFIG and TARGET, NUL included */
 #define KC_TARGET_MAX 64
@@ -91,7 +91,7 @@ static int kcompile_alias(struct run_config *c, const char *arg, struct err *e)
 	return 0;
 }
 
-/* --exec and its options: checked by run/execopts against what the list already holds */
+/* --exec and its options: checked by cmd/execopts against what the list already holds */
 static int exec_alias(struct run_config *c, const char *opt, const char *arg, struct err *e)
 {
 	struct exec_opts x;

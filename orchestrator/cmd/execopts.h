@@ -6,8 +6,8 @@
  * both encoded for the guest's kernel command line and held to what fits
  * there. Never prints, never exits.
  */
-#ifndef THPEVAL_ORCH_RUN_EXECOPTS_H
-#define THPEVAL_ORCH_RUN_EXECOPTS_H
+#ifndef THPEVAL_ORCH_CMD_EXECOPTS_H
+#define THPEVAL_ORCH_CMD_EXECOPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,7 +21,7 @@
  * Bytes the two encoded values (command and pattern) may take on the guest's
  * kernel command line: x86 keeps 2048 bytes of it (COMMAND_LINE_SIZE), and
  * the image's boot words and every other thpeval.* key at their longest take
- * about 780 (guests.c refuses a longer line rather than cut it).
+ * about 780 (run/guests.c refuses a longer line rather than cut it).
  */
 #define EXEC_CMDLINE_BUDGET 1200
 #define EXEC_ENC_MAX (3 * ARGV_MAX_CHARS + ARGV_MAX_ARGS)

@@ -1,4 +1,4 @@
-#include "orchestrator/run/execopts.h"
+#include "orchestrator/cmd/execopts.h"
 
 #include <errno.h>
 #include <regex.h>
