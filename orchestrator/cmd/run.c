@@ -229,83 +229,67 @@ static void out_dirs_undo(struct out_dirs *d)
 	}
 }
 
-int cmd_run(int argc, char **argv)
+/* the guest program's workloads, those selected, and the options about them agreeing */
+static int run_select(struct run_config *cfg, uint64_t given)
 {
-	struct run_config *cfg = malloc(sizeof(*cfg));
-	struct results *res = malloc(sizeof(*res));
-	struct err e = ERR_INIT;
-	struct run_io io;
-	struct progress bar;
-	char json_path[PATH_MAX];
-	char why[ERR_MSG_MAX];
-	bool help, json_failed = false;
-	uint64_t given;
-	struct out_dirs made;
-	int first, r, rc = CMD_OK;
+	struct err we = ERR_INIT;
 
-	if (!cfg || !res) {
-		cmd_error("out of memory");
-		free(cfg);
-		free(res);
-		return CMD_ERROR;
+	if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
+	    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we) ||
+	    exec_select(cfg, &we))
+		return cmd_fail(&we, CMD_USAGE);
+	if (cfg->n_guest_shmem && !shmem_axis_planned(cfg)) {
+		cmd_error("--guest-shmem-thp sets the guest's shared memory for workloads that take "
+			  "--shmem-thp (pgbench): add one to --workloads");
+		return CMD_USAGE;
 	}
+	/* the options first: --kcompile without kcompile is said as such */
+	if (run_opts_check(cfg, given, &we) ||
+	    (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
+						    cfg->n_wl_info, &we)))
+		return cmd_fail(&we, CMD_USAGE);
+	return CMD_OK;
+}
+
+/*
+ * The options and their checks, the workloads, the seed and --out decided
+ * late: CMD_OK, or the exit code; *done: nothing more to do (an error, or
+ * --help printed).
+ */
+static int run_prepare(struct run_config *cfg, int argc, char **argv, bool *done)
+{
+	struct err e = ERR_INIT;
+	uint64_t given;
+	bool help;
+	int first, rc;
+
+	*done = true;
 	run_config_defaults(cfg);
-	r = cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &given, &e);
-	if (r) {
-		rc = cmd_fail(&e, CMD_USAGE);
-		goto done_cfg;
-	}
+	if (cli_parse(&run_cmd, argc, argv, run_config_opt, cfg, &first, &help, &given, &e))
+		return cmd_fail(&e, CMD_USAGE);
 	if (help) {
 		cli_help(&run_cmd, stdout);
-		goto done_cfg;
+		return CMD_OK;
 	}
 	if (first < argc) {
 		cmd_error("run: unexpected argument '%s'; see 'thpeval run --help'", argv[first]);
-		rc = CMD_USAGE;
-		goto done_cfg;
+		return CMD_USAGE;
 	}
-	if (run_config_check(cfg, &e)) {
-		rc = cmd_fail(&e, CMD_USAGE);
-		goto done_cfg;
-	}
+	if (run_config_check(cfg, &e))
+		return cmd_fail(&e, CMD_USAGE);
 	if (!cfg->guest_bin[0]) {
-		if (cmd_default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin), &e)) {
-			rc = cmd_fail(&e, CMD_ERROR);
-			goto done_cfg;
-		}
+		if (cmd_default_guest_bin(cfg->guest_bin, sizeof(cfg->guest_bin), &e))
+			return cmd_fail(&e, CMD_ERROR);
 	} else if (cmd_guest_bin_check(cfg->guest_bin, &e)) {
-		rc = cmd_fail(&e, CMD_ERROR);
-		goto done_cfg;
+		return cmd_fail(&e, CMD_ERROR);
 	}
-	{
-		struct err we = ERR_INIT;
-
-		if (workloads_list(cfg->guest_bin, cfg->wl_info, 16, &cfg->n_wl_info, &we) ||
-		    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we) ||
-		    exec_select(cfg, &we)) {
-			rc = cmd_fail(&we, CMD_USAGE);
-			goto done_cfg;
-		}
-		if (cfg->n_guest_shmem && !shmem_axis_planned(cfg)) {
-			cmd_error("--guest-shmem-thp sets the guest's shared memory for workloads that take "
-				  "--shmem-thp (pgbench): add one to --workloads");
-			rc = CMD_USAGE;
-			goto done_cfg;
-		}
-		/* the options first: --kcompile without kcompile is said as such */
-		if (run_opts_check(cfg, given, &we) ||
-		    (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
-							    cfg->n_wl_info, &we))) {
-			rc = cmd_fail(&we, CMD_USAGE);
-			goto done_cfg;
-		}
-	}
+	rc = run_select(cfg, given);
+	if (rc)
+		return rc;
 	if (cmd_is_host_root(cfg->sysfs_root) && (rc = cmd_need_root("thpeval run")))
-		goto done_cfg;
-	if (run_paths_check(cfg, &e)) {	/* as the user that runs it: after the root check */
-		rc = cmd_fail(&e, CMD_USAGE);
-		goto done_cfg;
-	}
+		return rc;
+	if (run_paths_check(cfg, &e))	/* as the user that runs it: after the root check */
+		return cmd_fail(&e, CMD_USAGE);
 	if (cfg->seed == 0)
 		cfg->seed = ((unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16)) % 0xfffffffeull + 1;
 	if (!cfg->out_dir[0]) {
@@ -316,7 +300,32 @@ int cmd_run(int argc, char **argv)
 		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime_r(&t, &tm));
 		snprintf(cfg->out_dir, sizeof(cfg->out_dir), "thpeval-results/%s", stamp);
 	}
+	*done = false;
+	return CMD_OK;
+}
 
+int cmd_run(int argc, char **argv)
+{
+	struct run_config *cfg = malloc(sizeof(*cfg));
+	struct results *res = malloc(sizeof(*res));
+	struct err e = ERR_INIT;
+	struct run_io io;
+	struct progress bar;
+	char json_path[PATH_MAX];
+	char why[ERR_MSG_MAX];
+	bool done, json_failed = false;
+	struct out_dirs made;
+	int r, rc = CMD_OK;
+
+	if (!cfg || !res) {
+		cmd_error("out of memory");
+		free(cfg);
+		free(res);
+		return CMD_ERROR;
+	}
+	rc = run_prepare(cfg, argc, argv, &done);
+	if (done)
+		goto done_cfg;
 	out_dirs_note(&made, cfg->out_dir);
 	results_init(res);
 	run_alias_echo(cfg, res);

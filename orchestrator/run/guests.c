@@ -93,18 +93,12 @@ bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins
 	return true;
 }
 
-static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
-		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
-		    struct guest_run *gr)
+/* the guest's name, its results.guests entry (failed until it ends well) and its files' paths */
+static int gr_log_init(const struct run_config *cfg, const struct host_group *hg, unsigned idx, unsigned gi,
+		       unsigned n, unsigned round, struct results *res, struct guest_run *gr)
 {
-	char cmdline[GUEST_CMDLINE_MAX + 2];
-	int pins[64];
-	struct domain_spec spec = { 0 };
-	struct guest_opts go = { 0 };
 	struct err *e = &gr->e;
 	struct guest_log *log;
-	int r;
 
 	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
 	log = results_guest_add(res, e);
@@ -128,6 +122,26 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	    snprintf(gr->overlay, sizeof(gr->overlay), "%s/overlays/%s.qcow2", cfg->cache_dir, gr->name) >=
 		    (int)sizeof(gr->overlay))
 		return err_set(e, -ENAMETOOLONG, "--out or --cache-dir path too long");
+	return 0;
+}
+
+static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
+		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
+		    struct guest_run *gr)
+{
+	char cmdline[GUEST_CMDLINE_MAX + 2];
+	int pins[64];
+	struct domain_spec spec = { 0 };
+	struct guest_opts go = { 0 };
+	struct err *e = &gr->e;
+	struct guest_log *log;
+	int r;
+
+	r = gr_log_init(cfg, hg, idx, gi, n, round, res, gr);
+	if (r)
+		return r;
+	log = gr->log;
 
 	/* per-guest writable layers live beside the images: QEMU (an unprivileged
 	 * user under qemu:///system) must be able to reach them */
