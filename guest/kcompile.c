@@ -55,6 +55,8 @@ static const struct wl_param kc_params[] = {
 	  "the pristine kernel source tree (absolute path; only read)" },
 	{ "build-dir", WL_P_WORD, offsetof(struct kcompile_opts, build_dir), "/tmp", 0, WL_PATH_MAX,
 	  "where each repetition's fresh O= tree is made (and removed after)" },
+	{ "timeout", WL_P_U64, offsetof(struct kcompile_opts, timeout), "1200", 10, 24 * 3600,
+	  "seconds one build may take (a kernel build under TCG takes minutes): the runner kills it then" },
 	{ NULL, WL_P_U64, 0, NULL, 0, 0, NULL },
 };
 
@@ -554,5 +556,4 @@ const struct workload wl_kcompile = {
 	.metrics = kc_metrics,
 	.check = kc_check,
 	.run = kc_run,
-	.long_running = true,
 };

@@ -50,6 +50,7 @@ struct kcompile_opts {
 	char src[WL_PATH_MAX];		/* the pristine kernel source tree */
 	char build_dir[WL_PATH_MAX];	/* where each fresh O= tree is made */
 	uint64_t jobs;			/* make -j; 0 = the online CPUs */
+	uint64_t timeout;		/* seconds one build may take: the runner's limit */
 };
 
 extern const struct workload wl_kcompile;

@@ -56,14 +56,7 @@ void plan_defaults(struct plan *p)
 	p->seed = 1;
 	p->probe_period_ms = 1000;
 	p->timeout_ms = 600000;
-	p->long_timeout_ms = 1200000;
-	snprintf(p->kc_config, sizeof(p->kc_config), "%s", "tinyconfig");
-	snprintf(p->kc_target, sizeof(p->kc_target), "%s", "mm/");
 	snprintf(p->port, sizeof(p->port), "%s", "org.thpeval.records");
-	snprintf(p->exec_argv, sizeof(p->exec_argv), "%s", "true");
-	snprintf(p->exec_metric, sizeof(p->exec_metric), "%s", "none");
-	snprintf(p->exec_direction, sizeof(p->exec_direction), "%s", "higher");
-	p->exec_timeout_ms = 600000;
 }
 
 /* Split a comma list into items of at most itemlen - 1 bytes; calls fn per item. */
@@ -250,81 +243,6 @@ static int set_timeout(const char *v, struct plan *p, const char *key, char *why
 	return set_duration(v, "600 or 10m", &p->timeout_ms, key, why, len);
 }
 
-static int set_long_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	return set_duration(v, "1200 or 20m", &p->long_timeout_ms, key, why, len);
-}
-
-/*
- * CONFIG:TARGET, the characters only (they become --config= and --target= of
- * an argv); the kcompile workload checks the values and reports a bad one in
- * its own fail record, so the rest of the plan still runs.
- */
-static int set_kcompile(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	const char *colon = strchr(v, ':');
-	size_t n, i;
-
-	for (i = 0; v[i]; i++) {
-		char c = v[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      strchr("_./:-", c)))
-			return err_why(why, len, PLAN_PREFIX "%s: bad character in '%s'", key, v);
-	}
-	if (!colon || colon == v || !colon[1] || strchr(colon + 1, ':'))
-		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not CONFIG:TARGET", key, v);
-	n = (size_t)(colon - v);
-	if (n >= sizeof(p->kc_config) || strlen(colon + 1) >= sizeof(p->kc_target))
-		return err_why(why, len, PLAN_PREFIX "%s: '%s' is too long", key, v);
-	memcpy(p->kc_config, v, n);
-	p->kc_config[n] = '\0';
-	snprintf(p->kc_target, sizeof(p->kc_target), "%s", colon + 1);
-	return 0;
-}
-
-/* the characters of lib/argv's encoding; the exec workload decodes and checks the rest */
-static int set_encoded(const char *v, char *dst, size_t size, const char *key, char *why, size_t len)
-{
-	size_t n = strlen(v), i;
-
-	if (n >= size)
-		return err_why(why, len, PLAN_PREFIX "%s: longer than %zu bytes", key, size - 1);
-	for (i = 0; i < n; i++) {
-		char c = v[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      strchr("_./:+-", c)))
-			return err_why(why, len, PLAN_PREFIX "%s: bad character at %zu (lib/argv's encoding "
-				       "has [A-Za-z0-9_./:+-] only)", key, i + 1);
-	}
-	memcpy(dst, v, n + 1);
-	return 0;
-}
-
-static int set_exec(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	return set_encoded(v, p->exec_argv, sizeof(p->exec_argv), key, why, len);
-}
-
-static int set_exec_metric(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	return set_encoded(v, p->exec_metric, sizeof(p->exec_metric), key, why, len);
-}
-
-static int set_exec_direction(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	if (strcmp(v, "higher") && strcmp(v, "lower"))
-		return err_why(why, len, PLAN_PREFIX "%s: '%s' is not higher or lower", key, v);
-	snprintf(p->exec_direction, sizeof(p->exec_direction), "%s", v);
-	return 0;
-}
-
-static int set_exec_timeout(const char *v, struct plan *p, const char *key, char *why, size_t len)
-{
-	return set_duration(v, "600 or 10m", &p->exec_timeout_ms, key, why, len);
-}
-
 static int set_port(const char *v, struct plan *p, const char *key, char *why, size_t len)
 {
 	size_t n = strlen(v), i;
@@ -358,14 +276,8 @@ static const struct plan_key {
 	{ "seed", set_seed, 0 },
 	{ "timeout", set_timeout, 0 },
 	{ "port", set_port, 0 },
-	{ "long_timeout", set_long_timeout, 0 },
-	{ "kcompile", set_kcompile, 0 },
-	{ "exec", set_exec, PLAN_EXEC_MAX },
-	{ "exec_metric", set_exec_metric, WL_EXEC_METRIC_MAX - 1 },
-	{ "exec_direction", set_exec_direction, 0 },
-	{ "exec_timeout", set_exec_timeout, 0 },
 	{ "guest_shmem_thp", set_guest_shmem_thp, 0 },
-	{ "wlopts", set_wlopts, 0 },
+	{ "wlopts", set_wlopts, WLOPTS_SPEC_MAX },
 	{ "probe", set_probe, 0 },
 	{ "probe_period", set_probe_period, 0 },
 };
@@ -377,7 +289,7 @@ static int plan_word(const char *w, size_t n, struct plan *p, uint32_t *seen, ch
 {
 	const size_t plen = sizeof(PLAN_PREFIX) - 1;
 	const char *eq = memchr(w, '=', n);
-	char key[32], val[PLAN_EXEC_MAX + 1];
+	char key[32], val[WLOPTS_SPEC_MAX + 1];
 	size_t klen, vlen, i, max;
 
 	klen = (size_t)((eq ? eq : w + n) - w) - plen;

@@ -18,8 +18,6 @@
 #define PLAN_VALUE_MAX 128	/* longest value accepted, in bytes */
 #define PLAN_PORT_MAX 64
 #define PLAN_CMDLINE_MAX 65536
-/* exec=, exec_metric=: longer values than the others (what the kernel command line fits decides) */
-#define PLAN_EXEC_MAX (WL_EXEC_ARGV_MAX - 1)
 #define PLAN_MAX_SHMEM 6	/* shmem_enabled has six values */
 #define PLAN_SHMEM_LEN 16
 
@@ -40,16 +38,7 @@ struct plan {
 	uint64_t accesses;
 	uint64_t seed;
 	uint64_t timeout_ms;	/* per workload run */
-	uint64_t long_timeout_ms;	/* per run of a long_running workload (kcompile) */
-	char kc_config[WL_WORD_MAX];	/* kcompile=CONFIG:TARGET, checked by the workload */
-	char kc_target[WL_WORD_MAX];
 	char port[PLAN_PORT_MAX];	/* virtio-serial port name */
-	/* exec: lib/argv-encoded command and pattern ("none": none), the characters only
-	 * checked here (the workload decodes them and reports a bad one in its fail record) */
-	char exec_argv[WL_EXEC_ARGV_MAX];
-	char exec_metric[WL_EXEC_METRIC_MAX];
-	char exec_direction[8];		/* higher or lower */
-	uint64_t exec_timeout_ms;	/* one exec run; the runner kills it ARGV_EXEC_MARGIN_MS later */
 	/*
 	 * guest_shmem_thp=VALUE,...: distinct shmem_enabled values, each a run
 	 * (a variant) of the workloads that take --shmem-thp (pgbench); none:
@@ -57,7 +46,10 @@ struct plan {
 	 */
 	size_t nshmem;
 	char shmem_thp[PLAN_MAX_SHMEM][PLAN_SHMEM_LEN];
-	/* wlopts=WORKLOAD:PARAM=VALUE,...: each workload's own parameters, as --PARAM=VALUE */
+	/*
+	 * wlopts=WORKLOAD:PARAM=VALUE,...: each workload's own parameters, as
+	 * --PARAM=VALUE (kcompile's build, exec's command: the workload checks them)
+	 */
 	size_t nwlopts;
 	struct wlopt wlopts[WLOPTS_MAX];
 	/* probe=N, probe_period=MS: after the series, at most N timed access passes

@@ -19,6 +19,7 @@
 #include "appsrv.h"
 #include "harness.h"
 #include "kcompile.h"
+#include "lib/parse.h"
 #include "lib/wltraits.h"
 #include "plan.h"
 #include "port.h"
@@ -29,256 +30,6 @@
 #ifndef THPEVAL_VERSION
 #define THPEVAL_VERSION "dev"
 #endif
-
-#define MALFORMED "workload printed a malformed record: "
-
-/* ---- forwarding a child's records --------------------------------------- */
-
-struct fwd {
-	struct emitter *em;
-	const struct record *ctx;
-	struct fwd_stats *st;
-	uint32_t want_seq;
-	struct err *e;
-};
-
-static int fwd_bad(struct fwd *f, const char *why)
-{
-	char reason[256];	/* cut to a record value on send */
-
-	f->st->malformed++;
-	if (f->st->malformed > RUNNER_MAX_BAD_LINES)
-		return 0;	/* reported enough: drop the rest */
-	snprintf(reason, sizeof(reason), MALFORMED "%s%s", why,
-		 f->st->malformed == RUNNER_MAX_BAD_LINES ? " (further ones dropped)" : "");
-	return emitter_send_reason(f->em, REC_FAIL, f->ctx, reason, f->e);
-}
-
-static int fwd_line(void *opaque, enum rec_line_kind kind, const char *line, size_t len)
-{
-	struct fwd *f = opaque;
-	struct record r;
-	char why[128];
-	int ret;
-
-	if (kind == REC_LINE_OVERSIZED) {
-		snprintf(why, sizeof(why), "line longer than %d bytes", REC_MAX_LINE);
-		return fwd_bad(f, why);
-	}
-	f->st->lines++;
-	if (rec_parse(line, len, &r, why, sizeof(why)))
-		return fwd_bad(f, why);
-	if (r.type == REC_HELLO || r.type == REC_END) {
-		snprintf(why, sizeof(why), "'%s' records belong to the runner",
-			 rec_type_name(r.type));
-		return fwd_bad(f, why);
-	}
-	if (r.seq != f->want_seq) {
-		snprintf(why, sizeof(why), "sequence %" PRIu32 " where %" PRIu32 " was due", r.seq,
-			 f->want_seq);
-		f->want_seq = r.seq + 1;
-		return fwd_bad(f, why);
-	}
-	f->want_seq++;
-	ret = emitter_send(f->em, &r, f->e);	/* renumbered in the runner's stream */
-	if (ret)
-		return ret;
-	f->st->forwarded++;
-	f->st->by_type[r.type]++;
-	return 0;
-}
-
-int runner_forward(int in_fd, struct emitter *em, const struct record *context,
-		   uint64_t deadline_ns, struct fwd_stats *st, struct err *e)
-{
-	struct fwd f = { em, context, st, 0, e };
-	struct rec_reader rd;
-	char buf[4096];
-	int ret;
-
-	rec_reader_init(&rd);
-	for (;;) {
-		struct pollfd pfd = { in_fd, POLLIN, 0 };
-		int wait = -1, r;
-		ssize_t n;
-
-		if (deadline_ns) {
-			uint64_t now = harness_now_ns();
-
-			if (now >= deadline_ns)
-				return -ETIMEDOUT;
-			wait = (int)((deadline_ns - now) / 1000000u) + 1;
-			if ((deadline_ns - now) / 1000000u > 60000)
-				wait = 60000;
-		}
-		r = poll(&pfd, 1, wait);
-		if (r < 0 && errno != EINTR)
-			return err_set(e, -errno, "cannot poll workload output: %s", strerror(errno));
-		if (r <= 0)
-			continue;
-		n = read(in_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0)
-			return err_set(e, -errno, "cannot read workload output: %s", strerror(errno));
-		if (n == 0)
-			break;
-		ret = rec_reader_feed(&rd, buf, (size_t)n, fwd_line, &f);
-		if (ret)
-			return ret;
-	}
-	if (rd.len && !rd.overflow)
-		return fwd_bad(&f, "output ends inside a line (no newline)");
-	return 0;
-}
-
-/* ---- running one child ---------------------------------------------------- */
-
-static int send_fail(struct emitter *em, const struct record *ctx, const char *key,
-		     int64_t val, const char *reason, struct err *e)
-{
-	struct record r = *ctx;
-
-	if (key)
-		rec_add_i64(&r, key, val);
-	return emitter_send_reason(em, REC_FAIL, &r, reason, e);
-}
-
-/* the exit status, waiting until deadline_ns; -ETIMEDOUT if it is still running */
-static int wait_child(pid_t pid, uint64_t deadline_ns, int *status)
-{
-	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -errno;
-		if (harness_now_ns() >= deadline_ns)
-			return -ETIMEDOUT;
-		harness_sleep_ms(5);
-	}
-}
-
-static void child_exec(char *const argv[], int out_fd, int err_fd)
-{
-	int saved, nul;
-
-	signal(SIGPIPE, SIG_DFL);
-	if (dup2(out_fd, STDOUT_FILENO) < 0)
-		goto fail;
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul >= 0)
-		dup2(nul, STDIN_FILENO);
-	execv(argv[0], argv);
-fail:
-	saved = errno;
-	if (write(err_fd, &saved, sizeof(saved)) < 0)
-		_exit(126);
-	_exit(127);
-}
-
-int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
-		uint64_t timeout_ms, struct fwd_stats *st, struct err *e)
-{
-	return runner_exec_hold(argv, em, context, timeout_ms, st, NULL, e);
-}
-
-int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
-		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e)
-{
-	uint64_t deadline = harness_now_ns() + timeout_ms * 1000000u;
-	int out[2], ep[2], status = 0, exec_errno = 0, ret;
-	char reason[REC_VAL_MAX];
-	bool timed_out = false;
-	ssize_t n;
-	pid_t pid;
-
-	memset(st, 0, sizeof(*st));
-	if (pipe2(out, O_CLOEXEC))
-		return send_fail(em, context, NULL, 0, "runner cannot create a pipe", e);
-	if (pipe2(ep, O_CLOEXEC)) {
-		close(out[0]);
-		close(out[1]);
-		return send_fail(em, context, NULL, 0, "runner cannot create a pipe", e);
-	}
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, out[1], ep[1]);
-	close(out[1]);
-	close(ep[1]);
-	if (pid < 0) {
-		close(out[0]);
-		close(ep[0]);
-		snprintf(reason, sizeof(reason), "runner cannot fork: %s", strerror(errno));
-		return send_fail(em, context, NULL, 0, reason, e);
-	}
-	/* exec succeeded when the close-on-exec pipe closes without a word */
-	do
-		n = read(ep[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof(exec_errno)) {
-		close(out[0]);
-		waitpid(pid, &status, 0);
-		snprintf(reason, sizeof(reason), "cannot execute '%s': %s", argv[0],
-			 strerror(exec_errno));
-		return send_fail(em, context, NULL, 0, reason, e);
-	}
-
-	if (held)
-		*held = -1;
-	ret = runner_forward(out[0], em, context, deadline, st, e);
-	close(out[0]);
-	if (ret == -ETIMEDOUT)
-		timed_out = true;
-	else if (ret) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return ret;
-	} else if (held && st->by_type[REC_RESULT] && !st->by_type[REC_FAIL] && !st->by_type[REC_SKIP]) {
-		*held = pid;	/* it reported and holds its memory until runner_release() */
-		return 0;
-	} else if (wait_child(pid, deadline, &status) == -ETIMEDOUT) {
-		timed_out = true;	/* closed its output but did not exit */
-	}
-	if (timed_out) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		return send_fail(em, context, "timeout_ms", (int64_t)timeout_ms, "timeout", e);
-	}
-
-	if (st->by_type[REC_FAIL] || st->by_type[REC_SKIP]) {
-		return 0;	/* the workload said what went wrong */
-	} else if (WIFSIGNALED(status)) {
-		snprintf(reason, sizeof(reason), "workload killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
-		return send_fail(em, context, "signal", WTERMSIG(status), reason, e);
-	} else if (WIFEXITED(status) && WEXITSTATUS(status)) {
-		snprintf(reason, sizeof(reason), "workload exited with status %d without a fail record",
-			 WEXITSTATUS(status));
-		return send_fail(em, context, "exit_status", WEXITSTATUS(status), reason, e);
-	} else if (!st->by_type[REC_RESULT]) {
-		return send_fail(em, context, "exit_status", 0,
-				 "workload exited without a result record", e);
-	}
-	return 0;
-}
-
-void runner_release(pid_t *pids, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGKILL);
-	for (i = 0; i < n; i++) {
-		while (pids[i] > 0 && waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
-			;
-		pids[i] = -1;
-	}
-}
 
 /* ---- the runner ------------------------------------------------------------ */
 
@@ -567,6 +318,91 @@ static size_t cell_variants(const struct runner *rn, const struct workload *w)
 	return n;
 }
 
+/* the user's value of w's parameter param for this run (--workload-opts), else NULL */
+static const char *cell_opt(const struct plan *p, const struct workload *w, const char *param)
+{
+	size_t k;
+
+	for (k = 0; k < p->nwlopts; k++)
+		if (!strcmp(p->wlopts[k].workload, w->name) && !strcmp(p->wlopts[k].param, param))
+			return p->wlopts[k].value;
+	return NULL;
+}
+
+/*
+ * One run's limit: a workload with a timeout parameter (its own limit, in
+ * seconds: kcompile's build, exec's command) gets that, the user's value or
+ * its default, plus the margin in which it reports the timeout itself; any
+ * other gets the plan's per-run timeout.
+ */
+static uint64_t cell_timeout_ms(const struct plan *p, const struct workload *w)
+{
+	const struct wl_param *t = wl_param_find(w->params, "timeout");
+	const char *v = t ? cell_opt(p, w, "timeout") : NULL;
+	uint64_t s;
+
+	if (!t || ((!v || parse_u64(v, &s) || s > 1000000000) && (parse_u64(t->def, &s) || s > 1000000000)))
+		return p->timeout_ms;
+	return s * 1000 + ARGV_EXEC_MARGIN_MS;
+}
+
+/* one word of a workload's argv: --PARAM=VALUE with the longest value a list carries */
+typedef char cell_word[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8];
+
+/*
+ * The argv of one run of w, from w's own parameter table: the runner's
+ * words, then each parameter the run sets: the user's value (the plan's
+ * wlopts), else for size, accesses and madvise (the plan's for every
+ * workload that takes them) the plan's; the others keep w's defaults.
+ * Returns the count of words in o[0..max).
+ */
+static int cell_argv(const struct runner *rn, const struct workload *w, unsigned round, enum guest_thp t,
+		     cell_word *o, size_t max)
+{
+	const struct plan *p = &rn->plan;
+	const struct wl_param *q;
+	int n = 0;
+
+	snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
+	snprintf(o[n++], sizeof(o[0]), "workload");
+	snprintf(o[n++], sizeof(o[0]), "%s", w->name);
+	snprintf(o[n++], sizeof(o[0]), "--rep=%u", round);
+	snprintf(o[n++], sizeof(o[0]), "--warmup=%d", round < p->warmup);
+	snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
+	snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
+	for (q = w->params; q->name && (size_t)n < max; q++) {
+		const char *v = cell_opt(p, w, q->name);
+
+		if (v)
+			snprintf(o[n++], sizeof(o[0]), "--%s=%s", q->name, v);
+		else if (!strcmp(q->name, "size"))
+			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, p->size);
+		else if (!strcmp(q->name, "accesses"))
+			snprintf(o[n++], sizeof(o[0]), "--accesses=%" PRIu64, p->accesses);
+		else if (!strcmp(q->name, "madvise"))
+			/* under 'madvise' the workload opts in, as an application using THP would */
+			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
+	}
+	return n;
+}
+
+/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it; their count */
+static size_t cell_shmem(const struct runner *rn, const struct workload *w, char (*shm)[48],
+			 const char **vars)
+{
+	const struct plan *p = &rn->plan;
+	size_t k;
+
+	if (!p->nshmem || !workload_param(w, "shmem-thp") || !(rn->pid1 || (rn->set_thp && !*rn->root)))
+		return 0;
+	for (k = 0; k < p->nshmem; k++) {
+		snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
+		vars[k] = shm[k];
+	}
+	vars[p->nshmem] = NULL;
+	return p->nshmem;
+}
+
 static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct err *e)
 {
 	const struct plan *p = &rn->plan;
@@ -576,30 +412,23 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 
 	for (i = 0; i < p->nworkloads; i++) {
 		const struct workload *w = p->workloads[i];
-		/* the fixed options, exec's two, the user's --workload-opts; the variant apart */
-		char o[16 + WLOPTS_MAX][WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8], *argv[20 + WLOPTS_MAX], xvar[64];
-		char xargv[WL_EXEC_ARGV_MAX + 8], xmetric[WL_EXEC_METRIC_MAX + 10];
-		uint64_t timeout_ms = w->long_running ? p->long_timeout_ms : p->timeout_ms;
+		/* the runner's words and the workload's parameters; the variant apart */
+		cell_word o[16 + WLOPTS_MAX];
+		char *argv[18 + WLOPTS_MAX], xvar[64];
+		uint64_t timeout_ms = cell_timeout_ms(p, w);
 		char shm[PLAN_MAX_SHMEM][48];
 		const char *shm_vars[PLAN_MAX_SHMEM + 1];
 		const char *const *variants = w->runner_variants;
 		struct fwd_stats st;
 		struct record ctx;
-		size_t k, v, nvar = cell_variants(rn, w);
+		size_t k, v, nvar = cell_shmem(rn, w, shm, shm_vars);
 		uint64_t t0;
-		int n = 0;
+		int n;
 
-		/* the guest shmem axis: one run per shmem_enabled value, where the runner owns it */
-		if (p->nshmem && workload_param(w, "shmem-thp") && (rn->pid1 || (rn->set_thp && !*rn->root))) {
-			for (k = 0; k < p->nshmem; k++) {
-				snprintf(shm[k], sizeof(shm[k]), "--shmem-thp=%s", p->shmem_thp[k]);
-				shm_vars[k] = shm[k];
-			}
-			shm_vars[p->nshmem] = NULL;
+		if (nvar)
 			variants = shm_vars;
-			nvar = p->nshmem;
-		}
-
+		else
+			nvar = cell_variants(rn, w);
 		context_init(&ctx, w->name, round, warm, p->seed, t);
 		if (i == 0) {
 			/* the THP setting is per cell; its failure is reported for each workload */
@@ -616,44 +445,9 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 				return 0;
 			}
 		}
-		snprintf(o[n++], sizeof(o[0]), "%s", rn->exe);
-		snprintf(o[n++], sizeof(o[0]), "workload");
-		snprintf(o[n++], sizeof(o[0]), "%s", w->name);
-		snprintf(o[n++], sizeof(o[0]), "--rep=%u", round);
-		snprintf(o[n++], sizeof(o[0]), "--warmup=%d", warm);
-		snprintf(o[n++], sizeof(o[0]), "--seed=%" PRIu64, p->seed);
-		snprintf(o[n++], sizeof(o[0]), "--label=guest_thp=%s", guest_thp_name(t));
-		if (workload_param(w, "size"))
-			snprintf(o[n++], sizeof(o[0]), "--size=%" PRIu64, p->size);
-		if (workload_param(w, "accesses"))
-			snprintf(o[n++], sizeof(o[0]), "--accesses=%" PRIu64, p->accesses);
-		if (workload_param(w, "madvise"))
-			/* under 'madvise' the workload opts in, as an application using THP would */
-			snprintf(o[n++], sizeof(o[0]), "--madvise=%d", t == GUEST_THP_MADVISE);
-		if (workload_param(w, "config"))
-			snprintf(o[n++], sizeof(o[0]), "--config=%s", p->kc_config);
-		if (workload_param(w, "target"))
-			snprintf(o[n++], sizeof(o[0]), "--target=%s", p->kc_target);
-		if (workload_param(w, "timeout"))
-			snprintf(o[n++], sizeof(o[0]), "--timeout=%" PRIu64, p->exec_timeout_ms / 1000);
-		if (workload_param(w, "direction"))
-			snprintf(o[n++], sizeof(o[0]), "--direction=%s", p->exec_direction);
-		/* the user's own parameters of this workload (--workload-opts) */
-		for (k = 0; k < p->nwlopts; k++)
-			if (!strcmp(p->wlopts[k].workload, w->name))
-				snprintf(o[n++], sizeof(o[0]), "--%s=%s", p->wlopts[k].param, p->wlopts[k].value);
+		n = cell_argv(rn, w, round, t, o, sizeof(o) / sizeof(o[0]));
 		for (k = 0; k < (size_t)n; k++)
 			argv[k] = o[k];
-		/* exec: the command and its pattern, too long for o[] */
-		if (workload_param(w, "argv")) {
-			snprintf(xargv, sizeof(xargv), "--argv=%s", p->exec_argv);
-			argv[n++] = xargv;
-			timeout_ms = p->exec_timeout_ms + ARGV_EXEC_MARGIN_MS;
-		}
-		if (workload_param(w, "metric")) {
-			snprintf(xmetric, sizeof(xmetric), "--metric=%s", p->exec_metric);
-			argv[n++] = xmetric;
-		}
 		/* each variant once (in turn reversed on odd rounds), or the workload once */
 		for (v = 0; v < (nvar ? nvar : 1); v++) {
 			const char *extra = nvar ? variants[round % 2 ? nvar - 1 - v : v] : NULL;

@@ -50,6 +50,13 @@ struct wl_common {
 	struct wl_label labels[WL_MAX_LABELS];
 };
 
+/*
+ * One parameter. A workload's own parameters travel from `thpeval run
+ * --workload-opts` (WORKLOAD:PARAM=VALUE) to its argv; the runner sets only
+ * size, accesses and madvise itself. One name has a meaning for the runner:
+ * "timeout" (WL_P_U64, seconds) is one run's own limit, which the runner and
+ * the host turn into theirs (plus ARGV_EXEC_MARGIN_MS).
+ */
 struct wl_param {
 	const char *name;	/* --name=value */
 	enum wl_ptype type;
@@ -111,11 +118,6 @@ struct workload {
 	 * may change the guest's settings.
 	 */
 	const char *const *runner_variants;
-	/*
-	 * true for a workload that runs for minutes (a kernel build): the runner
-	 * gives it the plan's long timeout instead of the per-workload one.
-	 */
-	bool long_running;
 };
 
 /* The parameters every workload takes (rep, warmup, seed); NULL-terminated. */

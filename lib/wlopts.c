@@ -7,7 +7,7 @@
 #include "err.h"
 
 static const char *const reserved[] = { "rep", "warmup", "seed", "label", "size", "accesses", "madvise",
-					"config", "target", "src", "shmem-thp", "hold" };
+					"src", "shmem-thp", "hold" };
 
 bool wlopt_reserved(const char *param)
 {
@@ -27,7 +27,7 @@ static bool name_char(char c)
 static bool value_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '.' || c == '/' || c == '+' || c == '-';
+	       c == '.' || c == '/' || c == ':' || c == '+' || c == '-';
 }
 
 /* [s, s + n) into out[max] when every byte passes ok; false if empty, too long or a bad byte */
@@ -53,7 +53,7 @@ int wlopts_parse(const char *spec, struct wlopt *out, size_t max, size_t *n, cha
 
 	*n = 0;
 	if (strnlen(spec, WLOPTS_SPEC_MAX + 1) > WLOPTS_SPEC_MAX)
-		return err_why(why, len, "workload options longer than 128 bytes: '%.40s...'", spec);
+		return err_why(why, len, "workload options longer than %d bytes: '%.40s...'", WLOPTS_SPEC_MAX, spec);
 	for (;;) {
 		const char *comma = strchr(s, ','), *colon, *eq;
 		size_t il = comma ? (size_t)(comma - s) : strlen(s);
@@ -72,7 +72,8 @@ int wlopts_parse(const char *spec, struct wlopt *out, size_t max, size_t *n, cha
 		if (!take(colon + 1, (size_t)(eq - colon - 1), name_char, o.param, sizeof(o.param)))
 			return err_why(why, len, "'%.60s': a bad parameter name (letters a-z, digits, _ and -)", item);
 		if (!take(eq + 1, strlen(eq + 1), value_char, o.value, sizeof(o.value)))
-			return err_why(why, len, "'%.60s': a value must be 1-63 characters of A-Z a-z 0-9 _ . / + -", item);
+			return err_why(why, len, "'%.60s': a value must be 1-%d characters of A-Z a-z 0-9 _ . / : + -", item,
+				      WLOPT_VALUE_MAX - 1);
 		if (wlopt_reserved(o.param))
 			return err_why(why, len, "'%.60s': --%s is set by thpeval itself (its own run option)", item,
 				       o.param);

@@ -15,16 +15,16 @@
  * --workload-opts=WORKLOAD:PARAM=VALUE,...: redis:dataset=4G,pgbench:scale=400),
  * carried to the guest on its kernel command line (thpeval.wlopts) and to
  * the bare host by argv. Pure syntax, shared by the orchestrator and the
- * guest plan: names of [a-z0-9_-], values of [A-Za-z0-9_./+-] (no shell, no
+ * guest plan: names of [a-z0-9_-], values of [A-Za-z0-9_./:+-] (no shell, no
  * quoting, nothing the command line would split), the parameters a runner
  * sets for every run refused. Whether WORKLOAD runs and takes PARAM is the
  * caller's check, and the workload checks VALUE. Never prints, never exits.
  */
 
-#define WLOPTS_MAX 8		/* items in one list */
-#define WLOPTS_SPEC_MAX 128	/* bytes of the whole list (a kernel command line value) */
+#define WLOPTS_MAX 16		/* items in one list */
+#define WLOPTS_SPEC_MAX 1536	/* bytes of the whole list (a kernel command line value) */
 #define WLOPT_NAME_MAX 32	/* a workload or parameter name, NUL included */
-#define WLOPT_VALUE_MAX 64	/* a value, NUL included */
+#define WLOPT_VALUE_MAX 1280	/* a value, NUL included: room for an exec command, lib/argv-encoded */
 
 struct wlopt {
 	char workload[WLOPT_NAME_MAX];
@@ -34,7 +34,7 @@ struct wlopt {
 
 /*
  * The parameters every runner sets itself (rep, warmup, seed, label, size,
- * accesses, madvise, config, target, src, shmem-thp, hold): not for a list.
+ * accesses, madvise, src, shmem-thp, hold): not for a list.
  */
 bool wlopt_reserved(const char *param);
 

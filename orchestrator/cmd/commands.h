@@ -64,6 +64,7 @@ extern const struct command run_cmd;
 int cmd_run(int argc, char **argv);
 /* option callback for cli_parse() on run_cmd: fills a struct run_config (run/config.h) */
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e);
+/* after the options: exec named, --exec given and the workloads selected agree (cmd/run_alias.c) */
 struct run_config;
 /*
  * A run's configuration as no option leaves it: run_config_defaults(), then

@@ -19,6 +19,7 @@
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/cmd/run_alias.h"
 #include "orchestrator/cmd/histgate.h"
 #include "orchestrator/history/gatedb.h"
 #include "orchestrator/model/results_load.h"
@@ -327,15 +328,15 @@ static int run_init_workloads(struct run_config *cfg, uint64_t given)
 	    workloads_select(cfg->workloads, cfg->wl_info, cfg->n_wl_info, cfg->wl, 16, &cfg->n_wl, &we) ||
 	    exec_select(cfg, &we))
 		return cmd_fail(&we, CMD_USAGE);
-	if (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
-						   cfg->n_wl_info, &we))
-		return cmd_fail(&we, CMD_USAGE);
 	if (cfg->n_guest_shmem && !shmem_axis_planned(cfg)) {
 		cmd_error("--guest-shmem-thp sets the guest's shared memory for workloads that take "
 			  "--shmem-thp (pgbench): add one to --workloads");
 		return CMD_USAGE;
 	}
-	if (run_opts_check(cfg, given, &we))
+	/* the options first: --kcompile without kcompile is said as such */
+	if (run_opts_check(cfg, given, &we) ||
+	    (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
+						    cfg->n_wl_info, &we)))
 		return cmd_fail(&we, CMD_USAGE);
 	return CMD_OK;
 }
@@ -377,6 +378,7 @@ static int run_work(const struct run_config *cfg, struct results *res, char *jso
 
 	out_dirs_note(&made, cfg->out_dir);
 	results_init(res);
+	run_alias_echo(cfg, res);
 	install_signals();
 	io.stop = &stop_flag;
 	io.progress = cfg->quiet ? NULL : stderr;

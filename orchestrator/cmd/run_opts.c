@@ -1,8 +1,7 @@
 /*
  * thpeval run's options: the option table and the parsers that fill a struct
- * run_config (run/config.h), and the checks of the exec workload's options
- * against the selected workloads (exec_select); cmd/run.c runs what they
- * describe.
+ * run_config (run/config.h); the options that spell a workload's own
+ * parameters go to cmd/run_alias. cmd/run.c runs what they describe.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +14,7 @@
 
 #include "lib/parse.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/cmd/run_alias.h"
 #include "orchestrator/history/histdb.h"
 #include "orchestrator/model/results_load.h"
 #include "orchestrator/report/report.h"
@@ -287,46 +287,6 @@ static int set_path(char *dst, size_t len, const char *arg, const char *what, st
 	return 0;
 }
 
-static int bad_value(struct err *e, int rc, const char *arg, const char *expect)
-{
-	return err_set(e, rc == -ERANGE ? -ERANGE : -EINVAL, "not %s: %s", expect, err_q(arg));
-}
-
-/*
- * --kcompile=CONFIG:TARGET: the syntax only (it goes on the guest's kernel
- * command line); the guest workload checks CONFIG against its list and says so
- * in a fail record.
- */
-static int kcompile_parse(const char *arg, struct run_config *c, struct err *e)
-{
-	const char *colon = strchr(arg, ':'), *t;
-	size_t n, i;
-
-	if (!colon || colon == arg || !colon[1] || strchr(colon + 1, ':'))
-		return err_set(e, -EINVAL, "not CONFIG:TARGET (e.g. tinyconfig:mm/ or defconfig:vmlinux): %s", err_q(arg));
-	n = (size_t)(colon - arg);
-	if (n >= sizeof(c->kc_config))
-		return err_set(e, -EINVAL, "--kcompile config '%.64s' is too long", arg);
-	for (i = 0; i < n; i++)
-		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_'))
-			return err_set(e, -EINVAL, "--kcompile config in '%.64s': use a config target such as tinyconfig or defconfig",
-				       arg);
-	t = colon + 1;
-	if (strlen(t) >= sizeof(c->kc_target))
-		return err_set(e, -EINVAL, "--kcompile target '%.64s' is too long", t);
-	if (t[0] == '-' || t[0] == '/' || t[0] == '.' || strstr(t, ".."))
-		return err_set(e, -EINVAL, "--kcompile target '%.64s': a directory such as mm/ or a target such as vmlinux",
-			       t);
-	for (i = 0; t[i]; i++)
-		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9') ||
-		      t[i] == '_' || t[i] == '.' || t[i] == '/' || t[i] == '-'))
-			return err_set(e, -EINVAL, "--kcompile target '%.64s': use letters, digits and _./- only", t);
-	memcpy(c->kc_config, arg, n);
-	c->kc_config[n] = '\0';
-	strcpy(c->kc_target, t);
-	return 0;
-}
-
 /* --target-ci=HOST[,GUEST] or none */
 static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 {
@@ -350,19 +310,6 @@ static int target_ci_parse(const char *arg, struct run_config *c, struct err *e)
 			       "(0-100], e.g. 15,5, or none: %s", err_q(arg));
 	c->target_ci_host = h;
 	c->target_ci_guest = comma ? g : h;
-	return 0;
-}
-
-/* --workload-opts: the syntax; the workloads check the names and values */
-static int wl_opts_parse(const char *arg, struct run_config *c, struct err *e)
-{
-	struct wlopt o[WLOPTS_MAX];
-	char why[ERR_MSG_MAX];
-	size_t n;
-
-	if (wlopts_parse(arg, o, WLOPTS_MAX, &n, why, sizeof(why)))
-		return err_set(e, -EINVAL, "%s", why);
-	strcpy(c->wl_opts, arg);	/* wlopts_parse bounds it */
 	return 0;
 }
 
@@ -467,8 +414,6 @@ static int db_parse(const char *arg, struct run_config *c, struct err *e)
 int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 {
 	struct run_config *c = ctx;
-	uint64_t v;
-	int r;
 
 	switch ((enum run_opt)id) {
 	case RO_HOST_THP:
@@ -478,7 +423,7 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RO_GUEST_SHMEM:
 		return shmem_list_parse(arg, c, e);
 	case RO_WL_OPTS:
-		return wl_opts_parse(arg, c, e);
+		return run_wlopts_add(c, arg, e);
 	case RO_WORKLOADS:
 		return workloads_parse(arg, c, e);
 	case RO_TARGET:
@@ -513,23 +458,15 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 	case RO_HOST_STATE:
 		return host_state_list_parse(arg, c, e);
 	case RO_EXEC:
-		return exec_opts_command(&c->exec, arg, e);
 	case RO_EXEC_METRIC:
-		return exec_opts_metric(&c->exec, arg, e);
 	case RO_EXEC_DIRECTION:
-		return exec_opts_direction(&c->exec, arg, e);
 	case RO_EXEC_TIMEOUT:
-		return exec_opts_timeout(&c->exec, arg, e);
+	case RO_KCOMPILE:
+	case RO_KCOMPILE_TIMEOUT:
+		/* other spellings of --workload-opts items */
+		return run_opt_alias(c, cli_opt_name(&run_cmd, id), arg, e);
 	case RO_IMAGE_PACKAGES:
 		return image_packages_parse(arg, c->image_pkgs, IMAGE_PKGS_MAX, &c->n_image_pkgs, e);
-	case RO_KCOMPILE:
-		return kcompile_parse(arg, c, e);
-	case RO_KCOMPILE_TIMEOUT:
-		r = parse_duration_ms(arg, &v);
-		if (r || v < 10000 || v > 24ull * 3600 * 1000)
-			return bad_value(e, r ? r : -ERANGE, arg, "a duration from 10s to 24h (e.g. 20m, 2h)");
-		c->kc_timeout_ms = v;
-		return 0;
 	default:
 		break;
 	}
@@ -693,40 +630,4 @@ int run_paths_check(const struct run_config *c, struct err *e)
 			return err_wrap(e, "--baseline");
 	}
 	return 0;
-}
-
-/* whether the workload runs a user's command (exec: it takes --argv) */
-static bool runs_command(const struct run_config *c, const char *name)
-{
-	const struct workload_info *wi = workload_find(c->wl_info, c->n_wl_info, name);
-
-	return wi && wi->has_argv;
-}
-
-/*
- * The exec workload needs its command: 'all' without --exec leaves it out (with
- * a note); named without one, or --exec without it, or on the host, is refused.
- */
-int exec_select(struct run_config *c, struct err *e)
-{
-	size_t i, k;
-	bool planned = false;
-
-	for (i = 0; i < c->n_wl; i++)
-		planned |= runs_command(c, c->wl[i]);
-	if (planned && !c->exec.set && !strcmp(c->workloads, "all")) {
-		for (i = k = 0; i < c->n_wl; i++) {
-			if (!runs_command(c, c->wl[i]))
-				memmove(c->wl[k++], c->wl[i], sizeof(c->wl[0]));
-			else if (!c->quiet)
-				fprintf(stderr, "thpeval: --workloads=all leaves out %s: it runs the command given "
-					"with --exec\n", c->wl[i]);
-		}
-		c->n_wl = k;
-		planned = false;
-	}
-	if (c->n_image_pkgs && !c->target_guest)
-		return err_set(e, -EINVAL, "--image-packages adds packages to the guest image: --target=host "
-			       "boots no guest");
-	return exec_opts_check(&c->exec, planned, c->target_host, e);
 }

@@ -3,7 +3,7 @@
  * compaction and per-CPU lists through the journal) and the hugetlbfs
  * reference arm (the 2M pool reserved for the group).
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/arms.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "lib/parse.h"
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
 
 #define PROACTIVE_KEY "sysctl/vm/compaction_proactiveness"
 

@@ -12,6 +12,7 @@
 #include "orchestrator/model/balloon.h"
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/internal.h"
+#include "orchestrator/run/note.h"
 
 #define SAMPLE_S 0.25			/* QEMU's VmRSS while the buffer is left to the host */
 #define REFAULT_OPT "memset:refault-wait="

@@ -27,4 +27,20 @@ int balloon_parse(struct run_config *c, const char *arg, struct err *e);
 /* a run with the axis (a reporting arm, or a list): the re-fault step runs */
 bool balloon_planned(const struct run_config *c);
 
+/* the run loop's side (run/internal.h has the types) */
+struct guest_ctx;
+struct record;
+struct results;
+struct virt;
+
+void balloon_echo(const struct run_config *cfg, struct results *res);
+/* before the host is touched: memset runs, and libvirt and each QEMU have free page reporting */
+int balloon_check(const struct run_config *cfg, struct virt *v, const char *libvirt_version, struct err *e);
+/* the guest's workload options: --workload-opts, plus memset's refault-wait with the axis */
+const char *balloon_wlopts(const struct run_config *cfg, char *buf, size_t len);
+/* a guest's info record (its free and retouch marks), its result, and a poll round */
+int balloon_on_info(struct guest_ctx *gc, const struct record *rec);
+void balloon_on_result(struct guest_ctx *gc, const struct record *rec);
+void balloon_tick(struct guest_ctx *gc);
+
 #endif

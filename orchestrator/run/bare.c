@@ -2,10 +2,13 @@
  * bare: the bare-host rows: the same workload binary run directly on the host, each
  * host setting applied anew every round.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/bare.h"
 
 #include <errno.h>
 #include <string.h>
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/records.h"
 
 
 /* ---- the bare-host rows: the same workload binary, run directly on the host ---- */
@@ -103,6 +106,7 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 			struct local_ctx lc = { cfg, io, res, host_thp, cfg->wl[w], rep < cfg->warmup, 0, "", round };
 			struct err le = ERR_INIT;
 			size_t n = 0, k, nu;
+			uint64_t limit_ms;
 
 			snprintf(a[n++], sizeof(a[0]), "%s", cfg->wl[w]);
 			snprintf(a[n++], sizeof(a[0]), "--rep=%u", round * (cfg->warmup + cfg->reps) + rep);
@@ -114,12 +118,9 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 				snprintf(a[n++], sizeof(a[0]), "--accesses=%llu", (unsigned long long)cfg->accesses);
 			if (wi && wi->has_madvise)
 				snprintf(a[n++], sizeof(a[0]), "--madvise=%d", thp->mode == THP_MODE_MADVISE);
-			if (wi && wi->has_src && sd) {
+			if (wi && wi->has_src && sd)
 				/* the host copy of the guests' source disk; O= trees in /tmp */
 				snprintf(a[n++], sizeof(a[0]), "--src=%s", sd->tree);
-				snprintf(a[n++], sizeof(a[0]), "--config=%s", cfg->kc_config);
-				snprintf(a[n++], sizeof(a[0]), "--target=%s", cfg->kc_target);
-			}
 			for (k = 0; k < n; k++)
 				args[k] = a[k];
 			/* the user's own parameters of this workload (--workload-opts) */
@@ -128,8 +129,8 @@ int run_host_target(const struct run_config *cfg, const struct run_io *io, struc
 				if (!host_knob_opt(cfg->wl[w], u[k]))
 					args[n++] = u[k];
 			args[n] = NULL;
-			r = workload_run_local(cfg->guest_bin, args,
-					       (int)(wi && wi->has_src ? cfg->kc_timeout_ms : cfg->timeout_ms), io->stop,
+			limit_ms = wi ? workload_run_limit_ms(cfg->wl_opts, wi) : 0;
+			r = workload_run_local(cfg->guest_bin, args, (int)(limit_ms ? limit_ms : cfg->timeout_ms), io->stop,
 					       on_local_record, &lc, &le);
 			if (r == -EINTR)
 				return err_set(e, -EINTR, "interrupted");

@@ -18,10 +18,6 @@ ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 void run_config_defaults(struct run_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	strcpy(c->kc_config, "tinyconfig");
-	strcpy(c->kc_target, "mm/");
-	c->kc_timeout_ms = 20 * 60 * 1000;
-	exec_opts_defaults(&c->exec);
 }
 
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)

@@ -15,7 +15,6 @@
 #include "images/image.h"
 #include "lib/enumstr.h"
 #include "lib/err.h"
-#include "orchestrator/run/execopts.h"
 #include "lib/wlopts.h"
 #include "orchestrator/run/workloads.h"
 #include "orchestrator/virt/domain.h"
@@ -122,10 +121,6 @@ struct run_config {
 	enum host_state host_state[HOST_STATE__COUNT];	/* fresh and/or fragmented, in order */
 	size_t n_host_state;
 	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
-	char kc_config[32];		/* --kcompile=CONFIG:TARGET */
-	char kc_target[64];
-	uint64_t kc_timeout_ms;		/* one kcompile run at most */
-	struct exec_opts exec;		/* the exec workload's command (--exec...) */
 	char image_pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];	/* --image-packages */
 	size_t n_image_pkgs;
 	char emulator[2][256];		/* --emulator=A[,B] (run/abaxis.h); none: libvirt chooses */

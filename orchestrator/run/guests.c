@@ -3,7 +3,7 @@
  * of their records and torn down, with the failure of one guest kept in its
  * cells; a lost libvirtd connection is reopened.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/guests.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,11 @@
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/balloon.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/planned.h"
+#include "orchestrator/run/recovery.h"
+#include "orchestrator/run/telemetry.h"
+#include "orchestrator/run/records.h"
 
 /* bytes of the kernel command line an x86 guest keeps (COMMAND_LINE_SIZE 2048, with its NUL) */
 #define GUEST_CMDLINE_MAX 2047
@@ -47,17 +52,7 @@ static void build_cmdline(const struct run_config *cfg, const struct image *img,
 	run_append(buf, len, " thpeval.accesses=%llu thpeval.seed=%llu thpeval.timeout=%llu",
 	       (unsigned long long)cfg->accesses, (unsigned long long)seed,
 	       (unsigned long long)(cfg->timeout_ms / 1000));
-	if (kcompile_planned(cfg))
-		run_append(buf, len, " thpeval.kcompile=%s:%s thpeval.long_timeout=%llu", cfg->kc_config,
-		       cfg->kc_target, (unsigned long long)(cfg->kc_timeout_ms / 1000));
-	/* the command and its pattern in lib/argv's encoding: words of the kernel's, never split */
-	if (exec_planned(cfg)) {
-		run_append(buf, len, " thpeval.exec=%s thpeval.exec_timeout=%llu", cfg->exec.argv_enc,
-			   (unsigned long long)(cfg->exec.timeout_ms / 1000));
-		if (cfg->exec.metric_set)
-			run_append(buf, len, " thpeval.exec_metric=%s thpeval.exec_direction=%s",
-				   cfg->exec.metric_enc, cfg->exec.dir);
-	}
+	/* each workload's own parameters (kcompile's build, exec's command in lib/argv's encoding) */
 	if (cfg->wl_opts[0] || balloon_planned(cfg)) {
 		char wlo[WLOPTS_SPEC_MAX + 64];
 
@@ -102,10 +97,18 @@ bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins
 	return true;
 }
 
-/* the guest's log in the results: its host group, place and the paths of its files; "failed" until it ends */
-static int gr_log_init(const struct run_config *cfg, const struct host_group *hg, unsigned gi, unsigned n,
-		       unsigned round, struct guest_run *gr, struct guest_log *log, struct err *e)
+/* the guest's name, its results.guests entry (failed until it ends well) and its files' paths */
+static int gr_log_init(const struct run_config *cfg, const struct host_group *hg, unsigned idx, unsigned gi,
+		       unsigned n, unsigned round, struct results *res, struct guest_run *gr)
 {
+	struct err *e = &gr->e;
+	struct guest_log *log;
+
+	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
+	log = results_guest_add(res, e);
+	if (!log)
+		return e->code;
+	gr->log = log;
 	snprintf(log->name, sizeof(log->name), "%s", gr->name);
 	snprintf(log->host_thp, sizeof(log->host_thp), "%s", hg->host_thp);
 	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
@@ -127,15 +130,38 @@ static int gr_log_init(const struct run_config *cfg, const struct host_group *hg
 	return 0;
 }
 
-/* the domain XML of the guest (its kernel command line, memory backing, disks and pins), written to its file */
-static int gr_domain_xml(const struct run_config *cfg, const struct image *img, const struct srcdisk *sd,
-			 const struct host_group *hg, enum accel accel, unsigned gi, unsigned n, unsigned round,
-			 struct guest_run *gr, const struct guest_log *log, struct err *e)
+static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
+		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
+		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
+		    struct guest_run *gr)
 {
 	char cmdline[GUEST_CMDLINE_MAX + 2];
 	int pins[64];
 	struct domain_spec spec = { 0 };
+	struct guest_opts go = { 0 };
+	struct err *e = &gr->e;
+	struct guest_log *log;
 	int r;
+
+	r = gr_log_init(cfg, hg, idx, gi, n, round, res, gr);
+	if (r)
+		return r;
+	log = gr->log;
+
+	/* per-guest writable layers live beside the images: QEMU (an unprivileged
+	 * user under qemu:///system) must be able to reach them */
+	{
+		char d[PATH_MAX];
+
+		if (snprintf(d, sizeof(d), "%s/overlays", cfg->cache_dir) >= (int)sizeof(d))
+			r = err_set(e, -ENAMETOOLONG, "--cache-dir path too long");
+		else
+			r = mkdir_p(d, 0755, e);
+	}
+	if (!r)
+		r = image_overlay_create(img, gr->overlay, e);
+	if (r)
+		return r;
 
 	cmdline[0] = '\0';
 	build_cmdline(cfg, img, cfg->seed + round, cmdline, sizeof(cmdline));
@@ -169,44 +195,7 @@ static int gr_domain_xml(const struct run_config *cfg, const struct image *img, 
 	r = domain_xml(&spec, &gr->xml, e);
 	if (r)
 		return r;
-	return write_file_atomic(log->xml_path, gr->xml, strlen(gr->xml), 0644, e);
-}
-
-static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
-		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
-		    struct guest_run *gr)
-{
-	struct guest_opts go = { 0 };
-	struct err *e = &gr->e;
-	struct guest_log *log;
-	int r;
-
-	snprintf(gr->name, sizeof(gr->name), "thpeval-%d-%u", (int)getpid(), idx);
-	log = results_guest_add(res, e);
-	if (!log)
-		return e->code;
-	gr->log = log;
-	r = gr_log_init(cfg, hg, gi, n, round, gr, log, e);
-	if (r)
-		return r;
-
-	/* per-guest writable layers live beside the images: QEMU (an unprivileged
-	 * user under qemu:///system) must be able to reach them */
-	{
-		char d[PATH_MAX];
-
-		if (snprintf(d, sizeof(d), "%s/overlays", cfg->cache_dir) >= (int)sizeof(d))
-			r = err_set(e, -ENAMETOOLONG, "--cache-dir path too long");
-		else
-			r = mkdir_p(d, 0755, e);
-	}
-	if (!r)
-		r = image_overlay_create(img, gr->overlay, e);
-	if (r)
-		return r;
-
-	r = gr_domain_xml(cfg, img, sd, hg, accel, gi, n, round, gr, log, e);
+	r = write_file_atomic(log->xml_path, gr->xml, strlen(gr->xml), 0644, e);
 	if (r)
 		return r;
 

@@ -2,12 +2,13 @@
  * hostplan: host THP planning: which sizes the host offers, which knobs each group sets
  * (a plain value, or one SIZE:MODE alone), and the guest-side mTHP note.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/hostplan.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "lib/wlopts.h"
+#include "orchestrator/run/note.h"
 
 
 /*

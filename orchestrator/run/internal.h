@@ -1,8 +1,8 @@
 /*
- * internal: what the files of the run layer share and nothing else sees: a
- * host group, the per-guest context the record callbacks fill, the host
- * snapshots, the host THP plan, and the functions one file of the loop calls
- * in another. run.h is the layer's face to the commands.
+ * internal: the types the files of the run layer share and nothing else
+ * sees: a host group, the per-guest context the record callbacks fill, the
+ * host snapshots, the host THP plan. Each file's functions are in its own
+ * header; run.h is the layer's face to the commands.
  */
 #ifndef THPEVAL_ORCH_RUN_INTERNAL_H
 #define THPEVAL_ORCH_RUN_INTERNAL_H
@@ -116,115 +116,4 @@ struct host_plan {
 	const struct thp_settings *before;
 };
 
-/* loop.c */
-void run_note(const struct run_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool guest_thp_planned(const struct run_config *cfg, const char *s);
-bool workload_planned(const struct run_config *cfg, const char *w);
-bool kcompile_planned(const struct run_config *cfg);
-/* a planned workload runs a user's command (exec): it goes on the kernel command line */
-bool exec_planned(const struct run_config *cfg);
-uint64_t guest_timeout_ms(const struct run_config *cfg);
-void run_append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* telemetry.c */
-void mthp_read(const char *root, unsigned kb, struct mthp_snap *m);
-void sample_host_coverage(struct guest_ctx *gc, struct cell *c);
-void host_snap_take(struct guest_ctx *gc, struct host_snap *s);
-void host_telemetry(struct guest_ctx *gc, struct cell *c, bool keep);
-void telemetry_notes(struct results *res, enum accel accel, bool guests);
-
-/* records.c */
-bool is_label(const char *key);
-int on_record(void *opaque, enum guest_event ev, const struct record *rec, const char *reason);
-/* the boot's phases from a hello's boot_*_us times; needs create_to_first_record_s, boot_create_s */
-void boot_phases(struct guest_log *l, const struct record *rec);
-
-/* guests.c */
-bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins);
-struct recovery;
-/* rc: a recovery group (collapse after each guest's series), else NULL */
-int run_guests(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
-	const struct image *img, const struct srcdisk *sd, const struct host_group *hg, struct recovery *rc,
-	unsigned *idx, unsigned round, struct results *res, struct err *e);
-int reconnect_if_lost(const struct run_config *cfg, const struct run_io *io, struct virt **v, unsigned idx,
-	struct err *e);
-
-/* bare.c */
-int run_host_target(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-	const struct host_plan *hp, const struct srcdisk *sd, const struct thp_setting *thp, unsigned round,
-	struct results *res, struct err *e);
-
-/* hostplan.c */
-int apply_host_thp(struct host_session *hs, const struct host_plan *hp, const struct thp_setting *t, struct err *e);
-void run_proc_root(const struct run_config *cfg, char *buf, size_t len);
-int plan_host_thp(const struct run_config *cfg, struct results *res, struct host_plan *hp,
-	struct thp_setting *list, size_t *n, struct err *e);
-void guest_mthp_note(const struct run_config *cfg, const struct run_io *io, struct results *res);
-/*
- * Workload options that set a host knob (hzp zero-page):
- * on the bare host the workload would write the real knob itself, outside
- * the journal and whatever the sysfs root. host_knob_opt: arg ("--P=V") is
- * one of workload's, to be kept from it. host_knob_opts_set: the knobs
- * spec (--workload-opts) asks of workload set through the session (journal
- * first, under its root), their values before in *prev (none: prev->n 0);
- * host_knob_opts_restore puts those back.
- */
-bool host_knob_opt(const char *workload, const char *arg);
-int host_knob_opts_set(struct host_session *hs, const char *spec, const char *workload, struct thp_settings *prev,
-	struct err *e);
-int host_knob_opts_restore(struct host_session *hs, const struct thp_settings *prev, struct err *e);
-
-/* recovery.c: what a recovery group needs after each guest's series */
-struct recovery {
-	struct host_session *hs;
-	const struct host_plan *hp;
-	const struct host_group *hg;	/* hg->thp: the setting applied after the series */
-	unsigned round;
-	bool applied;			/* that setting is in place */
-};
-
-/*
- * One guest of a recovery group, its series done and its access passes
- * started (or its end record in: a guest without them): the group's setting
- * applied (once), guest RAM collapsed (collapse-madvise) or khugepaged left
- * to it (collapse-khugepaged), the coverage series and the access passes
- * into a new results.recovery entry (which keeps the error too); then the
- * guest is told to stop its passes.
- */
-int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc, struct results *res,
-		 struct err *e);
-/* a group whose guests recover after their series: the collapse arms (khugepaged's: not on never) */
-bool recovery_group(const struct host_group *hg);
-/* the recovery arm's host checks before anything is touched: MADV_COLLAPSE, khugepaged, --khugepaged */
-int recovery_check_host(const struct run_config *cfg, struct err *e);
-/* the guest's access passes on its kernel command line */
-void recovery_cmdline(const struct run_config *cfg, char *buf, size_t len);
-/* the guest's passes have started and enough came in before the interval */
-bool recovery_due(const struct guest_ctx *gc);
-/* an info record of the guest's passes (event probe_start, probe, probe_end); 0, or 1 to stop */
-int recovery_on_info(struct guest_ctx *gc, const struct record *rec);
-
-/* balloon.c: the free page reporting axis (run/balloon.h) */
-void balloon_echo(const struct run_config *cfg, struct results *res);
-/* before the host is touched: memset runs, and libvirt and each QEMU have free page reporting */
-int balloon_check(const struct run_config *cfg, struct virt *v, const char *libvirt_version, struct err *e);
-/* the guest's workload options: --workload-opts, plus memset's refault-wait with the axis */
-const char *balloon_wlopts(const struct run_config *cfg, char *buf, size_t len);
-/* a guest's info record (its free and retouch marks), its result, and a poll round */
-int balloon_on_info(struct guest_ctx *gc, const struct record *rec);
-void balloon_on_result(struct guest_ctx *gc, const struct record *rec);
-void balloon_tick(struct guest_ctx *gc);
-
-/* arms.c */
-int fragment_host(const struct run_config *cfg, const struct run_io *io, struct host_session *hs,
-	const struct host_plan *hp, const struct host_group *hg, unsigned round, struct frag *fr,
-	struct frag_log *fl, struct err *e);
-void frag_vmstat(struct frag_log *fl, const struct vmstat *vm0);
-void frag_undo(const struct run_io *io, struct host_session *hs, struct frag *fr, struct frag_log *fl);
-/* a hugetlbfs arm can run here: the host has the pool and libvirt a mount of that page size */
-int hugetlb_arm_check(const struct run_config *cfg, uint64_t kb, struct err *e);
-/* the journal key of the pool of that page size */
-void pool_key(char *buf, size_t len, uint64_t kb);
-int pool_reserve(struct host_session *hs, const struct run_config *cfg, uint64_t kb, char *orig, size_t len,
-		 struct err *e);
 #endif

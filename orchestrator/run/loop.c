@@ -15,28 +15,15 @@
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/balloon.h"
 #include "orchestrator/run/progress.h"
-
-void run_note(const struct run_io *io, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!io->progress)
-		return;
-	if (io->bar && io->bar->tty) {
-		/* on a terminal the status line carries the progress: only warnings and
-		 * errors are printed, above it */
-		if (strncmp(fmt, "warning", 7) && strncmp(fmt, "error", 5))
-			return;
-		fputs("\r\033[K", io->progress);
-		io->bar->drawn = 0;
-	}
-	fputs("thpeval: ", io->progress);
-	va_start(ap, fmt);
-	vfprintf(io->progress, fmt, ap);
-	va_end(ap);
-	fputc('\n', io->progress);
-	fflush(io->progress);
-}
+#include "orchestrator/run/arms.h"
+#include "orchestrator/run/bare.h"
+#include "orchestrator/run/guests.h"
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/planned.h"
+#include "orchestrator/run/records.h"
+#include "orchestrator/run/recovery.h"
+#include "orchestrator/run/telemetry.h"
 
 static void image_line(void *opaque, const char *msg)
 {
@@ -51,85 +38,6 @@ static void image_line(void *opaque, const char *msg)
 static void *io_progress_opaque(const struct run_io *io)
 {
 	return io->progress;
-}
-
-/* guest settings of this run: never + the treatments (s as a guest's record names it) */
-bool guest_thp_planned(const struct run_config *cfg, const char *s)
-{
-	struct thp_setting t;
-	size_t i;
-
-	if (thp_setting_parse(s, &t))
-		return false;
-	if (!t.kb && t.mode == THP_MODE_NEVER)
-		return true;
-	for (i = 0; i < cfg->n_guest_thp; i++)
-		if (thp_setting_equal(&cfg->guest_thp[i], &t))
-			return true;
-	return false;
-}
-
-bool workload_planned(const struct run_config *cfg, const char *w)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->n_wl; i++)
-		if (!strcmp(w, cfg->wl[i]))
-			return true;
-	return false;
-}
-
-/* a planned workload reads a kernel source (kcompile): it needs the source disk */
-bool kcompile_planned(const struct run_config *cfg)
-{
-	size_t w;
-
-	for (w = 0; w < cfg->n_wl; w++) {
-		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
-
-		if (wi && wi->has_src)
-			return true;
-	}
-	return false;
-}
-
-bool exec_planned(const struct run_config *cfg)
-{
-	size_t w;
-
-	for (w = 0; w < cfg->n_wl; w++) {
-		const struct workload_info *wi = workload_find(cfg->wl_info, cfg->n_wl_info, cfg->wl[w]);
-
-		if (wi && wi->has_argv)
-			return true;
-	}
-	return false;
-}
-
-/*
- * The per-guest limit: --timeout for everything, plus --kcompile-timeout for
- * every kcompile run the guest makes (each round, each guest THP setting),
- * and --exec-timeout with the runner's margin for every exec run.
- */
-uint64_t guest_timeout_ms(const struct run_config *cfg)
-{
-	uint64_t runs = (uint64_t)(cfg->warmup + cfg->reps) * (1 + cfg->n_guest_thp);
-
-	return cfg->timeout_ms + (kcompile_planned(cfg) ? runs * cfg->kc_timeout_ms : 0) +
-	       (exec_planned(cfg) ? runs * (cfg->exec.timeout_ms + ARGV_EXEC_MARGIN_MS) : 0) +
-	       (balloon_planned(cfg) ? runs * BALLOON_WAIT_MS : 0);	/* memset's re-fault waits */
-}
-
-void run_append(char *dst, size_t len, const char *fmt, ...)
-{
-	size_t n = strlen(dst);
-	va_list ap;
-
-	if (n >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst + n, len - n, fmt, ap);
-	va_end(ap);
 }
 
 /* Fisher-Yates with splitmix64: the order is reproducible from the recorded seed */
@@ -299,7 +207,7 @@ struct run_state {
 	struct host_group groups[HOST_STATE__COUNT * BALLOON__COUNT * 2 * (THP_LIST_MAX + 1 + HUGETLB_ARMS) *
 				 PREFAULT__COUNT];
 	size_t ngroups;
-	bool kc;			/* kcompile planned: the kernel source disk */
+	bool kc;			/* a workload reads the kernel source disk (kcompile) */
 	struct srcdisk sd;
 	struct image img;
 	struct virt *v;
@@ -428,8 +336,6 @@ static int prepare_source(struct run_state *st, struct err *e)
 		return r;
 	run_note(st->io, "kernel source disk %s (%s, %s %s)", st->sd.id, built ? "built" : "cached", SRCDISK_PACKAGE,
 		 st->sd.version);
-	snprintf(st->res->settings.kcompile, sizeof(st->res->settings.kcompile), "%s:%s", st->cfg->kc_config,
-		 st->cfg->kc_target);
 	snprintf(st->res->settings.srcdisk_id, sizeof(st->res->settings.srcdisk_id), "%s", st->sd.id);
 	return 0;
 }
@@ -672,7 +578,7 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 			 prefault_name(hg->prefault));
 		progress_cell_start(io->bar, name);
 	}
-	rc = (struct recovery){ &st->hs, &st->hp, hg, round, false };
+	rc = (struct recovery){ &st->hs, &st->hp, hg, round, false, on_record };
 	r = run_guests(st->cfg, io, st->v, st->accel, &st->img, st->kc ? &st->sd : NULL, hg,
 		       recovery_group(hg) ? &rc : NULL, &st->idx, round, res, &ge);
 	if (group_leave(st, &fr, fl, have_vm0 ? &vm0 : NULL, e))
@@ -804,7 +710,7 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	st->json_path = json_path;
 	st->hp.before = &res->thp_before;
 	st->accel = ACCEL_TCG;
-	st->kc = kcompile_planned(cfg);
+	st->kc = srcdisk_planned(cfg);
 	echo_settings(cfg, res);
 	r = check_host(st, e);
 	if (!r && st->kc)

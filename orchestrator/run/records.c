@@ -3,7 +3,7 @@
  * boot id, the host telemetry sampled beside it; a record that breaks the
  * protocol stops that guest.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/records.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,6 +11,11 @@
 
 #include "lib/clock.h"
 #include "orchestrator/run/progress.h"
+#include "orchestrator/run/note.h"
+#include "orchestrator/run/planned.h"
+#include "orchestrator/run/telemetry.h"
+#include "orchestrator/run/balloon.h"
+#include "orchestrator/run/recovery.h"
 
 bool is_label(const char *key)
 {

@@ -10,7 +10,7 @@
  * samples; after the interval the guest gives a few more passes and is told
  * to stop.
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/recovery.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,6 +22,8 @@
 #include "host/collapse.h"
 #include "host/khugepaged.h"
 #include "lib/clock.h"
+#include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/note.h"
 
 #define SAMPLE_S 1.0
 #define POLL_MS 100
@@ -159,14 +161,14 @@ int recovery_on_info(struct guest_ctx *gc, const struct record *rec)
 }
 
 /* read what the guest sent; false when it is gone or failed */
-static bool drain_guest(struct guest_ctx *gc, const struct run_io *io)
+static bool drain_guest(const struct recovery *rc, struct guest_ctx *gc, const struct run_io *io)
 {
 	enum guest_poll_result pr = GUEST_POLL_TIMEOUT;
 	struct err pe = ERR_INIT;
 
 	if (!gc->g || gc->got_end)
 		return !gc->got_end;
-	if (guest_poll(gc->g, 0, (volatile const int *)io->stop, on_record, gc, &pr, &pe) ||
+	if (guest_poll(gc->g, 0, (volatile const int *)io->stop, rc->on_record, gc, &pr, &pe) ||
 	    pr == GUEST_POLL_GUEST_GONE || err_isset(&gc->err))
 		return false;
 	return true;
@@ -202,8 +204,8 @@ struct khp_watch {
 };
 
 /* the series of one guest, from the setting going in to what stops it (one more sample after) */
-static int sample_series(struct guest_ctx *gc, const struct run_io *io, struct collapse_log *cl,
-			 struct call_thread *ct, struct khp_watch *kw, double t0, struct err *e)
+static int sample_series(const struct recovery *rc, struct guest_ctx *gc, const struct run_io *io,
+			 struct collapse_log *cl, struct call_thread *ct, struct khp_watch *kw, double t0, struct err *e)
 {
 	double next = 0, pct, limit = (double)gc->cfg->recovery_timeout_ms / 1000;
 	struct smaps_cov cov;
@@ -261,7 +263,7 @@ static int sample_series(struct guest_ctx *gc, const struct run_io *io, struct c
 				return 0;
 			}
 		}
-		if (!drain_guest(gc, io) && gc->probe.started && !gc->probe.ended && !gc->got_end) {
+		if (!drain_guest(rc, gc, io) && gc->probe.started && !gc->probe.ended && !gc->got_end) {
 			snprintf(cl->stopped, sizeof(cl->stopped), "the guest stopped");
 			if (!ct) {
 				cl->interval_s = t;
@@ -274,7 +276,7 @@ static int sample_series(struct guest_ctx *gc, const struct run_io *io, struct c
 }
 
 /* after the interval: a few more passes from the guest, then "stop" to it */
-static void passes_after(struct guest_ctx *gc, const struct run_io *io, double t_stop)
+static void passes_after(const struct recovery *rc, struct guest_ctx *gc, const struct run_io *io, double t_stop)
 {
 	struct probe_rx *p = &gc->probe;
 	double until = mono_s() + PROBE_AFTER * (isfinite(p->period_s) ? p->period_s : 1) + 15;
@@ -286,7 +288,7 @@ static void passes_after(struct guest_ctx *gc, const struct run_io *io, double t
 		for (i = 0; i < p->n; i++)
 			after += p->t[i] >= t_stop;
 		if (after >= PROBE_AFTER || p->ended || gc->got_end || *io->stop || mono_s() >= until ||
-		    !drain_guest(gc, io))
+		    !drain_guest(rc, gc, io))
 			break;
 		virt_event_wait(POLL_MS);
 	}
@@ -452,7 +454,7 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 		kw.last = kw.s0;
 		kw.scans_at_rise = kw.s0.full_scans;
 		kw.best_pct = cl->cov_before_pct;
-		r = sample_series(gc, io, cl, NULL, &kw, t0, e);
+		r = sample_series(rc, gc, io, cl, NULL, &kw, t0, e);
 		if (!r && !khp_state_read(cfg->sysfs_root, &kw.last, &ke))
 			khp_fill(&cl->khp, &set, &kw.s0, &kw.last);
 		if (kw.pid) {
@@ -479,7 +481,7 @@ restore:
 			r = err_set(e, -r, "cannot start the collapse thread: %s", strerror(r));
 			goto out;
 		}
-		r = sample_series(gc, io, cl, &ct, NULL, t0, e);
+		r = sample_series(rc, gc, io, cl, &ct, NULL, t0, e);
 		pthread_join(th, NULL);
 		if (!r && ct.r)
 			r = err_set(e, ct.r, "%s", ct.e.msg);
@@ -511,7 +513,7 @@ restore:
 		cl->t90_s = collapse_time_to(t, p, cl->n, 90);
 	}
 	if (gc->probe.started) {
-		passes_after(gc, io, t0 + cl->interval_s);
+		passes_after(rc, gc, io, t0 + cl->interval_s);
 		cl->has_probe = true;
 		probe_fill(&cl->probe, &gc->probe, t0, cl->interval_s);
 	}

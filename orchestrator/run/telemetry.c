@@ -4,7 +4,7 @@
  * the per-repetition host counters (QEMU's faults, vmstat, KVM stats and
  * guest-mode PMU counts where a KVM guest has them; nothing under TCG).
  */
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/telemetry.h"
 
 #include <errno.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "lib/parse.h"
+#include "orchestrator/run/note.h"
 
 /* host telemetry deltas since the previous record (one repetition), recorded as
  * per-cell metrics: the QEMU process's minor faults and the host's THP and

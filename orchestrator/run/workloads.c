@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "images/spawn.h"
+#include "lib/argv.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
 #include "orchestrator/model/jtable.h"
@@ -107,15 +108,18 @@ static int take_params(const char *prog, json_object *arr, struct workload_info 
 		if (!known)
 			return err_set(e, -EPROTO, "'%s workloads --format=json': %s has an unknown type '%s'",
 				       prog, what, shown(json_object_get_string(v), b, sizeof(b)));
-		if (!member(prog, what, p, "default", json_type_string, e))
+		if (!(v = member(prog, what, p, "default", json_type_string, e)))
 			return e->code;
+		if ((size_t)json_object_get_string_len(v) >= WORKLOAD_DEFAULT_MAX)
+			return err_set(e, -EPROTO, "'%s workloads --format=json': %s has a default longer than %d "
+				       "characters", prog, what, WORKLOAD_DEFAULT_MAX - 1);
+		memcpy(wi->defaults[i], json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
 	}
 	wi->nparams = np;
 	wi->has_size = workload_has_param(wi, "size");
 	wi->has_accesses = workload_has_param(wi, "accesses");
 	wi->has_madvise = workload_has_param(wi, "madvise");
 	wi->has_src = workload_has_param(wi, "src");
-	wi->has_argv = workload_has_param(wi, "argv");
 	return 0;
 }
 
@@ -278,6 +282,34 @@ int workload_opts_check(const char *spec, const char (*sel)[WORKLOAD_NAME_MAX], 
 				       "workloads' lists them)", wi->name, o[i].param);
 	}
 	return 0;
+}
+
+const char *workload_opt_value(const char *spec, const struct workload_info *wi, const char *param, char *buf,
+			       size_t len)
+{
+	struct wlopt o[WLOPTS_MAX];
+	size_t n = 0, i;
+
+	for (i = 0; i < wi->nparams && strcmp(wi->params[i], param); i++)
+		;
+	if (i == wi->nparams)
+		return NULL;
+	snprintf(buf, len, "%s", wi->defaults[i]);
+	if (spec[0] && !wlopts_parse(spec, o, WLOPTS_MAX, &n, NULL, 0))
+		for (i = 0; i < n; i++)
+			if (!strcmp(o[i].workload, wi->name) && !strcmp(o[i].param, param))
+				snprintf(buf, len, "%s", o[i].value);
+	return buf;
+}
+
+uint64_t workload_run_limit_ms(const char *spec, const struct workload_info *wi)
+{
+	char v[WLOPT_VALUE_MAX];
+	uint64_t s;
+
+	if (!workload_opt_value(spec, wi, "timeout", v, sizeof(v)) || parse_u64(v, &s) || s > 1000000000)
+		return 0;
+	return s * 1000 + ARGV_EXEC_MARGIN_MS;
 }
 
 size_t workload_opts_args(const char *spec, const char *workload, char (*out)[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8],

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "lib/record.h"
@@ -19,18 +20,19 @@
 #define WORKLOAD_NAME_MAX 32
 #define WORKLOAD_PARAMS_MAX 32	/* --name=value options of one workload (common ones included) */
 #define WORKLOAD_PARAM_NAME_MAX 32
+#define WORKLOAD_DEFAULT_MAX 64	/* a parameter's default, NUL included */
 #define WORKLOADS_JSON_MAX (256 * 1024)	/* bytes of `workloads --format=json` read at most */
 #define WORKLOADS_JSON_DEPTH 8	/* nesting the document may have (it uses 5) */
-#define WORKLOADS_SCHEMA 1	/* the schema_version read: guest/harness.h HARNESS_LIST_SCHEMA */
+#define WORKLOADS_SCHEMA 1	/* the schema_version read: guest/registry.h REGISTRY_LIST_SCHEMA */
 
 struct workload_info {
 	char name[WORKLOAD_NAME_MAX];
 	char params[WORKLOAD_PARAMS_MAX][WORKLOAD_PARAM_NAME_MAX];	/* its options, listed order */
+	char defaults[WORKLOAD_PARAMS_MAX][WORKLOAD_DEFAULT_MAX];	/* each one's default */
 	size_t nparams;
-	/* derived from params: the ones thpeval run passes on */
+	/* derived from params: the ones thpeval run sets itself */
 	bool has_size, has_accesses, has_madvise;
-	bool has_src;		/* reads a kernel source (kcompile): --src, --config, --target */
-	bool has_argv;		/* runs a user's command (exec): --argv, --metric, --direction */
+	bool has_src;		/* takes --src: reads the kernel source disk (its host tree on the bare host) */
 };
 
 /*
@@ -63,6 +65,19 @@ const struct workload_info *workload_find(const struct workload_info *wl, size_t
  */
 int workload_opts_check(const char *spec, const char (*sel)[WORKLOAD_NAME_MAX], size_t nsel,
 			const struct workload_info *avail, size_t navail, struct err *e);
+/*
+ * The value of wi's parameter param in this run: spec's (--workload-opts)
+ * when it names it, else the default, into buf; NULL when wi has no such
+ * parameter.
+ */
+const char *workload_opt_value(const char *spec, const struct workload_info *wi, const char *param, char *buf,
+			       size_t len);
+/*
+ * One run's own limit (ms) of a workload that has a "timeout" parameter
+ * (seconds, guest/workload.h), with the margin in which it reports its own
+ * timeout (ARGV_EXEC_MARGIN_MS); 0 for a workload without one.
+ */
+uint64_t workload_run_limit_ms(const char *spec, const struct workload_info *wi);
 /* "--PARAM=VALUE" for each item of spec naming workload, into out[0..max); their count */
 size_t workload_opts_args(const char *spec, const char *workload, char (*out)[WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 8],
 			  size_t max);

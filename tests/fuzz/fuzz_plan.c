@@ -136,15 +136,15 @@ static void check_bounds(const struct plan *p)
 	CHECK(p->size && p->size % HUGE_2M == 0);
 	CHECK(p->accesses >= 1 && p->accesses <= 1000000000000ull);
 	CHECK(p->timeout_ms >= 1000 && p->timeout_ms <= 24ull * 3600 * 1000);
-	CHECK(p->exec_timeout_ms >= 1000 && p->exec_timeout_ms <= 24ull * 3600 * 1000);
-	CHECK(!strcmp(p->exec_direction, "higher") || !strcmp(p->exec_direction, "lower"));
-	CHECK(memchr(p->exec_argv, '\0', sizeof(p->exec_argv)) && p->exec_argv[0]);
-	CHECK(memchr(p->exec_metric, '\0', sizeof(p->exec_metric)) && p->exec_metric[0]);
-	/* lib/argv's encoding: nothing a shell, a kernel word or --name=value would split on */
-	CHECK(strspn(p->exec_argv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:+-") ==
-	      strlen(p->exec_argv));
-	CHECK(strspn(p->exec_metric, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:+-") ==
-	      strlen(p->exec_metric));
+	/* each workload's own parameters (exec's command in lib/argv's encoding): nothing a shell,
+	 * a kernel word or --name=value would split on */
+	CHECK(p->nwlopts <= WLOPTS_MAX);
+	for (i = 0; i < p->nwlopts; i++) {
+		const char *v = p->wlopts[i].value;
+
+		CHECK(memchr(v, '\0', sizeof(p->wlopts[i].value)) && v[0]);
+		CHECK(strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:+-") == strlen(v));
+	}
 	CHECK(memchr(p->port, '\0', sizeof(p->port)));
 	for (i = 0; p->port[i]; i++) {
 		char c = p->port[i];

@@ -72,7 +72,7 @@ struct bad_case {
 	const char *why;	/* substring of the reason */
 };
 
-static char long_port[300], long_exec[PLAN_EXEC_MAX + 32];
+static char long_port[300], long_wlopts[WLOPTS_SPEC_MAX + 32];
 
 static struct bad_case bad_cases[] = {
 	{ "bogus thp value", "quiet thpeval.guest_thp=sometimes",
@@ -112,64 +112,43 @@ static struct bad_case bad_cases[] = {
 	{ "port name too long", "thpeval.port=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	  "thpeval.port: longer than 63 bytes" },
 	{ "port with a slash", "thpeval.port=../x", "thpeval.port: bad character" },
-	{ "kcompile without a colon", "thpeval.kcompile=tinyconfig", "'tinyconfig' is not CONFIG:TARGET" },
-	{ "kcompile empty config", "thpeval.kcompile=:mm/", "is not CONFIG:TARGET" },
-	{ "kcompile two colons", "thpeval.kcompile=a:b:c", "is not CONFIG:TARGET" },
-	{ "kcompile metacharacter", "thpeval.kcompile=tinyconfig:mm/;reboot",
-	  "thpeval.kcompile: bad character" },
-	{ "kcompile config too long",
-	  "thpeval.kcompile=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:mm/",
-	  "thpeval.kcompile: 'aaaa" },
-	{ "long_timeout zero", "thpeval.long_timeout=0", "thpeval.long_timeout: 0 is out of range" },
-	{ "long_timeout bad unit", "thpeval.long_timeout=5x",
-	  "thpeval.long_timeout: '5x' is not a duration such as 1200 or 20m" },
-	{ "long_timeout above a day", "thpeval.long_timeout=25h",
-	  "thpeval.long_timeout: 25h is out of range (1s to 24h)" },
-	{ "exec with a space", "thpeval.exec=\"sh -c x\"", "quotes are not allowed" },
-	{ "exec with a semicolon", "thpeval.exec=true;reboot",
-	  "thpeval.exec: bad character at 5 (lib/argv's encoding has [A-Za-z0-9_./:+-] only)" },
-	{ "exec with a comma", "thpeval.exec=a,b", "thpeval.exec: bad character at 2" },
-	{ "exec too long", long_exec, "thpeval.exec: value longer than 12351 bytes" },
-	{ "exec empty", "thpeval.exec=", "thpeval.exec: empty value" },
-	{ "exec_metric with an equals sign", "thpeval.exec_metric=a=b", "thpeval.exec_metric: bad character at 2" },
-	{ "exec_direction", "thpeval.exec_direction=up", "thpeval.exec_direction: 'up' is not higher or lower" },
-	{ "exec_timeout zero", "thpeval.exec_timeout=0", "thpeval.exec_timeout: 0 is out of range (1s to 24h)" },
-	{ "exec_timeout over a day", "thpeval.exec_timeout=25h", "thpeval.exec_timeout: 25h is out of range" },
+	/* kcompile's and exec's own parameters travel in wlopts, like any workload's */
+	{ "kcompile key gone", "thpeval.kcompile=tinyconfig:mm/", "unknown key 'thpeval.kcompile'" },
+	{ "exec key gone", "thpeval.exec=true", "unknown key 'thpeval.exec'" },
+	{ "long_timeout key gone", "thpeval.long_timeout=20m", "unknown key 'thpeval.long_timeout'" },
+	{ "wlopts exec argv with a semicolon", "thpeval.wlopts=exec:argv=true;reboot", "a value must be" },
+	{ "wlopts exec argv with a quote", "thpeval.wlopts=exec:argv=\"sh -c x\"", "quotes are not allowed" },
+	{ "wlopts kcompile parameter unknown", "thpeval.wlopts=kcompile:bogus=1", "workload kcompile has no --bogus" },
+	{ "wlopts too long", long_wlopts, "thpeval.wlopts: value longer than 1536 bytes" },
 };
 
-/* exec, exec_metric, exec_direction, exec_timeout: defaults, and values up to their longer limit
- * (a bad encoding is the workload's to report, in its fail record) */
-static void test_exec_keys(void **state)
+/* kcompile's and exec's own parameters: items of wlopts, up to the longest value a list takes
+ * (a bad encoding or config is the workload's to report, in its fail record) */
+static void test_own_params(void **state)
 {
-	static char cmdline[PLAN_EXEC_MAX + 200];
+	static char cmdline[WLOPTS_SPEC_MAX + 200];
 	char why[256] = "";
 	struct plan p;
 
 	(void)state;
-	assert_int_equal(plan_parse("thpeval.workloads=exec", &p, why, sizeof(why)), 0);
-	assert_string_equal(p.exec_argv, "true");
-	assert_string_equal(p.exec_metric, "none");
-	assert_string_equal(p.exec_direction, "higher");
-	assert_int_equal(p.exec_timeout_ms, 600000);
-	assert_int_equal(plan_parse("thpeval.workloads=exec thpeval.exec=sh+-c+echo:20v:2042 "
-				    "thpeval.exec_metric=v:20:28:5B0-9:5D:2B:29 thpeval.exec_direction=lower "
-				    "thpeval.exec_timeout=90", &p, why, sizeof(why)), 0);
-	assert_string_equal(p.exec_argv, "sh+-c+echo:20v:2042");
-	assert_string_equal(p.exec_metric, "v:20:28:5B0-9:5D:2B:29");
-	assert_string_equal(p.exec_direction, "lower");
-	assert_int_equal(p.exec_timeout_ms, 90000);
-	/* the longest value: PLAN_EXEC_MAX bytes */
-	memcpy(cmdline, "thpeval.exec=", 13);
-	memset(cmdline + 13, 'x', PLAN_EXEC_MAX);
-	cmdline[13 + PLAN_EXEC_MAX] = '\0';
+	assert_int_equal(plan_parse("thpeval.workloads=exec,kcompile thpeval.wlopts=exec:argv=sh+-c+echo:20v:2042,"
+				    "exec:metric=v:20:28:5B0-9:5D:2B:29,exec:direction=lower,exec:timeout=90,"
+				    "kcompile:config=defconfig,kcompile:target=vmlinux,kcompile:timeout=7200", &p, why,
+				    sizeof(why)), 0);
+	assert_int_equal(p.nwlopts, 7);
+	assert_string_equal(p.wlopts[0].value, "sh+-c+echo:20v:2042");
+	assert_string_equal(p.wlopts[1].value, "v:20:28:5B0-9:5D:2B:29");
+	assert_string_equal(p.wlopts[5].param, "target");
+	assert_string_equal(p.wlopts[5].value, "vmlinux");
+	/* the longest value: WLOPT_VALUE_MAX - 1 bytes */
+	strcpy(cmdline, "thpeval.wlopts=exec:argv=");
+	memset(cmdline + strlen(cmdline), 'x', WLOPT_VALUE_MAX - 1);
 	assert_int_equal(plan_parse(cmdline, &p, why, sizeof(why)), 0);
-	assert_int_equal(strlen(p.exec_argv), PLAN_EXEC_MAX);
+	assert_int_equal(strlen(p.wlopts[0].value), WLOPT_VALUE_MAX - 1);
 	/* decoded later: the plan takes an encoding the workload will refuse */
-	assert_int_equal(plan_parse("thpeval.exec=a:zz", &p, why, sizeof(why)), 0);
+	assert_int_equal(plan_parse("thpeval.wlopts=exec:argv=a:zz", &p, why, sizeof(why)), 0);
 }
 
-/* kcompile=CONFIG:TARGET and long_timeout: parsed, defaults otherwise; the values
- * themselves are the workload's to judge (a bad config is its fail record) */
 /* --workloads=all names every workload of the guest's table: the plan takes them all */
 static void test_all_workloads(void **state)
 {
@@ -187,27 +166,6 @@ static void test_all_workloads(void **state)
 		fail_msg("every workload in one plan refused: %s", why);
 	assert_int_equal(p.nworkloads, i);
 	assert_true(i <= PLAN_MAX_WORKLOADS);
-}
-
-static void test_kcompile_keys(void **state)
-{
-	char why[256] = "";
-	struct plan p;
-
-	(void)state;
-	assert_int_equal(plan_parse("thpeval.workloads=kcompile", &p, why, sizeof(why)), 0);
-	assert_string_equal(p.kc_config, "tinyconfig");
-	assert_string_equal(p.kc_target, "mm/");
-	assert_int_equal(p.long_timeout_ms, 1200000);
-	assert_true(p.workloads[0]->long_running);
-	assert_int_equal(plan_parse("thpeval.kcompile=defconfig:vmlinux thpeval.long_timeout=2h", &p,
-				    why, sizeof(why)), 0);
-	assert_string_equal(p.kc_config, "defconfig");
-	assert_string_equal(p.kc_target, "vmlinux");
-	assert_int_equal(p.long_timeout_ms, 2 * 3600 * 1000);
-	assert_false(p.workloads[0]->long_running);	/* memset */
-	assert_int_equal(plan_parse("thpeval.kcompile=randconfig:mm/", &p, why, sizeof(why)), 0);
-	assert_string_equal(p.kc_config, "randconfig");
 }
 
 static void test_bad(void **state)
@@ -288,8 +246,8 @@ int main(void)
 
 	memcpy(long_port, "thpeval.port=", 13);
 	memset(long_port + 13, 'p', 200);
-	memcpy(long_exec, "thpeval.exec=", 13);
-	memset(long_exec + 13, 'x', PLAN_EXEC_MAX + 1);
+	memcpy(long_wlopts, "thpeval.wlopts=", 15);
+	memset(long_wlopts + 15, 'x', WLOPTS_SPEC_MAX + 1);
 	for (i = 0; i < N(ok_cases); i++)
 		tests[n++] = (struct CMUnitTest){ ok_cases[i].name, test_ok, NULL, NULL,
 						  &ok_cases[i] };
@@ -298,9 +256,8 @@ int main(void)
 						  &bad_cases[i] };
 	tests[n++] = (struct CMUnitTest){ "error keeps the port read before it",
 					  test_error_keeps_port, NULL, NULL, NULL };
-	tests[n++] = (struct CMUnitTest){ "kcompile and long_timeout keys", test_kcompile_keys, NULL,
-					  NULL, NULL };
-	tests[n++] = (struct CMUnitTest){ "exec keys", test_exec_keys, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "kcompile's and exec's own parameters", test_own_params, NULL, NULL,
+					  NULL };
 	tests[n++] = (struct CMUnitTest){ "every workload in one plan", test_all_workloads, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "guest shmem axis", test_shmem_axis, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "workload options", test_wlopts, NULL, NULL, NULL };

@@ -581,9 +581,9 @@ static void test_runner_cold(void **state)
 
 /*
  * exec through the runner: the plan's encoded command reaches the workload
- * whole (a 3000-byte argument, its length read back by the pattern), the
+ * whole (a 1000-byte argument, its length read back by the pattern), the
  * direction and pattern with it, and a hang ends with the workload's own
- * fail record at exec_timeout, not the runner's kill.
+ * fail record at its timeout parameter, not the runner's kill.
  */
 static void test_runner_exec(void **state)
 {
@@ -605,25 +605,25 @@ static void test_runner_exec(void **state)
 	}
 	thp_knob_get("", "enabled", now, sizeof(now), NULL);
 	snprintf(exec, sizeof(exec), "sh -c 'echo n ${#1}' sh ");
-	memset(exec + strlen(exec), 'x', 3000);
+	memset(exec + strlen(exec), 'x', 1000);	/* within a workload option's value */
 	assert_int_equal(argv_split("--exec", exec, &a, &e), 0);
-	assert_true(argv_encode(&a, enc, sizeof(enc)) > 3000);
+	assert_true(argv_encode(&a, enc, sizeof(enc)) > 1000);
 	assert_true(argv_encode_word("^n ([0-9]+)$", pat, sizeof(pat)) > 0);
 	snprintf(cmdline, sizeof(cmdline), "quiet thpeval.guest_thp=%s thpeval.workloads=exec thpeval.reps=1 "
-		 "thpeval.warmup=0 thpeval.exec=%s thpeval.exec_metric=%s thpeval.exec_direction=lower "
-		 "thpeval.exec_timeout=30\n", now, enc, pat);
+		 "thpeval.warmup=0 thpeval.wlopts=exec:argv=%s,exec:metric=%s,exec:direction=lower,"
+		 "exec:timeout=30\n", now, enc, pat);
 	assert_int_equal(run_runner(cmdline, bin, &s), 0);
 	check_stream_frame(&s);
 	assert_int_equal(count_type(&s, REC_RESULT), 1);
 	for (r = s.rec; r->type != REC_RESULT; r++)
 		;
 	assert_int_equal(rec_get_f64(r, "metric_lower", &v), 0);
-	assert_true(v == 3000);
+	assert_true(v == 1000);
 
 	assert_int_equal(argv_split("--exec", "sleep 60", &a, &e), 0);
 	assert_true(argv_encode(&a, enc, sizeof(enc)) > 0);
 	snprintf(cmdline, sizeof(cmdline), "quiet thpeval.guest_thp=%s thpeval.workloads=exec thpeval.reps=1 "
-		 "thpeval.warmup=0 thpeval.exec=%s thpeval.exec_timeout=1\n", now, enc);
+		 "thpeval.warmup=0 thpeval.wlopts=exec:argv=%s,exec:timeout=1\n", now, enc);
 	t0 = harness_now_ns();
 	assert_int_equal(run_runner(cmdline, bin, &s), 1);
 	assert_true(harness_now_ns() - t0 < 20ull * 1000000000u);	/* not the runner's 31 s */

@@ -18,6 +18,9 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+#define A10 "aaaaaaaaaa"
+#define A100 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10
+
 struct wlopts_case {
 	const char *name;
 	const char *spec;
@@ -44,22 +47,29 @@ static const struct wlopts_case cases[] = {
 	{ "a quote", "redis:dataset=\"4G\"", NULL, "a value must be" },
 	{ "a semicolon", "redis:dir=/tmp;rm", NULL, "a value must be" },
 	{ "a dollar", "redis:dir=$HOME", NULL, "a value must be" },
-	{ "a value of 64 characters", "redis:dir=/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL,
-	  "a value must be 1-63" },
+	{ "a value of 1279 characters", "redis:dir=/" A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A10
+	  A10 A10 A10 A10 A10 A10 "aaaaaaaa", "redis:dir=/" A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100
+	  A10 A10 A10 A10 A10 A10 A10 "aaaaaaaa", NULL },
+	{ "a value of 1280 characters", "redis:dir=/" A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A100 A10
+	  A10 A10 A10 A10 A10 A10 "aaaaaaaaa", NULL, "a value must be 1-1279" },
+	{ "an exec command in lib/argv's encoding", "exec:argv=sh+-c+echo:20hi", "exec:argv=sh+-c+echo:20hi", NULL },
+	{ "kcompile's own config and target", "kcompile:config=defconfig,kcompile:target=vmlinux",
+	  "kcompile:config=defconfig;kcompile:target=vmlinux", NULL },
 	{ "reserved: size", "redis:size=4G", NULL, "--size is set by thpeval itself" },
 	{ "reserved: rep", "pgbench:rep=3", NULL, "--rep is set by thpeval itself" },
 	{ "reserved: shmem-thp", "pgbench:shmem-thp=always", NULL, "--shmem-thp is set by thpeval itself" },
 	{ "given twice", "redis:dataset=1G,redis:dataset=2G", NULL, "'redis:dataset' given twice" },
-	{ "nine items", "a:b=1,a:c=1,a:d=1,a:e=1,a:f=1,a:g=1,a:h=1,a:i=1,a:j=1", NULL, "more than 8" },
-	{ "over 128 bytes", "redis:dir=/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,pgbench:dir=/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-	  NULL, "longer than 128 bytes" },
+	{ "seventeen items", "a:b=1,a:c=1,a:d=1,a:e=1,a:f=1,a:g=1,a:h=1,a:i=1,a:j=1,a:k=1,a:l=1,a:m=1,a:n=1,a:o=1,"
+	  "a:p=1,a:q=1,a:r=1", NULL, "more than 16" },
+	{ "over 1536 bytes", "redis:dir=/" A100 A100 A100 A100 A100 A100 A100 A100 ",pgbench:dir=/" A100 A100 A100 A100
+	  A100 A100 A100 A100, NULL, "longer than 1536 bytes" },
 };
 
 static void test_case(void **state)
 {
 	const struct wlopts_case *c = *state;
 	struct wlopt o[WLOPTS_MAX];
-	char why[256] = "", got[2048] = "";
+	char why[256] = "", got[WLOPTS_MAX * (2 * WLOPT_NAME_MAX + WLOPT_VALUE_MAX + 4)] = "";
 	size_t n = 99, i;
 	int r = wlopts_parse(c->spec, o, WLOPTS_MAX, &n, why, sizeof(why));
 

@@ -19,7 +19,7 @@
 #include "lib/fstree.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/run/config.h"
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/arms.h"
 
 static void test_arm_names(void **state)
 {

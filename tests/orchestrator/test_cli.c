@@ -225,6 +225,41 @@ static void test_target_defaults(void **state)
 	}
 }
 
+/*
+ * kcompile's and exec's options are spellings of --workload-opts items: each
+ * becomes its items (exec's values in lib/argv's encoding), and a later
+ * item replaces an earlier one, whichever spelling gave it
+ */
+static void test_aliases(void **state)
+{
+	static const struct {
+		const char *args[MAXARGS];
+		const char *wl_opts;
+	} t[] = {
+		{ { "--kcompile=defconfig:vmlinux", "--kcompile-timeout=2h" },
+		  "kcompile:config=defconfig,kcompile:target=vmlinux,kcompile:timeout=7200" },
+		{ { "--workload-opts=redis:dataset=4G,kcompile:config=tinyconfig", "--kcompile=defconfig:vmlinux" },
+		  "redis:dataset=4G,kcompile:config=defconfig,kcompile:target=vmlinux" },
+		{ { "--kcompile=defconfig:vmlinux", "--workload-opts=kcompile:target=mm/" },
+		  "kcompile:config=defconfig,kcompile:target=mm/" },
+		{ { "--exec=sh -c 'echo 1'", "--exec-metric=v ([0-9]+)", "--exec-direction=lower", "--exec-timeout=90s" },
+		  "exec:argv=sh+-c+echo:201,exec:metric=v:20:28:5B0-9:5D:2B:29,exec:direction=lower,exec:timeout=90" },
+		{ { "--workload-opts=exec:timeout=5", "--exec-timeout=1m" }, "exec:timeout=60" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct run_config cfg;
+		struct err e = ERR_INIT;
+
+		if (parse(t[i].args, &cfg, &e))
+			fail_msg("case %zu: %s", i, e.msg);
+		if (strcmp(cfg.wl_opts, t[i].wl_opts))
+			fail_msg("case %zu: '%s', not '%s'", i, cfg.wl_opts, t[i].wl_opts);
+	}
+}
+
 /* a parsed setting, as its text */
 static void assert_setting(const struct thp_setting *t, const char *want)
 {
@@ -512,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_guests_fit),
 		cmocka_unit_test(test_help_golden),
 		cmocka_unit_test(test_target_defaults),
+		cmocka_unit_test(test_aliases),
 		cmocka_unit_test(test_run_enums),
 		cmocka_unit_test(test_rules),
 	};

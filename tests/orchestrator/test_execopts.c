@@ -1,5 +1,5 @@
 /*
- * tests for orchestrator/run/execopts.c: each option's checks (--exec,
+ * tests for orchestrator/cmd/execopts.c: each option's checks (--exec,
  * --exec-metric, --exec-direction, --exec-timeout) with their one-line
  * messages, the encoding the guest gets, the kernel command line budget, and
  * the checks across options once the workloads are known.
@@ -16,7 +16,7 @@
 
 #include <errno.h>
 
-#include "orchestrator/run/execopts.h"
+#include "orchestrator/cmd/execopts.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

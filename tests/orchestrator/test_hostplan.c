@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/hostplan.h"
 #include "tests/host/fixtures/fakefs.h"
 
 #define THP_REL(x) FAKE_THP "/" x

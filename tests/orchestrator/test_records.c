@@ -12,7 +12,7 @@
 
 #include "lib/record.h"
 #include "orchestrator/model/results.h"
-#include "orchestrator/run/internal.h"
+#include "orchestrator/run/records.h"
 
 struct phase_case {
 	const char *name;

@@ -16,10 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "lib/parse.h"
 #include "orchestrator/cmd/cli.h"
 #include "orchestrator/cmd/commands.h"
 #include "orchestrator/run/config.h"
+#include "orchestrator/run/workloads.h"
 #include "tests/orchestrator/fixture.h"
 
 /* how the configuration with no option given is made: run_config_init() for cmd */
@@ -32,18 +35,29 @@ static int init_real(const struct command *cmd, struct run_config *c, struct err
 }
 
 /*
- * The rows of the older kind (OPT_TEXT: their defaults set in code by
- * run_config_defaults()) and the field each default lands in.
+ * Other spellings of a workload's own parameters (cmd/run_alias.c): their
+ * default is the workload's, which the guest program lists; each with the
+ * parameters its default names, in order, and whether it is in seconds
+ * (a duration here).
  */
 static const struct {
-	const char *name;
-	size_t off, size;
-} legacy[] = {
-	{ "kcompile", offsetof(struct run_config, kc_config), sizeof(((struct run_config *)0)->kc_config) },
-	{ "kcompile", offsetof(struct run_config, kc_target), sizeof(((struct run_config *)0)->kc_target) },
-	{ "kcompile-timeout", offsetof(struct run_config, kc_timeout_ms), sizeof(uint64_t) },
-	{ "exec-timeout", offsetof(struct run_config, exec.timeout_ms), sizeof(uint64_t) },
+	const char *name, *workload, *params[2];
+	bool duration;
+} aliases[] = {
+	{ "kcompile", "kcompile", { "config", "target" }, false },
+	{ "kcompile-timeout", "kcompile", { "timeout", NULL }, true },
+	{ "exec-timeout", "exec", { "timeout", NULL }, true },
 };
+
+static bool is_alias(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (!strcmp(aliases[i].name, name))
+			return true;
+	return false;
+}
 
 /*
  * Defaults said in words (a row with .def_note only): decided after the
@@ -148,26 +162,17 @@ static int parse_one(const struct command *cmd, init_fn init, const char *name, 
 	return cli_parse(&alone, 2, argv, run_config_opt, c, &first, &help, NULL, e);
 }
 
-/* whether o's target reads the same in a and b (its field, a legacy probe, or the whole struct) */
+/* whether o's target reads the same in a and b (its field, or the whole struct) */
 static bool same_value(const struct opt *o, const struct run_config *a, const struct run_config *b)
 {
 	const char *pa = (const char *)a, *pb = (const char *)b;
-	bool probed = false, same = true;
-	size_t i;
 
 	if (o->size)
 		return !memcmp(pa + o->off, pb + o->off, o->size);
-	if (o->type == OPT_CALL)
-		return !memcmp(a, b, sizeof(*a));
-	for (i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-		if (!strcmp(legacy[i].name, o->name)) {
-			probed = true;
-			same &= !memcmp(pa + legacy[i].off, pb + legacy[i].off, legacy[i].size);
-		}
-	if (!probed)
+	if (o->type != OPT_CALL)
 		fail_msg("--%s: a default of an OPT_TEXT row without a field to compare: give it a type, or a "
-			 "line in this test's legacy table", o->name);
-	return same;
+			 "line in this test's aliases table", o->name);
+	return !memcmp(a, b, sizeof(*a));
 }
 
 /*
@@ -189,7 +194,7 @@ static size_t defaults_mismatch(const struct command *cmd, init_fn init, char *w
 		const struct opt *o = &cmd->opts[i];
 
 		help_default(help, o->name, def, sizeof(def));
-		if (!def[0] || (o->def_note && !o->def))
+		if (!def[0] || (o->def_note && !o->def) || is_alias(o->name))
 			continue;
 		if (o->def_note)	/* "4, then by --target-ci": the value is before the note */
 			*strstr(def, ", ") = '\0';
@@ -216,22 +221,96 @@ static void test_defaults_as_documented(void **state)
 		fail_msg("%zu option(s) with a default other than --help says; first: %s", n, why);
 }
 
-/* a row's default set in code apart from the row, as the older rows have it */
-static void test_planted_legacy_default(void **state)
+/*
+ * The aliases' documented defaults against the workloads' own, as the guest
+ * program lists them. Returns the mismatches; the first is said in why.
+ */
+static size_t alias_mismatch(const struct command *cmd, const struct workload_info *wl, size_t n, char *why,
+			     size_t len)
 {
+	size_t i, k, bad = 0;
+
+	why[0] = '\0';
+	for (i = 0; i < cmd->nopts; i++)
+		for (k = 0; k < sizeof(aliases) / sizeof(aliases[0]); k++) {
+			const struct workload_info *wi = workload_find(wl, n, aliases[k].workload);
+			char want[256] = "", v[64];
+			uint64_t ms;
+			size_t p;
+
+			if (strcmp(cmd->opts[i].name, aliases[k].name))
+				continue;
+			if (!wi)
+				fail_msg("the guest program lists no workload '%s'", aliases[k].workload);
+			for (p = 0; p < 2 && aliases[k].params[p]; p++) {
+				const char *d = workload_opt_value("", wi, aliases[k].params[p], v, sizeof(v));
+
+				snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s", p ? ":" : "",
+					 d ? d : "(none)");
+			}
+			if (aliases[k].duration && cmd->opts[i].def && !parse_duration_ms(cmd->opts[i].def, &ms))
+				snprintf(v, sizeof(v), "%llu", (unsigned long long)(ms / 1000));
+			else
+				snprintf(v, sizeof(v), "%s", cmd->opts[i].def ? cmd->opts[i].def : "(none)");
+			if (strcmp(v, want) && !bad++)
+				snprintf(why, len, "--%s: --help says the default is '%s', the %s workload's is '%s'",
+					 cmd->opts[i].name, cmd->opts[i].def ? cmd->opts[i].def : "(none)",
+					 aliases[k].workload, want);
+		}
+	return bad;
+}
+
+/* the guest program's workloads, or a skip where it is not built */
+static size_t guest_workloads(struct workload_info *wl)
+{
+	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN") : "bin/thpeval-guest";
+	struct err e = ERR_INIT;
+	size_t n = 0;
+
+	if (access(bin, X_OK)) {
+		print_message("skipped: '%s' is not built (make bin/thpeval-guest)\n", bin);
+		skip();
+	}
+	if (workloads_list(bin, wl, WORKLOADS_MAX, &n, &e))
+		fail_msg("%s", e.msg);
+	return n;
+}
+
+static void test_alias_defaults(void **state)
+{
+	struct workload_info *wl = calloc(WORKLOADS_MAX, sizeof(*wl));
+	char why[1024];
+	size_t n;
+
+	(void)state;
+	assert_non_null(wl);
+	n = guest_workloads(wl);
+	if (alias_mismatch(&run_cmd, wl, n, why, sizeof(why)))
+		fail_msg("%s", why);
+	free(wl);
+}
+
+/* an alias's default documented apart from its workload's */
+static void test_planted_alias_default(void **state)
+{
+	struct workload_info *wl = calloc(WORKLOADS_MAX, sizeof(*wl));
 	struct opt rows[CLI_MAX_ID];
 	struct command copy = run_cmd;
 	char why[1024];
-	size_t i;
+	size_t i, n;
 
+	(void)state;
+	assert_non_null(wl);
+	n = guest_workloads(wl);
 	assert_true(run_cmd.nopts <= CLI_MAX_ID);
 	memcpy(rows, run_cmd.opts, run_cmd.nopts * sizeof(rows[0]));
 	for (i = 0; i < run_cmd.nopts; i++)
 		if (!strcmp(rows[i].name, "kcompile-timeout"))
-			rows[i].def = "30m";	/* run_config_defaults() says 20m */
+			rows[i].def = "30m";	/* the workload says 20 minutes */
 	copy.opts = rows;
-	assert_int_equal(defaults_mismatch(&copy, init_real, why, sizeof(why)), 1);
+	assert_int_equal(alias_mismatch(&copy, wl, n, why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "--kcompile-timeout: --help says the default is '30m'"));
+	free(wl);
 }
 
 static int init_overridden(const struct command *cmd, struct run_config *c, struct err *e)
@@ -407,7 +486,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_as_documented),
-		cmocka_unit_test(test_planted_legacy_default),
+		cmocka_unit_test(test_alias_defaults),
+		cmocka_unit_test(test_planted_alias_default),
 		cmocka_unit_test(test_planted_override),
 		cmocka_unit_test(test_computed_defaults),
 		cmocka_unit_test(test_man_defaults),

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/argv.h"
 #include "orchestrator/run/workloads.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -142,6 +143,10 @@ static const struct parse_case parse_cases[] = {
 	  "parameter 'size' of workload 'w' has no \"type\" string", 0 },
 	{ "parameter default a number", DOC(WL("w", "{\"name\": \"size\", \"type\": \"u64\", \"default\": 1}")),
 	  0, "parameter 'size' of workload 'w' has no \"default\" string", 0 },
+	{ "parameter default of 64 characters",
+	  DOC(WL("w", "{\"name\": \"dir\", \"type\": \"word\", \"default\": "
+		 "\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}")),
+	  0, "parameter 'dir' of workload 'w' has a default longer than 63 characters", 0 },
 };
 
 static void check_refused(const char *name, int r, const struct err *e, const char *prog, const char *why)
@@ -403,6 +408,7 @@ static void test_real_guest(void **state)
 	const char *bin = getenv("THPEVAL_GUEST_BIN") ? getenv("THPEVAL_GUEST_BIN") : "bin/thpeval-guest";
 	struct workload_info wl[WORKLOADS_MAX];
 	const struct workload_info *w;
+	char v[WLOPT_VALUE_MAX];
 	struct err e = ERR_INIT;
 	char *text = malloc(1 << 16), *line, *save = NULL, opt[WORKLOAD_PARAM_NAME_MAX + 1];
 	size_t n, k = 0, np = 0;
@@ -451,10 +457,19 @@ static void test_real_guest(void **state)
 	assert_true(w->has_size && w->has_accesses && w->has_madvise && !w->has_src);
 	w = workload_find(wl, n, "kcompile");
 	assert_non_null(w);
-	assert_true(!w->has_size && !w->has_accesses && !w->has_madvise && w->has_src && !w->has_argv);
+	assert_true(!w->has_size && !w->has_accesses && !w->has_madvise && w->has_src);
+	/* its own parameters: the defaults from the listing, a --workload-opts value over them */
+	assert_string_equal(workload_opt_value("", w, "config", v, sizeof(v)), "tinyconfig");
+	assert_string_equal(workload_opt_value("exec:timeout=5,kcompile:config=defconfig", w, "config", v,
+					       sizeof(v)), "defconfig");
+	assert_null(workload_opt_value("", w, "argv", v, sizeof(v)));
+	assert_int_equal(workload_run_limit_ms("", w), 1200 * 1000 + ARGV_EXEC_MARGIN_MS);
+	assert_int_equal(workload_run_limit_ms("kcompile:timeout=60", w), 60 * 1000 + ARGV_EXEC_MARGIN_MS);
 	w = workload_find(wl, n, "exec");
 	assert_non_null(w);
-	assert_true(!w->has_size && !w->has_madvise && !w->has_src && w->has_argv);
+	assert_true(!w->has_size && !w->has_madvise && !w->has_src && workload_has_param(w, "argv"));
+	assert_int_equal(workload_run_limit_ms("kcompile:timeout=60", w), 600 * 1000 + ARGV_EXEC_MARGIN_MS);
+	assert_int_equal(workload_run_limit_ms("", workload_find(wl, n, "memset")), 0);
 	w = workload_find(wl, n, "hzp");
 	assert_non_null(w);
 	assert_true(!w->has_size && w->has_madvise);

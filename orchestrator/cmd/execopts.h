@@ -6,8 +6,8 @@
  * both encoded for the guest's kernel command line and held to what fits
  * there. Never prints, never exits.
  */
-#ifndef THPEVAL_ORCH_RUN_EXECOPTS_H
-#define THPEVAL_ORCH_RUN_EXECOPTS_H
+#ifndef THPEVAL_ORCH_CMD_EXECOPTS_H
+#define THPEVAL_ORCH_CMD_EXECOPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,12 +15,13 @@
 
 #include "lib/argv.h"
 #include "lib/err.h"
+#include "lib/wlopts.h"
 
 /*
  * Bytes the two encoded values (command and pattern) may take on the guest's
  * kernel command line: x86 keeps 2048 bytes of it (COMMAND_LINE_SIZE), and
  * the image's boot words and every other thpeval.* key at their longest take
- * about 780 (guests.c refuses a longer line rather than cut it).
+ * about 780 (run/guests.c refuses a longer line rather than cut it).
  */
 #define EXEC_CMDLINE_BUDGET 1200
 #define EXEC_ENC_MAX (3 * ARGV_MAX_CHARS + ARGV_MAX_ARGS)
@@ -59,6 +60,13 @@ int exec_opts_timeout(struct exec_opts *x, const char *arg, struct err *e);
  * --target=host or both). 0 or -EINVAL with one line.
  */
 int exec_opts_check(const struct exec_opts *x, bool planned, bool on_host, struct err *e);
+/*
+ * The exec items of a --workload-opts list (argv, metric, direction,
+ * timeout, as the options above write them) back into x over its
+ * defaults: what the checks and a later option see. A list that does not
+ * parse leaves the defaults (its own check reports it).
+ */
+void exec_opts_from_wlopts(struct exec_opts *x, const char *spec);
 /* bytes of the encoded values on the kernel command line */
 size_t exec_opts_cmdline_bytes(const struct exec_opts *x);
 

@@ -1,4 +1,4 @@
-#include "orchestrator/run/execopts.h"
+#include "orchestrator/cmd/execopts.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -128,4 +128,34 @@ int exec_opts_check(const struct exec_opts *x, bool planned, bool on_host, struc
 		return err_set(e, -EINVAL, "--exec-direction needs --exec-metric: the pattern of the number "
 			       "it is about");
 	return 0;
+}
+
+void exec_opts_from_wlopts(struct exec_opts *x, const char *spec)
+{
+	struct wlopt o[WLOPTS_MAX];
+	size_t n = 0, i;
+	uint64_t v;
+
+	exec_opts_defaults(x);
+	if (!spec[0] || wlopts_parse(spec, o, WLOPTS_MAX, &n, NULL, 0))
+		return;
+	for (i = 0; i < n; i++) {
+		const char *p = o[i].param, *val = o[i].value;
+
+		if (strcmp(o[i].workload, "exec"))
+			continue;
+		if (!strcmp(p, "argv") && strlen(val) < sizeof(x->argv_enc)) {
+			snprintf(x->argv_enc, sizeof(x->argv_enc), "%s", val);
+			x->set = true;
+		} else if (!strcmp(p, "metric") && strlen(val) < sizeof(x->metric_enc)) {
+			snprintf(x->metric_enc, sizeof(x->metric_enc), "%s", val);
+			x->metric_set = true;
+		} else if (!strcmp(p, "direction")) {
+			snprintf(x->dir, sizeof(x->dir), "%.7s", val);
+			x->dir_set = true;
+		} else if (!strcmp(p, "timeout") && !parse_u64(val, &v) && v <= 24 * 3600) {
+			x->timeout_ms = v * 1000;
+			x->timeout_set = true;
+		}
+	}
 }
