@@ -155,6 +155,13 @@ static bool set(const char *s)
 	return s && *s;
 }
 
+/* <nosharepages/>: KSM splits the host's huge pages under guest RAM; only the KSM arm lets it merge */
+static void write_nosharepages(struct xw *x, const struct domain_spec *s)
+{
+	if (!s->share_pages)
+		empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
 static void write_domain(struct xw *x, const struct domain_spec *s)
 {
 	char num[32];
@@ -181,7 +188,7 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 		empty(x, "page", "size", num, "unit", "KiB", NULL, NULL);
 		end(x);
 	}
-	empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);	/* KSM splits THPs */
+	write_nosharepages(x, s);
 	if (s->memfd)	/* guest RAM as shmem: governed by shmem_enabled, not enabled */
 		empty(x, "source", "type", "memfd", NULL, NULL, NULL, NULL);
 	/* libvirt refuses hugepages with mode='ondemand'; without the element hugetlbfs
