@@ -333,6 +333,11 @@ static bool has_cmp(const struct report_input *in)
 	return in->cmp != NULL;
 }
 
+static bool has_ksm(const struct report_input *in)
+{
+	return in->res->nksms > 0;
+}
+
 static bool has_guests(const struct report_input *in)
 {
 	return in->res->nguests > 0;
@@ -351,6 +356,7 @@ static const struct html_section {
 	{ "charts", "Main metrics", has_cells, html_charts },
 	{ "coverage", "Huge-page coverage", has_cells, html_coverage },
 	{ "effects", "Where the benefit comes from", has_effects, html_effects },
+	{ "ksm", "KSM over time", has_ksm, html_ksm },
 	{ "sizing", "Host sizing", has_sizing, html_sizing },
 	{ "validity", "Validity and failed repetitions", has_problems, html_validity },
 	{ "comparison", "Against the baseline", has_cmp, html_comparison },

@@ -35,5 +35,7 @@ void html_td_num(FILE *o, const char *s);
 void html_charts(const struct report_input *in, FILE *o);
 void html_coverage(const struct report_input *in, FILE *o);
 void html_effects(const struct report_input *in, FILE *o);
+/* the KSM arm's series (results.ksm) */
+void html_ksm(const struct report_input *in, FILE *o);
 
 #endif

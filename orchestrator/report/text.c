@@ -1,5 +1,6 @@
 #include "orchestrator/report/text.h"
 #include "orchestrator/report/abtest_text.h"
+#include "orchestrator/report/ksm_text.h"
 #include "orchestrator/report/render.h"
 
 #include <errno.h>
@@ -193,6 +194,7 @@ static void print_table(const struct results *r, FILE *out)
 	if (r->effects)
 		effects_print(r->effects, out);
 	abtest_print(r->ab, out);
+	ksm_print(r, out);
 	if (sizing_applies(r))
 		sizing_print(r, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"
