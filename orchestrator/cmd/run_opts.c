@@ -33,6 +33,7 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
+	RO_KSM,
 };
 
 static const struct opt run_opts[] = {
@@ -74,6 +75,7 @@ static const struct opt run_opts[] = {
 	{ "out", "DIR", "thpeval-results/<time>", "results.json, domain XML and console log of every guest", RO_OUT },
 	{ "kernel", "PATH", "newest /boot/vmlinuz-*", "guest kernel for the image", RO_KERNEL },
 	{ "emulator", "PATH[,PATH]", "libvirt's", "the QEMU binary of every guest (libvirt <emulator>); with two, an A/B axis of the run: every host setting of every round boots once with each, in the rounds' interleaved order, and each gated metric and split effect is compared B against A over the run's boots ('emulator B vs A' in results.txt, \"ab\" in results.json); the same path twice is an A/A check. Each must be an executable file", RO_EMULATOR },
+	{ "ksm", "off|on|off,on", NULL, "the KSM arm (kernel samepage merging, /sys/kernel/mm/ksm): on boots --guests=N (2 or more) guests of the same image together with KSM running at a fast scan rate and their domains without <nosharepages/> (cells of host state 'ksm'); off keeps <nosharepages/> with KSM stopped; KSM's knobs are journaled like the THP knobs. Recorded each second: pages_shared, pages_sharing, full_scans and each guest's host huge-page coverage, with the host's thp_split_pmd over the arm and the access time before and after merging; off,on adds the effect of KSM on every primary metric with its interval over boots. A host without KSM is refused", RO_KSM },
 	{ "guest-bin", "PATH", "thpeval-guest beside thpeval, else ../libexec/thpeval/", "static guest program", RO_GUEST_BIN },
 	{ "cache-dir", "DIR", "/var/cache/thpeval/images", "guest image cache", RO_CACHE_DIR },
 	{ "state-dir", "DIR", "/var/lib/thpeval", "host settings journal and lock", RO_STATE_DIR },
@@ -411,6 +413,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return set_path(c->out_dir, sizeof(c->out_dir), arg, "output", e);
 	case RO_EMULATOR:
 		return ab_emulator_parse(c, arg, e);
+	case RO_KSM:
+		return ksm_list_parse(c, arg, e);
 	case RO_KERNEL:
 		return set_path(c->kernel, sizeof(c->kernel), arg, "kernel", e);
 	case RO_GUEST_BIN:
@@ -557,7 +561,7 @@ static bool baseline_from_db(const char *baseline)
 }
 
 /* options that set up guests: nothing to do in a run that boots none */
-static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL };
+static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL, RO_KSM };
 
 int run_opts_check(const struct run_config *c, uint64_t given, struct err *e)
 {
