@@ -215,8 +215,9 @@ struct ksm_log {
 	unsigned long long pages_shared_max, pages_sharing_max, full_scans;	/* full_scans: delta */
 	double t_sharing_s;		/* first sample with pages_sharing above 0; NAN: never */
 	double waited_s;		/* after the guests' series: waiting for pages_sharing to rise */
-	/* memset's access_ns (mean over the guests' measured repetitions) recorded while nothing
-	 * was merged (pages_sharing 0), and after a full scan with pages merged; NAN: none */
+	/* memset's access_ns at guest THP never (mean over the guests' measured repetitions)
+	 * recorded while nothing was merged (pages_sharing 0), and after a full scan with pages
+	 * merged; NAN: none */
 	double access_before_ns, access_after_ns;
 	unsigned n_before, n_after;
 	size_t n;

@@ -89,7 +89,7 @@ void ksm_print(const struct results *r, FILE *out)
 		if (!strcmp(k->ksm, "on")) {
 			fmt_ns(k->access_before_ns, before, sizeof(before));
 			fmt_ns(k->access_after_ns, after, sizeof(after));
-			fprintf(out, "    memset access_ns before merging %s (%u reps), after %s (%u reps)", before,
+			fprintf(out, "    memset access_ns at guest never: before merging %s (%u reps), after %s (%u reps)", before,
 				k->n_before, after, k->n_after);
 			if (isfinite(k->waited_s))
 				fprintf(out, "; waited %.0f s after the series for merging", k->waited_s);

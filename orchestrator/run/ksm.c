@@ -154,7 +154,11 @@ struct ksm_arm *ksm_arm_begin(const struct run_config *cfg, const struct run_io 
 	return ka;
 }
 
-/* a guest's memset access sums so far (its measured repetitions) */
+/*
+ * A guest's memset access sums so far: its measured repetitions at guest THP
+ * never, the cell every run has and runs first, so that before and after
+ * merging compare one cell's repetitions
+ */
 static void access_sums(const struct guest_ctx *gc, double *sum, unsigned *n)
 {
 	size_t i;
@@ -162,7 +166,7 @@ static void access_sums(const struct guest_ctx *gc, double *sum, unsigned *n)
 	*sum = 0;
 	*n = 0;
 	for (i = 0; gc->log && i < gc->log->ncs; i++)
-		if (!strcmp(gc->log->cs[i].workload, "memset")) {
+		if (!strcmp(gc->log->cs[i].workload, "memset") && !strcmp(gc->log->cs[i].guest_thp, "never")) {
 			*sum += gc->log->cs[i].access_sum;
 			*n += gc->log->cs[i].naccess;
 		}
