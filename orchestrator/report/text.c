@@ -155,8 +155,8 @@ static void print_table(const struct results *r, FILE *out)
 
 		if (c->variant[0] && !cold && !split)
 			continue;	/* sub-measurements are in results.json */
-		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
-			 cold ? ":host-cold" : "");
+		snprintf(w, sizeof(w), "%s%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
+			 cold ? ":host-cold" : "", !strcmp(c->host_state, "ksm") ? "@ksm" : "");
 		fmt_ci(f, sizeof(f), fm ? cell_metric_find(c, fm) : NULL, 1);
 		fmt_ci(a, sizeof(a), am ? cell_metric_find(c, am) : NULL, 1);
 		add_unit(f, sizeof(f), fm);
