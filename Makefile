@@ -164,6 +164,8 @@ IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh tests/int
 # the recovery arms: real guests, their knobs killed and restored (a few minutes)
 IT_SCRIPTS += tests/integration/recovery.sh
 endif
+# the KSM arm: two guests at once, KSM's knobs put back also after a SIGKILL
+IT_SCRIPTS += tests/integration/ksm.sh
 # IT_CORE_ONCE=1 (make check): IT_CORE is left to the sanitizer pass, which runs
 # the same scripts over the same code, instrumented; twice was 18 minutes of TCG
 # guests for nothing more. The plain build still boots guests in check: kcompile,

@@ -79,6 +79,20 @@ static const struct key_def sysctl_keys[] = {
 	{ "sysctl/vm/percpu_pagelist_high_fraction", THP_KIND_U64, 0, INT_MAX, RANGE_FIXED },
 };
 
+/*
+ * KSM's knobs, for the KSM arm: "ksm/X" is /sys/kernel/mm/ksm/X (not under
+ * THP_DIR; not part of thp_settings_read(): only journaled when set). run:
+ * 0 stop, 1 run, 2 stop and unmerge (mm/ksm.c run_store); the scan rate is
+ * pages_to_scan pages every sleep_millisecs.
+ */
+#define KSM_PFX "ksm/"
+#define KSM_DIR "/sys/kernel/mm/ksm"
+static const struct key_def ksm_keys[] = {
+	{ "ksm/run", THP_KIND_U64, 0, 2, RANGE_FIXED },
+	{ "ksm/pages_to_scan", THP_KIND_U64, 0, UINT_MAX, RANGE_FIXED },
+	{ "ksm/sleep_millisecs", THP_KIND_U64, 0, UINT_MAX, RANGE_FIXED },
+};
+
 /* "hugepages-<N>kB" with N a power of two >= 8, no leading zero; rest points past "kB" */
 static bool parse_size_dir(const char *s, unsigned *kb, const char **rest)
 {
@@ -119,6 +133,9 @@ static const struct key_def *key_lookup(const char *key)
 	for (i = 0; i < ARRAY_SIZE(sysctl_keys); i++)
 		if (!strcmp(key, sysctl_keys[i].key))
 			return &sysctl_keys[i];
+	for (i = 0; i < ARRAY_SIZE(ksm_keys); i++)
+		if (!strcmp(key, ksm_keys[i].key))
+			return &ksm_keys[i];
 	if (!strncmp(key, HUGETLB_PFX, sizeof(HUGETLB_PFX) - 1))
 		return parse_size_dir(key + sizeof(HUGETLB_PFX) - 1, &kb, &rest) &&
 			       !strcmp(rest, "/nr_hugepages") ? &pool_def : NULL;
@@ -173,6 +190,8 @@ static int thp_path(const char *root, const char *rel, char *buf, size_t len, st
 		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, HUGETLB_DIR, rel + sizeof(HUGETLB_PFX) - 1);
 	else if (!strncmp(rel, SYSCTL_PFX, sizeof(SYSCTL_PFX) - 1))
 		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, SYSCTL_DIR, rel + sizeof(SYSCTL_PFX) - 1);
+	else if (!strncmp(rel, KSM_PFX, sizeof(KSM_PFX) - 1))
+		n = snprintf(buf, len, "%.*s%s/%s", (int)rl, root, KSM_DIR, rel + sizeof(KSM_PFX) - 1);
 	else
 		n = snprintf(buf, len, "%.*s%s%s%s", (int)rl, root, THP_DIR, *rel ? "/" : "", rel);
 	if (n < 0 || (size_t)n >= len)

@@ -55,7 +55,8 @@ int thp_settings_put(struct thp_settings *s, const char *key, const char *value,
  * thpeval's arms set outside THP_DIR, journaled the same way:
  * hugetlb/hugepages-<N>kB/nr_hugepages (/sys/kernel/mm/hugepages) and
  * sysctl/vm/{compaction_proactiveness,percpu_pagelist_high_fraction}
- * (/proc/sys/vm).
+ * (/proc/sys/vm) and ksm/{run,pages_to_scan,sleep_millisecs}
+ * (/sys/kernel/mm/ksm).
  */
 bool thp_key_known(const char *key);
 /* 0, or -EINVAL for an unknown key */

@@ -9,6 +9,7 @@
 #include "orchestrator/analysis/boots.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
+#include "orchestrator/analysis/ksmfx.h"
 
 #define AB_ROUNDS_MAX 256
 
@@ -511,6 +512,11 @@ out:
 
 int abtest_attach(struct results *r, struct err *e)
 {
+	/* the KSM arm's on-against-off comparison travels with the A/B one */
+	int rc = ksmfx_attach(r, e);
+
+	if (rc)
+		return rc;
 	if (!abtest_applies(r)) {
 		free(r->ab);
 		r->ab = NULL;

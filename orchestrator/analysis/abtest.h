@@ -17,7 +17,8 @@
 bool abtest_applies(const struct results *r);
 /* fill out from r (out->n = 0 when no A/B axis); -ENOMEM */
 int abtest_compute(const struct results *r, struct abtest *out, struct err *e);
-/* r->ab computed (allocated on first use, owned by r), freed when r has no A/B axis */
+/* r->ab computed (allocated on first use, owned by r), freed when r has no A/B axis; r->ksm_fx
+ * too (analysis/ksmfx.h), the KSM arm's on against off */
 int abtest_attach(struct results *r, struct err *e);
 
 #endif

@@ -533,7 +533,7 @@ int effects_attach(struct results *r, struct err *e)
 
 void effects_compute(const struct results *r, struct effects *out)
 {
-	static const char *const states[] = { "fresh", "fragmented" };
+	static const char *const states[] = { "fresh", "fragmented", "ksm" };
 	const struct wl_traits *t;
 	size_t i, j, k, h, g, si;
 
@@ -544,7 +544,7 @@ void effects_compute(const struct results *r, struct effects *out)
 	/* the workloads the split decomposes, and their phase metrics: lib/wltraits.c */
 	for (i = 0; (t = wltraits_split_at(i)); i++)
 		add_var(r, out, t->name, t->split->fault_metric, t->split->access_metric);
-	for (si = 0; si < 2; si++)
+	for (si = 0; si < sizeof(states) / sizeof(states[0]); si++)
 	for (i = 0; (t = wltraits_split_at(i)); i++) {
 		const char *hs = states[si];
 		const char *w = t->name;

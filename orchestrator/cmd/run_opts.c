@@ -34,7 +34,7 @@ enum run_opt {
 	RO_COLD_REPS, RO_GUESTS, RO_HOST_STATE, RO_MTHP_SWEEP, RO_KCOMPILE, RO_KCOMPILE_TIMEOUT,
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
-	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT, RO_BALLOON,
+	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT, RO_BALLOON, RO_KSM,
 };
 
 /* the target of a typed row in struct run_config */
@@ -68,6 +68,8 @@ static const struct opt run_opts[] = {
 	  .help = "with --host-state=collapse-khugepaged: how long coverage may take to reach 90% of guest RAM before the interval stops (the report says what stopped it)" },
 	{ .name = "balloon", .arg = "LIST", .def = "none", .id = RO_BALLOON, .type = OPT_CALL,
 	  .help = "the guests' balloon: none, or reporting (a virtio balloon with free page reporting: the guest reports its free 2M blocks and QEMU discards them, libvirt 6.9+ and QEMU 5.1+), or none,reporting as an axis; with the axis every guest runs memset's re-fault step (the buffer freed, left to the host for 10 s while QEMU's RSS and guest RAM's huge-page coverage are sampled, then a fresh buffer touched and timed: refault_ns_per_4k); the reporting arm leaves out hugetlbfs and collapse arms" },
+	{ .name = "ksm", .arg = "off|on|off,on", .def_note = "KSM as the host has it", .id = RO_KSM, .type = OPT_CALL,
+	  .help = "the KSM arm (kernel samepage merging, /sys/kernel/mm/ksm): on boots --guests=N (2 or more) guests of the same image together with KSM running at a fast scan rate and their domains without <nosharepages/> (cells of host state 'ksm'); off keeps <nosharepages/> with KSM stopped; KSM's knobs are journaled like the THP knobs. Recorded each second: pages_shared, pages_sharing, full_scans and each guest's host huge-page coverage, with the host's thp_split_pmd over the arm and the access time before and after merging; off,on adds the effect of KSM on every primary metric with its interval over boots. A host without KSM is refused" },
 	{ .name = "guest-thp", .arg = "LIST", .def = "always", .id = RO_GUEST_THP, .type = OPT_CALL,
 	  .help = "guest THP settings to evaluate against guest 'never'" },
 	{ .name = "guest-shmem-thp", .arg = "LIST", .id = RO_GUEST_SHMEM, .type = OPT_CALL,
@@ -447,6 +449,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		if (khp_opts_parse(arg, &c->khugepaged, e))
 			return err_wrap(e, "--khugepaged");
 		return 0;
+	case RO_KSM:
+		return ksm_list_parse(c, arg, e);
 	case RO_FORMAT:
 		return report_formats_parse(arg, &c->formats, e);
 	case RO_DB:
@@ -494,7 +498,7 @@ static bool baseline_from_db(const char *baseline)
 }
 
 /* options that set up guests: nothing to do in a run that boots none */
-static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL };
+static const int guest_only_opts[] = { RO_GUESTS, RO_KERNEL, RO_PIN, RO_ACCEL, RO_KSM };
 
 int run_opts_check(const struct run_config *c, uint64_t given, struct err *e)
 {

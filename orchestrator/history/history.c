@@ -339,6 +339,9 @@ void history_settings_key(const struct run_settings *s, char *buf, size_t len)
 	 * without it the key stays what it was, so earlier runs keep matching */
 	if (n >= 0 && (size_t)n < len && s->emulator[0])
 		n += snprintf(buf + n, len - (size_t)n, ";emulator=%s", s->emulator);
+	/* so is a run with the KSM arms (--ksm): its guests run N at a time, KSM merging or not */
+	if (n >= 0 && (size_t)n < len && s->ksm[0])
+		n += snprintf(buf + n, len - (size_t)n, ";ksm=%s", s->ksm);
 	if (n < 0 || (size_t)n >= len)
 		buf[len - 1] = '\0';
 }

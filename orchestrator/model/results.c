@@ -35,6 +35,11 @@ void results_release(struct results *r)
 	free(r->balloons);
 	r->balloons = NULL;
 	r->nballoons = r->cap_balloons = 0;
+	free(r->ksms);
+	r->ksms = NULL;
+	r->nksms = r->cap_ksms = 0;
+	free(r->ksm_fx);
+	r->ksm_fx = NULL;
 	r->effects = NULL;
 	r->cells = NULL;
 	r->guests = NULL;
@@ -147,6 +152,20 @@ struct frag_log *results_frag_add(struct results *r, struct err *e)
 	memset(f, 0, sizeof(*f));
 	f->seconds = NAN;
 	return f;
+}
+
+struct ksm_log *results_ksm_add(struct results *r, struct err *e)
+{
+	struct ksm_log *k;
+
+	if (grow((void **)&r->ksms, &r->cap_ksms, r->nksms + 1, sizeof(*k))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	k = &r->ksms[r->nksms++];
+	memset(k, 0, sizeof(*k));
+	k->t_sharing_s = k->waited_s = k->access_before_ns = k->access_after_ns = NAN;
+	return k;
 }
 
 struct collapse_log *results_collapse_add(struct results *r, struct err *e)
@@ -378,9 +397,11 @@ static bool boot_valid(const struct cell *c, unsigned boot, double min_cov, char
 		return false;
 	}
 	if (!thp_is_off(c->host_thp) && min < min_cov && strcmp(c->host_state, "fragmented") &&
-	    strcmp(c->host_state, "collapse-madvise") && strcmp(c->host_state, "collapse-khugepaged")) {
+	    strcmp(c->host_state, "collapse-madvise") && strcmp(c->host_state, "collapse-khugepaged") &&
+	    strcmp(c->host_state, "ksm")) {
 		/* on a fragmented host low coverage is the outcome measured, not a failed treatment;
-		 * a recovery arm's guests run on never, its setting goes in after them */
+		 * a recovery arm's guests run on never, its setting goes in after them; KSM's
+		 * merging splits the huge pages it measures */
 		bool mthp = !strcmp(c->host_cov_source, "mthp_stats");
 
 		snprintf(why, len, "host THP is %s but only %.1f%% of guest RAM is on host %s (need %.0f%%)",

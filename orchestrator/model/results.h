@@ -226,6 +226,49 @@ struct collapse_log {
 	struct probe_log probe;
 };
 
+/* the KSM arm (--ksm): the host's KSM counters at t_s from the group's first boot */
+struct ksm_point {
+	double t_s;
+	unsigned long long pages_shared, pages_sharing, full_scans;
+};
+
+/* one guest's host huge-page coverage of its guest RAM at t_s */
+struct ksm_cov_point {
+	double t_s;
+	unsigned guest;			/* its index among the group's guests */
+	double huge_pct;
+};
+
+#define RES_KSM_SERIES_MAX 1200		/* seconds a KSM arm keeps, one sample a second */
+#define RES_KSM_COV_MAX 2400		/* coverage samples, all guests together */
+
+/*
+ * One host group of a KSM arm in one round: its N guests ran together, with
+ * KSM running (on) or stopped and their RAM unmergeable (off).
+ */
+struct ksm_log {
+	char ksm[4];			/* "off" or "on" */
+	char host_thp[RES_NAME_MAX];
+	char prefault[RES_NAME_MAX];
+	unsigned round;
+	unsigned guests, first_boot;	/* the guests are boots first_boot .. first_boot + guests - 1 */
+	unsigned long long pages_to_scan, sleep_millisecs;	/* the arm's scan rate; 0 when off */
+	unsigned long long thp_split_pmd;	/* host-wide /proc/vmstat delta over the group */
+	unsigned long long pages_shared_max, pages_sharing_max, full_scans;	/* full_scans: delta */
+	double t_sharing_s;		/* first sample with pages_sharing above 0; NAN: never */
+	double waited_s;		/* after the guests' series: waiting for pages_sharing to rise */
+	/* memset's access_ns at guest THP never (mean over the guests' measured repetitions)
+	 * recorded while nothing was merged (pages_sharing 0), and after a full scan with pages
+	 * merged; NAN: none */
+	double access_before_ns, access_after_ns;
+	unsigned n_before, n_after;
+	size_t n;
+	struct ksm_point series[RES_KSM_SERIES_MAX];
+	size_t ncov;
+	struct ksm_cov_point cov[RES_KSM_COV_MAX];
+	char error[ERR_MSG_MAX];
+};
+
 /*
  * The ranges of the run settings results.json echoes: `thpeval run` refuses
  * an option outside its range (cmd/run_opts.c), and the loader a file's value
@@ -285,6 +328,7 @@ struct run_settings {			/* echo of the configuration */
 	char kcompile[128];		/* "CONFIG:TARGET" when kcompile ran, else "" */
 	char srcdisk_id[20];		/* the kernel source disk kcompile used, else "" */
 	char emulator[2 * 256 + 2];	/* --emulator as given: "A" or "A,B"; "" when libvirt chose */
+	char ksm[8];			/* --ksm: "off", "on", "off,on"; "" not asked */
 };
 
 struct effects;
@@ -321,6 +365,10 @@ struct results {
 	struct collapse_log *collapses;
 	size_t nballoons, cap_balloons;	/* the free page reporting arm (model/balloon.h) */
 	struct balloon_log *balloons;
+	size_t nksms, cap_ksms;
+	struct ksm_log *ksms;
+	struct abtest *ksm_fx;		/* KSM on against off per primary metric (analysis/ksmfx.c), NULL
+					 * without both arms; owned here */
 };
 
 void results_init(struct results *r);
@@ -340,6 +388,7 @@ struct collapse_log *results_collapse_add(struct results *r, struct err *e);
  * setting (a fresh boot on that setting); NAN when the run has none.
  */
 double results_recovery_ref_ns(const struct results *r, const struct collapse_log *c);
+struct ksm_log *results_ksm_add(struct results *r, struct err *e);
 /* the guest's own stats for a cell, added when new; NULL when full */
 struct guest_cellstat *guest_cellstat(struct guest_log *g, const char *guest_thp, const char *workload);
 /* the samples m holds, left-out boots' included */

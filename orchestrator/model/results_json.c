@@ -164,6 +164,7 @@ static const struct jt_field settings_fields[] = {
 	{ ST("mthp_sweep", JT_BOOL, mthp_sweep, JT_OPT) },
 	{ ST("guest_mthp", JT_STR, guest_mthp, JT_OPT | JT_NULL | JT_WNULL) },
 	{ ST("emulator", JT_STR, emulator, JT_OPT | JT_IFSET, .cond = offsetof(struct run_settings, emulator)) },
+	{ ST("ksm", JT_STR, ksm, JT_OPT | JT_IFSET, .cond = offsetof(struct run_settings, ksm)) },
 };
 static const struct jt_table settings_jt = JT_TABLE(struct run_settings, settings_fields);
 
@@ -195,6 +196,11 @@ static const struct jt_field results_fields[] = {
 	/* with --emulator=A,B (results->ab); null with one emulator */
 	{ .key = "ab", .kind = JT_CUSTOM, .flags = JT_OPT | JT_NULL | JT_DERIVED | JT_IFSET,
 	  .cond = offsetof(struct results, settings.emulator), .write = w_ab, .load = l_ab },
+	/* with --ksm: each group of each arm (results->ksms), and on against off (results->ksm_fx) */
+	{ RS("ksm", JT_ARR, ksms, JT_OPT | JT_IFSET, .cond = offsetof(struct results, settings.ksm),
+	     .count = offsetof(struct results, nksms), .sub = &ksm_jt) },
+	{ .key = "ksm_effects", .kind = JT_CUSTOM, .flags = JT_OPT | JT_NULL | JT_DERIVED | JT_IFSET,
+	  .cond = offsetof(struct results, settings.ksm), .write = w_ksm_fx, .load = l_ab },
 };
 const struct jt_table results_jt = JT_TABLE(struct results, results_fields);
 

@@ -169,6 +169,15 @@ json_object *w_ab(const void *base, const struct jt_field *f)
 	return ab ? jt_write(&ab_jt, ab) : NULL;
 }
 
+/* "ksm_effects": KSM on against off, the same rows; null without both arms */
+json_object *w_ksm_fx(const void *base, const struct jt_field *f)
+{
+	const struct abtest *fx = ((const struct results *)base)->ksm_fx;
+
+	(void)f;
+	return fx ? jt_write(&ab_jt, fx) : NULL;
+}
+
 int l_ab(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f)
 {
 	struct abtest *scratch;

@@ -20,6 +20,7 @@ json_object *w_effects(const void *base, const struct jt_field *f);
 int l_effects(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f);
 /* "ab": results->ab as an object, null without one; read: only checked */
 json_object *w_ab(const void *base, const struct jt_field *f);
+json_object *w_ksm_fx(const void *base, const struct jt_field *f);
 int l_ab(const struct jt_ctx *c, json_object *v, const char *at, void *base, const struct jt_field *f);
 
 #endif

@@ -351,3 +351,70 @@ static const struct jt_field collapse_fields[] = {
 
 const struct jt_table collapse_jt = { sizeof(struct collapse_log), collapse_init, collapse_put,
 					     sizeof(collapse_fields) / sizeof(collapse_fields[0]), collapse_fields };
+
+/* ---- KSM arm ----------------------------------------------------------------------------- */
+
+#define KP(k, kind, m, ...) JT_F(k, kind, struct ksm_point, m, __VA_ARGS__)
+static const struct jt_field ksm_point_fields[] = {
+	{ KP("t_s", JT_DOUBLE, t_s, 0) },
+	{ KP("pages_shared", JT_INT, pages_shared, 0) },
+	{ KP("pages_sharing", JT_INT, pages_sharing, 0) },
+	{ KP("full_scans", JT_INT, full_scans, 0) },
+};
+static const struct jt_table ksm_point_jt = JT_TABLE(struct ksm_point, ksm_point_fields);
+
+#define KC(k, kind, m, ...) JT_F(k, kind, struct ksm_cov_point, m, __VA_ARGS__)
+static const struct jt_field ksm_cov_fields[] = {
+	{ KC("t_s", JT_DOUBLE, t_s, 0) },
+	{ KC("guest", JT_INT, guest, JT_RANGE, .lo = 0, .hi = RUN_GUESTS_MAX - 1) },
+	{ KC("huge_pct", JT_DOUBLE, huge_pct, JT_RANGE, .lo = 0, .hi = 100) },
+};
+static const struct jt_table ksm_cov_jt = JT_TABLE(struct ksm_cov_point, ksm_cov_fields);
+
+static void ksm_init(void *elem)
+{
+	struct ksm_log *k = elem;
+
+	k->t_sharing_s = k->waited_s = k->access_before_ns = k->access_after_ns = NAN;
+}
+
+static int ksm_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct ksm_log *k = results_ksm_add(parent, c->e);
+
+	(void)at;
+	if (!k)
+		return -ENOMEM;
+	*k = *(struct ksm_log *)elem;
+	return 0;
+}
+
+#define KL(k, kind, m, ...) JT_F(k, kind, struct ksm_log, m, __VA_ARGS__)
+static const struct jt_field ksm_fields[] = {
+	{ KL("ksm", JT_STR, ksm, 0) },
+	{ KL("host_thp", JT_STR, host_thp, 0) },
+	{ KL("host_prefault", JT_STR, prefault, 0) },
+	{ KL("round", JT_INT, round, 0) },
+	{ KL("guests", JT_INT, guests, JT_RANGE, .lo = RUN_GUESTS_MIN, .hi = RUN_GUESTS_MAX) },
+	{ KL("first_boot", JT_INT, first_boot, 0) },
+	{ KL("pages_to_scan", JT_INT, pages_to_scan, 0) },
+	{ KL("sleep_millisecs", JT_INT, sleep_millisecs, 0) },
+	{ KL("thp_split_pmd", JT_INT, thp_split_pmd, 0) },
+	{ KL("pages_shared_max", JT_INT, pages_shared_max, 0) },
+	{ KL("pages_sharing_max", JT_INT, pages_sharing_max, 0) },
+	{ KL("full_scans", JT_INT, full_scans, 0) },
+	{ KL("time_to_sharing_s", JT_DOUBLE, t_sharing_s, 0) },
+	{ KL("waited_s", JT_DOUBLE, waited_s, 0) },
+	{ KL("access_ns_before_merge", JT_DOUBLE, access_before_ns, 0) },
+	{ KL("access_ns_after_merge", JT_DOUBLE, access_after_ns, 0) },
+	{ KL("reps_before_merge", JT_INT, n_before, 0) },
+	{ KL("reps_after_merge", JT_INT, n_after, 0) },
+	{ KL("series", JT_ARR, series, JT_INLINE, .count = offsetof(struct ksm_log, n),
+	     .cap = RES_KSM_SERIES_MAX, .sub = &ksm_point_jt) },
+	{ KL("coverage", JT_ARR, cov, JT_INLINE, .count = offsetof(struct ksm_log, ncov),
+	     .cap = RES_KSM_COV_MAX, .sub = &ksm_cov_jt) },
+	{ KL("error", JT_STR, error, JT_NULL | JT_WNULL) },
+};
+
+const struct jt_table ksm_jt = { sizeof(struct ksm_log), ksm_init, ksm_put,
+					sizeof(ksm_fields) / sizeof(ksm_fields[0]), ksm_fields };

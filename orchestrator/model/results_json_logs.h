@@ -15,5 +15,6 @@
 extern const struct jt_table guest_jt;
 extern const struct jt_table frag_jt;
 extern const struct jt_table collapse_jt;
+extern const struct jt_table ksm_jt;
 
 #endif

@@ -349,6 +349,11 @@ static bool has_recovery(const struct report_input *in)
 	return in->res->ncollapses > 0;
 }
 
+static bool has_ksm(const struct report_input *in)
+{
+	return in->res->nksms > 0;
+}
+
 static bool has_guests(const struct report_input *in)
 {
 	return in->res->nguests > 0;
@@ -368,6 +373,7 @@ static const struct html_section {
 	{ "coverage", "Huge-page coverage", has_cells, html_coverage },
 	{ "effects", "Where the benefit comes from", has_effects, html_effects },
 	{ "recovery", "Recovery over time", has_recovery, html_recovery },
+	{ "ksm", "KSM over time", has_ksm, html_ksm },
 	{ "sizing", "Host sizing", has_sizing, html_sizing },
 	{ "balloon", "Free page reporting", has_balloon, html_balloon },
 	{ "validity", "Validity and failed repetitions", has_problems, html_validity },

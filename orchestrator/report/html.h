@@ -37,5 +37,7 @@ void html_coverage(const struct report_input *in, FILE *o);
 void html_effects(const struct report_input *in, FILE *o);
 /* the recovery arms: coverage and access time over time */
 void html_recovery(const struct report_input *in, FILE *o);
+/* the KSM arm's series (results.ksm) */
+void html_ksm(const struct report_input *in, FILE *o);
 
 #endif

@@ -603,3 +603,94 @@ void html_recovery(const struct report_input *in, FILE *o)
 	for (i = 0; i < in->res->ncollapses; i++)
 		html_recovery_one(in->res, &in->res->collapses[i], o);
 }
+
+/*
+ * The KSM arm over time: per group, each guest's host huge-page share (0-100%)
+ * and pages_sharing (scaled to its maximum, right axis) against seconds from
+ * the group's first boot
+ */
+#define KSM_H 180
+
+static double ksm_x(double t, double tmax)
+{
+	return CH_LABEL + (tmax > 0 ? t / tmax : 0) * (CH_W - CH_LABEL - CH_RIGHT);
+}
+
+static double ksm_y(double frac)
+{
+	if (!isfinite(frac) || frac < 0)
+		frac = 0;
+	return CH_TOP + (1 - fmin(frac, 1)) * KSM_H;
+}
+
+static void ksm_chart(const struct ksm_log *k, FILE *o)
+{
+	static const char *const colour[] = { "#3d6fb6", "#9cc3ef", "#2e8b57", "#8fbc8f" };
+	double tmax = 0, smax = (double)k->pages_sharing_max, step, t;
+	size_t i;
+	unsigned g;
+
+	for (i = 0; i < k->n; i++)
+		tmax = fmax(tmax, k->series[i].t_s);
+	for (i = 0; i < k->ncov; i++)
+		tmax = fmax(tmax, k->cov[i].t_s);
+	step = html_nice_step(fmax(tmax, 1) / 6);
+	tmax = ceil(fmax(tmax, 1) / step) * step;
+	fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">",
+		CH_W, CH_TOP + KSM_H + CH_AXIS, CH_W, CH_TOP + KSM_H + CH_AXIS);
+	fputs("<title>", o);
+	html_escf(o, "KSM %s, host %s/%s, round %u", k->ksm, k->host_thp, k->prefault, k->round + 1);
+	fputs("</title>", o);
+	for (t = 0; t <= tmax + step / 2; t += step) {
+		fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", ksm_x(t, tmax), CH_TOP,
+			ksm_x(t, tmax), CH_TOP + KSM_H);
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.6g s</text>", ksm_x(t, tmax),
+			CH_TOP + KSM_H + 14, t);
+	}
+	for (i = 0; i <= 4; i++)
+		fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%zu%%</text>", CH_LABEL - 6,
+			ksm_y((double)i / 4) + 4, i * 25);
+	fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%d\">pages_sharing %llu</text>", CH_W - CH_RIGHT + 6, CH_TOP + 10,
+		k->pages_sharing_max);
+	for (g = 0; g < k->guests; g++) {
+		fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colour[g % 4]);
+		for (i = 0; i < k->ncov; i++)
+			if (k->cov[i].guest == g)
+				fprintf(o, "%.1f,%.1f ", ksm_x(k->cov[i].t_s, tmax), ksm_y(k->cov[i].huge_pct / 100));
+		fprintf(o, "\"><title>guest %u: host huge %%</title></polyline>", k->first_boot + g);
+	}
+	if (smax > 0) {
+		fputs("<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" stroke-dasharray=\"5,3\" points=\"", o);
+		for (i = 0; i < k->n; i++)
+			fprintf(o, "%.1f,%.1f ", ksm_x(k->series[i].t_s, tmax),
+				ksm_y((double)k->series[i].pages_sharing / smax));
+		fputs("\"><title>pages_sharing</title></polyline>", o);
+	}
+	fprintf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", CH_LABEL, CH_TOP + KSM_H,
+		CH_W - CH_RIGHT, CH_TOP + KSM_H);
+	fputs("</svg>\n", o);
+}
+
+void html_ksm(const struct report_input *in, FILE *o)
+{
+	const struct results *r = in->res;
+	size_t i;
+
+	fputs("<p class=\"sub\">Each group of the KSM arm over time (seconds from its first boot): every guest's share"
+	      " of guest RAM on host huge pages (QEMU smaps; solid lines, left axis) and the host's KSM pages_sharing"
+	      " (dashed, scaled to its maximum). In the on arm KSM starts after every guest's first measured"
+	      " repetition; merging a page inside a huge page splits it.</p>\n", o);
+	fputs("<p class=\"legend\"><span><i class=\"sw\" style=\"background:#3d6fb6\"></i>guest 1 host huge %</span>"
+	      "<span><i class=\"sw\" style=\"background:#9cc3ef\"></i>guest 2</span>"
+	      "<span><i class=\"sw\" style=\"background:#c0392b\"></i>pages_sharing</span></p>\n", o);
+	for (i = 0; i < r->nksms; i++) {
+		const struct ksm_log *k = &r->ksms[i];
+
+		fputs("<h3>", o);
+		html_escf(o, "KSM %s, host %s/%s, round %u: pages_sharing up to %llu, %llu full scan(s), host "
+			  "thp_split_pmd +%llu", k->ksm, k->host_thp, k->prefault, k->round + 1, k->pages_sharing_max,
+			  k->full_scans, k->thp_split_pmd);
+		fputs("</h3>\n", o);
+		ksm_chart(k, o);
+	}
+}

@@ -1,5 +1,6 @@
 #include "orchestrator/report/text.h"
 #include "orchestrator/report/abtest_text.h"
+#include "orchestrator/report/ksm_text.h"
 #include "orchestrator/report/render.h"
 
 #include <errno.h>
@@ -192,8 +193,8 @@ static void print_table(const struct results *r, FILE *out)
 
 		if (c->variant[0] && !cold && !split)
 			continue;	/* sub-measurements are in results.json */
-		snprintf(w, sizeof(w), "%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
-			 cold ? ":host-cold" : "");
+		snprintf(w, sizeof(w), "%s%s%s%s", c->target[0] == 'h' ? "host:" : "", c->workload,
+			 cold ? ":host-cold" : "", !strcmp(c->host_state, "ksm") ? "@ksm" : "");
 		fmt_ci(f, sizeof(f), fm ? cell_metric_find(c, fm) : NULL, 1);
 		fmt_ci(a, sizeof(a), am ? cell_metric_find(c, am) : NULL, 1);
 		add_unit(f, sizeof(f), fm);
@@ -232,6 +233,7 @@ static void print_table(const struct results *r, FILE *out)
 	if (r->effects)
 		effects_print(r->effects, out);
 	abtest_print(r->ab, out);
+	ksm_print(r, out);
 	if (sizing_applies(r))
 		sizing_print(r, out);
 	fprintf(out, "\nhost%% = share of guest RAM on host huge pages (QEMU smaps AnonHugePages/Rss);"

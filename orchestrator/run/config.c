@@ -18,6 +18,10 @@ ENUM_IMPL(run_target, RUN_TARGET__COUNT, "guest", "host", "both");
 void run_config_defaults(struct run_config *c)
 {
 	memset(c, 0, sizeof(*c));
+	/* the KSM arm's own scan rate and wait (not options; journaled and recorded) */
+	c->ksm_pages_to_scan = 2000;
+	c->ksm_sleep_ms = 20;
+	c->ksm_wait_ms = 60000;
 }
 
 int guests_fit(const char *proc_root, unsigned n, uint64_t memory, char *note, size_t len, struct err *e)
@@ -108,6 +112,45 @@ bool run_has_host_state(const struct run_config *c, enum host_state s)
 	return false;
 }
 
+/* --ksm with the rest: its arms boot N >= 2 guests of one image on a fresh host */
+static int ksm_config_check(const struct run_config *c, struct err *e)
+{
+	if (!c->target_guest)
+		return err_set(e, -EINVAL, "--ksm merges guest RAM: drop it with --target=host");
+	if ((c->ksm & RUN_KSM_ON) && c->guests < 2)
+		return err_set(e, -EINVAL, "--ksm=on merges the RAM of guests running together: give --guests=2 or more");
+	if (c->n_emulator == 2 && c->ksm == (RUN_KSM_OFF | RUN_KSM_ON))
+		return err_set(e, -EINVAL, "--ksm=off,on and --emulator=A,B are both A/B axes: run them apart");
+	if (c->n_host_state != 1 || c->host_state[0] != HOST_FRESH)
+		return err_set(e, -EINVAL, "--ksm runs on a fresh host: drop --host-state (or give --host-state=fresh)");
+	if (c->n_hugetlb)
+		return err_set(e, -EINVAL, "--ksm does not merge hugetlbfs guest RAM: drop hugetlbfs from --host-backing");
+	return 0;
+}
+
+int ksm_list_parse(struct run_config *c, const char *arg, struct err *e)
+{
+	char buf[16], *tok, *save = NULL;
+	unsigned bits = 0, b;
+
+	if (strlen(arg) >= sizeof(buf) || parse_list_check(arg))
+		return err_set(e, -EINVAL, "give off, on or off,on: %s", err_q(arg));
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "off"))
+			b = RUN_KSM_OFF;
+		else if (!strcmp(tok, "on"))
+			b = RUN_KSM_ON;
+		else
+			return err_set(e, -EINVAL, "not a KSM arm: use off, on or off,on: %s", err_q(tok));
+		if (bits & b)
+			return err_set(e, -EINVAL, "'%s' given twice in --ksm: %s", tok, err_q(arg));
+		bits |= b;
+	}
+	c->ksm = bits;
+	return 0;
+}
+
 int run_config_check(struct run_config *c, struct err *e)
 {
 	uint64_t margin = 192ull << 20;	/* guest kernel, runner, page tables */
@@ -121,6 +164,12 @@ int run_config_check(struct run_config *c, struct err *e)
 				       (unsigned long long)((c->memory + (c->hugetlb_kb[i] << 10) - 1) /
 							    (c->hugetlb_kb[i] << 10) * (c->hugetlb_kb[i] >> 10)));
 
+	if (c->ksm) {
+		int r = ksm_config_check(c, e);
+
+		if (r)
+			return r;
+	}
 	if (c->n_emulator && !c->target_guest)
 		return err_set(e, -EINVAL, "--emulator runs guests: drop it with --target=host");
 	if ((c->khugepaged.set[KHP_PAGES_TO_SCAN] || c->khugepaged.set[KHP_SCAN_SLEEP_MS]) &&

@@ -131,7 +131,20 @@ struct run_config {
 	uint64_t recovery_timeout_ms;
 	enum balloon_arm balloon[BALLOON__COUNT];	/* --balloon arms, in order (run/balloon.h) */
 	size_t n_balloon;
+	unsigned ksm;			/* --ksm: RUN_KSM_OFF and/or RUN_KSM_ON; 0: not asked (KSM as found) */
+	uint64_t ksm_pages_to_scan;	/* the KSM arm's scan rate: pages per wake-up */
+	uint64_t ksm_sleep_ms;		/* and the sleep between wake-ups */
+	uint64_t ksm_wait_ms;		/* how long the arm waits for pages_sharing to rise after its guests */
 };
+
+/* --ksm=off,on: the arms (run/ksm.c) */
+#define RUN_KSM_OFF 1u
+#define RUN_KSM_ON 2u
+/*
+ * "off", "on" or "off,on" (either order, no repeat) into c->ksm; the
+ * checks that need the other options are run_config_check's
+ */
+int ksm_list_parse(struct run_config *c, const char *arg, struct err *e);
 
 /*
  * The default run (no --boots, no --target-ci): at least 4 boots per host

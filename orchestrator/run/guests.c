@@ -13,6 +13,7 @@
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/balloon.h"
+#include "orchestrator/run/ksm.h"
 #include "orchestrator/run/note.h"
 #include "orchestrator/run/planned.h"
 #include "orchestrator/run/recovery.h"
@@ -72,7 +73,7 @@ static void fail_missing(struct results *res, const struct run_config *cfg, cons
 		for (i = 0; i <= cfg->n_guest_thp; i++) {
 			const char *gt = i == 0 ? "never" : thp_mode_name(cfg->guest_thp[i - 1].mode);
 			struct cell_key k = { "guest", hg->host_thp, prefault_name(hg->prefault), gt, cfg->wl[w], NULL,
-					      host_state_name(hg->host_state), balloon_arm_name(hg->balloon) };
+					      group_state_name(hg), balloon_arm_name(hg->balloon) };
 			struct cell *c = results_cell_key(res, &k, NULL);
 
 			if (c && c->reps_ok + c->reps_failed < want_reps)
@@ -112,7 +113,7 @@ static int gr_log_init(const struct run_config *cfg, const struct host_group *hg
 	snprintf(log->name, sizeof(log->name), "%s", gr->name);
 	snprintf(log->host_thp, sizeof(log->host_thp), "%s", hg->host_thp);
 	snprintf(log->prefault, sizeof(log->prefault), "%s", prefault_name(hg->prefault));
-	snprintf(log->host_state, sizeof(log->host_state), "%s", host_state_name(hg->host_state));
+	snprintf(log->host_state, sizeof(log->host_state), "%s", group_state_name(hg));
 	log->index = gi;
 	log->concurrency = n;
 	log->round = round;
@@ -183,6 +184,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.channel_name = DOMAIN_CHANNEL_NAME;
 	spec.prefault = hg->prefault;
 	spec.memfd = cfg->memfd && !hg->hugetlb_kb;
+	spec.share_pages = hg->ksm == RUN_KSM_ON;
 	spec.hugetlb_kb = hg->hugetlb_kb;
 	spec.balloon_reporting = hg->balloon == BALLOON_REPORTING;
 	spec.description = "thpeval guest";
@@ -209,7 +211,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	gr->gc.boot = (unsigned)(log - res->guests);
 	gr->gc.host_thp = hg->host_thp;
 	gr->gc.prefault = prefault_name(hg->prefault);
-	gr->gc.host_state = host_state_name(hg->host_state);
+	gr->gc.host_state = group_state_name(hg);
 	gr->gc.balloon = balloon_arm_name(hg->balloon);
 	gr->gc.bw.on = balloon_planned(cfg);
 	gr->gc.grp = grp;
@@ -316,8 +318,10 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 	unsigned n = cfg->guests ? cfg->guests : 1, i, left = 0;
 	struct group_shared grp = { 0 };
 	struct guest_run *gr;
+	struct ksm_arm *ka;
 	double t0;
 	int r = 0;
+	bool ok = true;
 
 	gr = calloc(n, sizeof(*gr));
 	if (!gr)
@@ -334,6 +338,7 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 		err_clear(&gr[i].e);
 		grp.all[grp.n++] = &gr[i].gc;
 	}
+	ka = ksm_arm_begin(cfg, io, hg, round, *idx, res);
 	for (i = 0; i < n && !*io->stop; i++) {
 		gr[i].r = gr_start(cfg, io, v, accel, img, sd, hg, (*idx)++, i, n, round, res, &grp, &gr[i]);
 		if (gr[i].r)
@@ -362,9 +367,13 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 				left--;
 			}
 		}
+		ksm_arm_tick(ka, &grp);
 		if (left && virt_event_wait(20) < 0)
 			break;
 	}
+	for (i = 0; i < n; i++)
+		ok &= gr[i].done && gr[i].r == 0;
+	ksm_arm_end(ka, &grp, ok && !*io->stop);
 	for (i = 0; i < n; i++) {
 		if (!gr[i].done) {
 			gr[i].r = err_set(&gr[i].e, -EINTR, "interrupted");

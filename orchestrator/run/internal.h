@@ -32,6 +32,8 @@ struct host_group {
 	uint64_t hugetlb_kb;		/* a reference arm: guest RAM on hugetlbfs pages of this size; 0: THP */
 	unsigned arm;			/* the A/B arm its guests boot with (run/abaxis.h); 0 without one */
 	enum balloon_arm balloon;	/* its guests' balloon (run/balloon.h) */
+	unsigned ksm;			/* the KSM arm (run/ksm.c): RUN_KSM_OFF, RUN_KSM_ON; 0 without --ksm */
+	struct host_session *ksm_hs;	/* where the on arm starts KSM (through the journal) */
 };
 
 /* per-size mTHP counters of one size (host-wide), for coverage below PMD size */

@@ -19,6 +19,7 @@
 #include "orchestrator/run/bare.h"
 #include "orchestrator/run/guests.h"
 #include "orchestrator/run/hostplan.h"
+#include "orchestrator/run/ksm.h"
 #include "orchestrator/run/note.h"
 #include "orchestrator/run/planned.h"
 #include "orchestrator/run/records.h"
@@ -279,6 +280,8 @@ static int check_host(struct run_state *st, struct err *e)
 	int r;
 
 	r = host_info_read("/proc", &res->host, e);
+	if (!r)
+		r = ksm_prepare(cfg, res, e);
 	if (r)
 		return r;
 	{
@@ -504,6 +507,8 @@ static int group_enter(struct run_state *st, const struct host_group *hg, unsign
 	 * arm boots on never, its setting goes in after the series (recovery.c) */
 	r = apply_host_thp(&st->hs, &st->hp, hg->host_state == HOST_COLLAPSE_MADVISE ||
 			   hg->host_state == HOST_COLLAPSE_KHUGEPAGED ? &host_never : &hg->thp, e);
+	if (!r)
+		r = ksm_group_enter(&st->hs, st->cfg, hg, e);
 	if (!r && hg->hugetlb_kb) {
 		st->pool_kb = hg->hugetlb_kb;
 		r = pool_reserve(&st->hs, st->cfg, hg->hugetlb_kb, st->pool_orig, sizeof(st->pool_orig), e);
@@ -560,6 +565,9 @@ static int run_group(struct run_state *st, size_t i, unsigned round, struct err 
 		   hg->host_state != HOST_FRESH ? "/" : "", hg->host_state != HOST_FRESH ? host_state_name(hg->host_state) : "",
 		   hg->balloon != BALLOON_NONE ? "+" : "", hg->balloon != BALLOON_NONE ? balloon_arm_name(hg->balloon) : "",
 		   ab_arms(st->cfg) > 1 ? "@" : "", ab_arm_name(st->cfg, hg->arm));
+	if (hg->ksm)
+		run_append(res->settings.group_order, sizeof(res->settings.group_order), "/ksm-%s",
+			   hg->ksm == RUN_KSM_ON ? "on" : "off");
 	r = group_enter(st, hg, round, &fr, &fl, e);
 	if (r) {
 		frag_undo(io, &st->hs, &fr, fl);
@@ -730,7 +738,9 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (stale)
 		run_note(io, "restored host THP settings left changed by a killed thpeval run");
 	build_groups(st);
-	r = run_rounds(st, e);
+	r = ksm_groups(cfg, &st->hs, st->groups, &st->ngroups, sizeof(st->groups) / sizeof(st->groups[0]), e);
+	if (!r)
+		r = run_rounds(st, e);
 out:
 	if (io->bar && io->bar->total)
 		progress_finish(io->bar);

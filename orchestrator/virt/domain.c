@@ -167,6 +167,13 @@ static void write_memballoon(struct xw *x, const struct domain_spec *s)
 		empty(x, "memballoon", "model", "none", NULL, NULL, NULL, NULL);
 }
 
+/* <nosharepages/>: KSM splits the host's huge pages under guest RAM; only the KSM arm lets it merge */
+static void write_nosharepages(struct xw *x, const struct domain_spec *s)
+{
+	if (!s->share_pages)
+		empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
 /* <memory> and <memoryBacking>: size, hugetlbfs pages, sharing, source, allocation */
 static void write_memory(struct xw *x, const struct domain_spec *s)
 {
@@ -186,7 +193,7 @@ static void write_memory(struct xw *x, const struct domain_spec *s)
 		empty(x, "page", "size", num, "unit", "KiB", NULL, NULL);
 		end(x);
 	}
-	empty(x, "nosharepages", NULL, NULL, NULL, NULL, NULL, NULL);	/* KSM splits THPs */
+	write_nosharepages(x, s);
 	if (s->memfd)	/* guest RAM as shmem: governed by shmem_enabled, not enabled */
 		empty(x, "source", "type", "memfd", NULL, NULL, NULL, NULL);
 	/* libvirt refuses hugepages with mode='ondemand'; without the element hugetlbfs

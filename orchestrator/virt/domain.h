@@ -53,6 +53,7 @@ struct domain_spec {
 	uint64_t hugetlb_kb;		/* <memoryBacking><hugepages/>: 0 none, 2048 the default size, else <page size=> */
 	bool memfd;			/* <memoryBacking><source type='memfd'/> */
 	bool balloon_reporting;		/* <memballoon model='virtio' freePageReporting='on'/>, else none */
+	bool share_pages;		/* no <nosharepages/>: KSM may merge guest RAM (the KSM arm) */
 	const char *emulator;		/* optional: libvirt picks one */
 	/* optional pinning: host CPU of each vCPU (vcpus entries) and of QEMU's other threads,
 	 * -1 or a NULL vcpu_pin for none (<cputune>) */

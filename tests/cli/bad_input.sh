@@ -418,10 +418,19 @@ r 2 "emulator: missing second" --emulator=/bin/true,/nonexistent/qemu
 r 2 "emulator: metacharacters" --emulator="$META1"
 r 2 "emulator: 5000 bytes" --emulator="/$LONG"
 r 2 "emulator: on the bare host" --emulator=/bin/true --target=host
+r 2 "ksm: not an arm" --ksm=maybe
+r 2 "ksm: an arm twice" --ksm=on,on
+r 2 "ksm: empty" --ksm=
+r 2 "ksm: metacharacters" --ksm="$META1"
+r 2 "ksm: on the bare host" --ksm=on --target=host
+u "give --guests=2 or more" r 2 "ksm: on with one guest" --ksm=on
+u "run them apart" r 2 "ksm: both arms and two emulators" --ksm=off,on --guests=2 --emulator=/bin/true,/bin/true
+u "--ksm runs on a fresh host" r 2 "ksm: on a fragmented host" --ksm=on --guests=2 --host-state=fragmented
 
 # run: accepted options that must still stop before the host or a guest
 r 1 "host-thp: a size this kernel does not offer" --host-thp=4096K:always
 r 1 "guests: eight of 1T will not fit" --guests=8 --memory=1T --size=2M
+w "has no KSM" r 1 "ksm: a host without KSM (the fake tree)" --ksm=on --guests=2
 r 1 "guest-bin: missing file" --guest-bin=/nonexistent/thpeval-guest
 r 1 "guest-bin: metacharacters" --guest-bin="$META2"
 r 1 "guest-bin: path with spaces" --guest-bin="$WORK/dir with spaces/g"

@@ -11,6 +11,7 @@
 
 #include "host/frag.h"
 #include "host/journal.h"
+#include "host/ksm.h"
 #include "tests/host/fixtures/fakefs.h"
 
 #define THP_REL(x) FAKE_THP "/" x
@@ -579,6 +580,68 @@ static void test_sysctl_keys(void **state)
 	free(before);
 }
 
+/*
+ * The KSM arm's knobs (/sys/kernel/mm/ksm): journaled like a THP knob, the
+ * kernel's ranges enforced, put back by a normal end and, after a crash, by
+ * host_restore_journal; the counters read as numbers
+ */
+static void test_ksm_keys(void **state)
+{
+	static const char *const rel[] = { "sys/kernel/mm/ksm/run", "sys/kernel/mm/ksm/pages_to_scan",
+					   "sys/kernel/mm/ksm/sleep_millisecs" };
+	static const char *const key[] = { "ksm/run", "ksm/pages_to_scan", "ksm/sleep_millisecs" };
+	static const char *const val[] = { "1", "10000", "10" };
+	struct fx *f = *state;
+	struct host_session s;
+	struct ksm_stats ks;
+	struct err e = ERR_INIT;
+	struct paths p;
+	char buf[64], info[128];
+	char *before, *after;
+	bool stale = true, restored = false;
+	size_t i;
+
+	make_paths(f, &p);
+	assert_false(ksm_present(p.root));
+	assert_int_equal(fake_write(p.root, rel[0], "0\n"), 0);
+	assert_int_equal(fake_write(p.root, rel[1], "100\n"), 0);
+	assert_int_equal(fake_write(p.root, rel[2], "20\n"), 0);
+	assert_true(ksm_present(p.root));
+	assert_int_not_equal(ksm_stats_read(p.root, &ks, &e), 0);	/* no counters yet */
+	err_clear(&e);
+	assert_int_equal(fake_write(p.root, "sys/kernel/mm/ksm/pages_shared", "7\n"), 0);
+	assert_int_equal(fake_write(p.root, "sys/kernel/mm/ksm/pages_sharing", "4093\n"), 0);
+	assert_int_equal(fake_write(p.root, "sys/kernel/mm/ksm/full_scans", "2\n"), 0);
+	assert_int_equal(ksm_stats_read(p.root, &ks, &e), 0);
+	assert_int_equal(ks.pages_shared, 7);
+	assert_int_equal(ks.pages_sharing, 4093);
+	assert_int_equal(ks.full_scans, 2);
+	before = fake_snapshot(p.root, "sys");
+	assert_int_equal(host_session_begin(&s, p.root, p.state, &stale, &e), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(host_session_set(&s, key[i], val[i], &e), 0);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "1\n");
+	assert_string_equal(fake_read(p.root, rel[1], buf, sizeof(buf)), "10000\n");
+	/* out of the kernel's range, or not a knob thpeval sets: refused, nothing written */
+	assert_int_not_equal(host_session_set(&s, "ksm/run", "3", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "ksm/pages_sharing", "0", &e), 0);
+	assert_int_not_equal(host_session_set(&s, "ksm/../../../etc/passwd", "0", &e), 0);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "1\n");
+	assert_int_equal(host_session_end(&s, &e), 0);
+	after = fake_snapshot(p.root, "sys");
+	assert_string_equal(before, after);
+	free(after);
+
+	/* a run killed with KSM running: the journal puts every knob back */
+	crashed_run_with(&p, key, val, 3);
+	assert_string_equal(fake_read(p.root, rel[0], buf, sizeof(buf)), "1\n");
+	assert_int_equal(host_restore_journal(p.root, p.state, &restored, info, sizeof(info), &e), 0);
+	assert_true(restored);
+	after = fake_snapshot(p.root, "sys");
+	assert_string_equal(before, after);
+	free(after);
+	free(before);
+}
 
 /* the hugetlbfs arm's pool: journaled like a THP knob, restored byte for byte */
 static void test_hugetlb_pool(void **state)
@@ -621,6 +684,7 @@ int main(void)
 	ADD_ONE("session/first_original_wins", test_first_original_wins);
 	ADD_ONE("session/hugetlb_pool", test_hugetlb_pool);
 	ADD_ONE("session/sysctl_keys", test_sysctl_keys);
+	ADD_ONE("session/ksm_keys", test_ksm_keys);
 	ADD_ONE("session/end_twice_and_after_failed_begin", test_end_safe);
 	ADD_ONE("session/partial_restore_failure_keeps_journal", test_partial_restore_failure);
 	ADD_ONE("crash/host_restore_journal", test_crash_restore_journal);

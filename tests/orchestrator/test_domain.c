@@ -283,6 +283,27 @@ static void test_hugetlbfs_ondemand(void **state)
 	free(xml);
 }
 
+/* the KSM arm's guests share pages (no <nosharepages/>); every other guest keeps it */
+static void test_share_pages(void **state)
+{
+	struct domain_spec s = {
+		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 1, .accel = ACCEL_TCG,
+		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+	};
+	struct err e = ERR_INIT;
+	char *xml = NULL;
+
+	(void)state;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<nosharepages/>"));
+	free(xml);
+	s.share_pages = true;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_null(strstr(xml, "nosharepages"));
+	assert_non_null(strstr(xml, "<memoryBacking>"));
+	free(xml);
+}
+
 /* --pin: <cputune> with a vcpupin per pinned vCPU and the emulator's; none without pins */
 static void test_pinning(void **state)
 {
@@ -468,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_specs),
 		cmocka_unit_test(test_hugetlbfs_ondemand),
 		cmocka_unit_test(test_pinning),
+		cmocka_unit_test(test_share_pages),
 		cmocka_unit_test(test_accel_decide),
 		cmocka_unit_test(test_balloon_reporting),
 	};

@@ -802,6 +802,60 @@ static void test_nested_note(void **state)
 	fixture_results_free(r);
 }
 
+/* the KSM arm: its figures in the text report and its chart in HTML; neither without --ksm */
+static void test_ksm_sections(void **state)
+{
+	struct results *r = fixture_results();
+	struct report_input in = { .res = r };
+	struct ksm_log *k;
+	struct err e = ERR_INIT;
+	char *txt, *html;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(effects_attach(r, &e), 0);
+	txt = render(&in, REPORT_TEXT, NULL);
+	html = render(&in, REPORT_HTML, NULL);
+	assert_null(strstr(txt, "KSM (--ksm"));
+	assert_null(strstr(html, "KSM over time"));
+	free(txt);
+	free(html);
+	snprintf(r->settings.ksm, sizeof(r->settings.ksm), "on");
+	k = results_ksm_add(r, &e);
+	assert_non_null(k);
+	snprintf(k->ksm, sizeof(k->ksm), "on");
+	snprintf(k->host_thp, sizeof(k->host_thp), "always");
+	snprintf(k->prefault, sizeof(k->prefault), "ondemand");
+	k->guests = 2;
+	k->first_boot = 4;
+	k->pages_sharing_max = 14007;
+	k->pages_shared_max = 9471;
+	k->full_scans = 34;
+	k->thp_split_pmd = 120;
+	k->access_before_ns = 2256;
+	k->access_after_ns = 3058;
+	k->n_before = 2;
+	k->n_after = 13;
+	for (i = 0; i < 3; i++) {
+		k->series[k->n++] = (struct ksm_point){ (double)i, 0, 7000 * i, i };
+		k->cov[k->ncov++] = (struct ksm_cov_point){ (double)i, 0, 100 - 30 * (double)i };
+		k->cov[k->ncov++] = (struct ksm_cov_point){ (double)i, 1, 100 - 20 * (double)i };
+	}
+	txt = render(&in, REPORT_TEXT, NULL);
+	html = render(&in, REPORT_HTML, NULL);
+	assert_non_null(strstr(txt, "KSM (--ksm=on)"));
+	assert_non_null(strstr(txt, "pages_sharing up to 14007, pages_shared up to 9471, 34 full scan(s)"));
+	assert_non_null(strstr(txt, "host thp_split_pmd +120"));
+	assert_non_null(strstr(txt, "before merging 2256 ns (2 reps), after 3058 ns (13 reps)"));
+	assert_non_null(strstr(txt, "guest 4: host% 100.0 at 0 s -> 40.0 at 2 s"));
+	assert_non_null(strstr(html, "KSM over time"));
+	assert_non_null(strstr(html, "<title>pages_sharing</title></polyline>"));
+	assert_non_null(strstr(html, "<title>guest 5: host huge %</title></polyline>"));
+	free(txt);
+	free(html);
+	fixture_results_free(r);
+}
+
 /* a recovery arm: its figures in the text report, "not reached" for a level never reached,
  * its error alone for one that failed; no section without one */
 static void test_text_recovery(void **state)
@@ -1161,6 +1215,7 @@ int main(void)
 		cmocka_unit_test(test_text_units),
 		cmocka_unit_test(test_text_recovery),
 		cmocka_unit_test(test_text_balloon),
+		cmocka_unit_test(test_ksm_sections),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
 		cmocka_unit_test(test_args_permute),

@@ -263,6 +263,70 @@ static void full_balloon(struct results *r, bool ok)
 		SET(b->error, "process 4242 is gone (no '/proc/4242/status')");
 }
 
+static void full_ksm(struct results *r, bool on)
+{
+	struct ksm_log *k = results_ksm_add(r, NULL);
+	size_t i;
+
+	assert_non_null(k);
+	SET(k->ksm, on ? "on" : "off");
+	SET(k->host_thp, "always");
+	SET(k->prefault, "ondemand");
+	k->round = 1;
+	k->guests = 2;
+	k->first_boot = on ? 2 : 0;
+	k->pages_to_scan = on ? 10000 : 0;
+	k->sleep_millisecs = on ? 10 : 0;
+	k->thp_split_pmd = on ? 412 : 0;
+	k->pages_shared_max = on ? 1250 : 0;
+	k->pages_sharing_max = on ? 98304 : 0;
+	k->full_scans = on ? 3 : 0;
+	k->t_sharing_s = on ? 12.5 : NAN;
+	k->waited_s = on ? 4.25 : NAN;
+	k->access_before_ns = on ? 96.5 : NAN;
+	k->access_after_ns = on ? 120.25 : NAN;
+	k->n_before = on ? 2 : 0;
+	k->n_after = on ? 4 : 0;
+	k->n = 3;
+	for (i = 0; i < k->n; i++)
+		k->series[i] = (struct ksm_point){ (double)i, on ? 10 * i : 0, on ? 1000 * i : 0, on ? i : 0 };
+	k->ncov = 2;
+	k->cov[0] = (struct ksm_cov_point){ 0.5, 0, 99.5 };
+	k->cov[1] = (struct ksm_cov_point){ 0.5, 1, on ? 40.25 : 99 };
+	if (!on)
+		SET(k->error, "cannot read /sys/kernel/mm/ksm/pages_sharing: No such file or directory");
+}
+
+static void full_ksm_fx(struct results *r)
+{
+	struct abtest *fx = calloc(1, sizeof(*fx));
+	struct ab_row *w;
+
+	assert_non_null(fx);
+	SET(fx->axis, "ksm");
+	SET(fx->a, "off");
+	SET(fx->b, "on");
+	w = &fx->rows[fx->n++];
+	SET(w->what, "metric");
+	SET(w->label, "always/always/memset host=ksm");
+	SET(w->metric, "access_ns");
+	w->boots_a = w->boots_b = 2;
+	SET(w->method, "welch");
+	w->a = 100;
+	w->b = 125;
+	w->log_ratio = 0.25;
+	w->log_se = 0.0625;
+	w->df = 2;
+	w->ratio = 1.25;
+	w->ratio_lo = 1.125;
+	w->ratio_hi = 1.5;
+	w->p = 0.0078125;
+	w->p_holm = 0.0078125;
+	w->tested = w->differs = true;
+	fx->metrics_tested = fx->metrics_differ = 1;
+	r->ksm_fx = fx;
+}
+
 static void full_effects(struct results *r)
 {
 	struct effects *x = calloc(1, sizeof(*x));
@@ -441,6 +505,7 @@ static struct results *full_model(void)
 	SET(s->kcompile, "tinyconfig:vmlinux");
 	SET(s->srcdisk_id, "fedcba9876543210");
 	SET(s->emulator, "/usr/bin/qemu-system-x86_64,/opt/qemu-b/qemu-system-x86_64");
+	SET(s->ksm, "off,on");
 	r->started = 1795989451;
 	r->finished = 1795990000;
 	SET(r->status, "interrupted");
@@ -462,9 +527,12 @@ static struct results *full_model(void)
 	/* the free page reporting arm's cell beside the split's */
 	full_cell(r, "guest", "always", NULL, "never", "memset", NULL, NULL, 1, 250);
 	SET(r->cells[r->ncells - 1].balloon, "reporting");
+	full_ksm(r, false);
+	full_ksm(r, true);
 	results_finish(r, 90);
 	full_effects(r);
 	full_ab(r);
+	full_ksm_fx(r);
 	return r;
 }
 
@@ -529,6 +597,9 @@ static void test_load_golden(void **state)
 	assert_null(r->ab);
 	r->ab = full->ab;
 	full->ab = NULL;
+	assert_null(r->ksm_fx);
+	r->ksm_fx = full->ksm_fx;
+	full->ksm_fx = NULL;
 	if (results_to_json_text(r, &w, &wl, &e))
 		fail_msg("%s", e.msg);
 	g = fixture_slurp(golden, &gl);

@@ -74,6 +74,7 @@ static const char *const computed[] = {
 	"emulator",	/* libvirt's: none here */
 	"guest-bin",	/* beside thpeval: empty here, cmd_run() looks it up */
 	"khugepaged",	/* the host's: no knob set, the host's values are recorded */
+	"ksm",		/* KSM as the host has it: no arm (cfg->ksm 0), nothing journaled */
 };
 
 /* noinline: gcc takes open_memstream()'s buffer for a local one */
