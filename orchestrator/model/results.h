@@ -234,7 +234,7 @@ struct collapse_log {
 	char error[ERR_MSG_MAX];
 	/* the interval's end and what ended it; khugepaged's share (method "khugepaged");
 	 * the guest's access passes through and after it */
-	char stopped[96];		/* "90% reached", "timeout", "plateau", "collapse calls done" */
+	char stopped[160];		/* "90% reached", "timeout", "plateau", "collapse calls done" */
 	double interval_s;		/* from the setting going in to the stop */
 	bool has_khp, has_probe;
 	struct khp_log khp;

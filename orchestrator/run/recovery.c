@@ -209,6 +209,25 @@ struct khp_watch {
 	double best_pct;
 };
 
+/*
+ * A plateau, and what it says: coverage that never rose while khugepaged
+ * scanned on means it never collapsed QEMU's memory (its pages_collapsed,
+ * if any, were another process's): QEMU is not on its list.
+ */
+static void plateau_why(struct collapse_log *cl, const struct khp_watch *kw, double t)
+{
+	long long scans = kw->last.full_scans - kw->scans_at_rise;
+
+	if (kw->best_pct <= cl->cov_before_pct + 0.1)
+		snprintf(cl->stopped, sizeof(cl->stopped),
+			 "plateau: QEMU not on khugepaged's list (coverage never moved in %lld full scans, %.0f s; "
+			 "%lld pages collapsed elsewhere)",
+			 scans, t - kw->t_rise, (long long)(kw->last.pages_collapsed - kw->s0.pages_collapsed));
+	else
+		snprintf(cl->stopped, sizeof(cl->stopped),
+			 "plateau: %lld full scans of khugepaged in %.0f s without more coverage", scans, t - kw->t_rise);
+}
+
 /* the series of one guest, from the setting going in to what stops it (one more sample after) */
 static int sample_series(const struct recovery *rc, struct guest_ctx *gc, const struct run_io *io,
 			 struct collapse_log *cl, struct call_thread *ct, struct khp_watch *kw, double t0, struct err *e)
@@ -248,9 +267,7 @@ static int sample_series(const struct recovery *rc, struct guest_ctx *gc, const 
 					snprintf(cl->stopped, sizeof(cl->stopped), "timeout (%.0f s, --recovery-timeout)", limit);
 				} else if (kw->last.full_scans >= 0 && kw->last.full_scans - kw->scans_at_rise >= PLATEAU_SCANS &&
 					   t - kw->t_rise >= PLATEAU_S) {
-					snprintf(cl->stopped, sizeof(cl->stopped),
-						 "plateau: %lld full scans of khugepaged in %.0f s without more coverage",
-						 (long long)(kw->last.full_scans - kw->scans_at_rise), t - kw->t_rise);
+					plateau_why(cl, kw, t);
 				}
 				if (cl->stopped[0]) {
 					cl->interval_s = t;
