@@ -13,6 +13,7 @@
 #include "sysinfo.h"
 
 #define HUGE_2M (2ull << 20)
+#define PROBE_TOUCH_MARGIN (64ull << 20)	/* of MemFree left to the guest's kernel */
 
 enum guest_thp probe_guest_thp(const struct plan *p)
 {
@@ -24,43 +25,89 @@ enum guest_thp probe_guest_thp(const struct plan *p)
 	return GUEST_THP_NEVER;
 }
 
-/* wait up to ms for "stop" on fd; true when it came (or the port closed: the host is done) */
-static bool wait_stop(int fd, int64_t ms, char *got, size_t cap, size_t *have)
+enum host_word { HOST_NONE, HOST_STOP, HOST_TOUCH };
+
+/* wait up to ms for a word from the host on fd: "stop" (or the port closed: the host is done), "touch" */
+static enum host_word wait_host(int fd, int64_t ms, char *got, size_t cap, size_t *have)
 {
 	int64_t deadline = harness_now_ms() + ms;
 
 	if (fd < 0) {
 		if (ms > 0)
 			harness_sleep_ms((unsigned)ms);
-		return false;
+		return HOST_NONE;
 	}
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
 		int64_t left = deadline - harness_now_ms();
 		ssize_t n;
+		char *w;
 		int r;
 
 		if (left <= 0)
-			return false;
+			return HOST_NONE;
 		r = poll(&pfd, 1, (int)left);
 		if (r <= 0)
 			continue;	/* EINTR or nothing yet */
 		if (!(pfd.revents & POLLIN))
-			return true;
+			return HOST_STOP;
 		n = read(fd, got + *have, cap - 1 - *have);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
-			return true;
+			return HOST_STOP;
 		*have += (size_t)n;
 		got[*have] = '\0';
 		if (strstr(got, REC_PROBE_STOP))
-			return true;
+			return HOST_STOP;
+		if ((w = strstr(got, REC_PROBE_TOUCH))) {
+			size_t past = (size_t)(w - got) + strlen(REC_PROBE_TOUCH);
+
+			memmove(got, got + past, *have - past + 1);
+			*have -= past;
+			return HOST_TOUCH;
+		}
 		if (*have == cap - 1) {
-			memmove(got, got + *have - 4, 4);
-			*have = 4;
+			memmove(got, got + *have - 5, 5);
+			*have = 5;
 		}
 	}
+}
+
+/*
+ * The host's "touch": fault one fresh buffer of most of the guest's free
+ * memory (one write per 4K page) and free it again, so the guest's
+ * allocator hands out guest-physical memory the host never backed and
+ * QEMU takes new faults there under the host's new setting (the kernel
+ * puts a process on khugepaged's list at such a fault); its size and time
+ * go to the host in one record (event=probe_touch).
+ */
+static int probe_touch(const struct probe_env *env, uint64_t start, struct emitter *em, struct err *e)
+{
+	uint64_t free_b = 0, len = 0, t0, off;
+	struct record r;
+	char *m = MAP_FAILED;
+
+	if (!meminfo_get(env->root, "MemFree", &free_b, NULL) && free_b > PROBE_TOUCH_MARGIN)
+		len = (free_b - PROBE_TOUCH_MARGIN) & ~(HUGE_2M - 1);
+	t0 = harness_now_ns();
+	if (len)
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m != MAP_FAILED) {
+		for (off = 0; off < len; off += 4096)
+			((volatile char *)m)[off] = 1;
+		munmap(m, len);
+	} else {
+		len = 0;
+	}
+	t0 = harness_now_ns() - t0;
+	rec_init(&r, REC_INFO, 0);
+	rec_add_str(&r, "event", "probe_touch");
+	rec_add_u64(&r, "t_ms", (harness_now_ns() - start) / 1000000);
+	rec_add_u64(&r, "bytes", len);
+	rec_add_u64(&r, "free_bytes", free_b);
+	rec_add_f64(&r, "touch_ms", (double)t0 / 1e6);
+	return emitter_send(em, &r, e);
 }
 
 static int send_end(struct emitter *em, uint64_t passes, const char *skipped, struct err *e)
@@ -86,6 +133,7 @@ int probe_run(const struct probe_env *env, const struct plan *p, struct emitter 
 	uint32_t *scratch;
 	char *map, *buf, got[64];
 	struct record r;
+	bool touched = false, stop = false;
 	void *node;
 	int ret;
 
@@ -135,8 +183,22 @@ int probe_run(const struct probe_env *env, const struct plan *p, struct emitter 
 		rec_add_f64(&r, "access_ns", (double)t0 / (double)acc);
 		if ((ret = emitter_send(em, &r, e)))
 			goto out;
-		if (wait_stop(env->stop_fd, due - (int64_t)((harness_now_ns() - start) / 1000000), got, sizeof(got),
-			      &have)) {
+		for (;;) {
+			enum host_word w = wait_host(env->stop_fd, due - (int64_t)((harness_now_ns() - start) / 1000000),
+						     got, sizeof(got), &have);
+
+			if (w == HOST_TOUCH && !touched) {
+				touched = true;
+				if ((ret = probe_touch(env, start, em, e)))
+					goto out;
+				continue;
+			}
+			if (w == HOST_TOUCH)
+				continue;
+			stop = w == HOST_STOP;
+			break;
+		}
+		if (stop) {
 			i++;
 			break;
 		}

@@ -4,6 +4,8 @@
  * at a fixed period (plan probe=N, probe_period=MS): one info record per pass
  * (event=probe), until N passes or until the host writes "stop" to the
  * port, so the host can align the access time with its coverage series.
+ * A "touch" from the host in between faults and frees one fresh buffer of
+ * most of the guest's free memory (event=probe_touch: bytes, touch_ms).
  * Never prints; records only through the emitter.
  */
 #ifndef THPEVAL_GUEST_PROBE_H

@@ -21,6 +21,8 @@
 #define REC_MAX_SEQ 100000000u
 /* host -> guest on the same port: end the access passes of a recovery arm (guest/probe.c) */
 #define REC_PROBE_STOP "stop\n"
+/* and: touch a fresh buffer once, so the host faults guest RAM it never backed (guest/probe.c) */
+#define REC_PROBE_TOUCH "touch\n"
 
 enum rec_type {
 	REC_HELLO,	/* runner started: version, kernel */

@@ -170,6 +170,21 @@ struct khp_log {
 	double cpu_s;			/* its utime + stime over the interval; NAN: not read */
 };
 
+/*
+ * collapse-khugepaged: how QEMU was put on khugepaged's list at the start of
+ * the interval: the guest faulted a fresh buffer of most of its free memory
+ * (guest RAM the host never backed), then freed it.
+ */
+struct khp_reg {
+	char method[24];		/* "guest_touch" */
+	double sent_s;			/* the request, from the setting going in */
+	double done_s;			/* the guest's report of it; NAN: none came */
+	double touch_s;			/* the guest's time faulting the buffer */
+	unsigned long long bytes;	/* the buffer */
+	/* coverage at the first sample after done_s: the touch's own huge page faults, not khugepaged's */
+	double huge_pct_after_touch;
+};
+
 /* one access pass of the guest's probe: host time of its arrival after the setting went in */
 struct access_point {
 	double t_s, access_ns;
@@ -219,10 +234,12 @@ struct collapse_log {
 	char error[ERR_MSG_MAX];
 	/* the interval's end and what ended it; khugepaged's share (method "khugepaged");
 	 * the guest's access passes through and after it */
-	char stopped[96];		/* "90% reached", "timeout", "plateau", "collapse calls done" */
+	char stopped[160];		/* "90% reached", "timeout", "plateau", "collapse calls done" */
 	double interval_s;		/* from the setting going in to the stop */
 	bool has_khp, has_probe;
 	struct khp_log khp;
+	bool has_reg;
+	struct khp_reg reg;
 	struct probe_log probe;
 };
 

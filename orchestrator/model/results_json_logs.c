@@ -270,6 +270,18 @@ static const struct jt_field khp_fields[] = {
 };
 static const struct jt_table khp_jt = JT_TABLE(struct khp_log, khp_fields);
 
+/* collapse-khugepaged: the guest's fresh-buffer touch that puts QEMU on khugepaged's list */
+#define KR(k, kind, m, ...) JT_F(k, kind, struct khp_reg, m, __VA_ARGS__)
+static const struct jt_field khp_reg_fields[] = {
+	{ KR("method", JT_STR, method, 0) },
+	{ KR("sent_s", JT_DOUBLE, sent_s, 0) },
+	{ KR("done_s", JT_DOUBLE, done_s, 0) },
+	{ KR("touch_s", JT_DOUBLE, touch_s, 0) },
+	{ KR("bytes", JT_INT, bytes, 0) },
+	{ KR("huge_pct_after_touch", JT_DOUBLE, huge_pct_after_touch, 0) },
+};
+static const struct jt_table khp_reg_jt = JT_TABLE(struct khp_reg, khp_reg_fields);
+
 /* both collapse arms: the guest's access passes, before, through and after the interval */
 #define AP(k, kind, m, ...) JT_F(k, kind, struct access_point, m, __VA_ARGS__)
 static const struct jt_field access_point_fields[] = {
@@ -303,6 +315,7 @@ static void collapse_init(void *elem)
 	c->resident_huge_pct_after = NAN;
 	c->interval_s = c->khp.cpu_s = NAN;
 	c->probe.before_ns = c->probe.during_ns = c->probe.after_ns = c->probe.period_s = NAN;
+	c->reg.sent_s = c->reg.done_s = c->reg.touch_s = c->reg.huge_pct_after_touch = NAN;
 }
 
 static int collapse_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
@@ -345,6 +358,8 @@ static const struct jt_field collapse_fields[] = {
 	{ CO("interval_s", JT_DOUBLE, interval_s, JT_OPT) },
 	{ CO("khugepaged", JT_OBJ, khp, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_khp),
 	     .sub = &khp_jt) },
+	{ CO("khugepaged_registration", JT_OBJ, reg, JT_OPT | JT_IF | JT_NULL,
+	     .cond = offsetof(struct collapse_log, has_reg), .sub = &khp_reg_jt) },
 	{ CO("access", JT_OBJ, probe, JT_OPT | JT_IF | JT_NULL, .cond = offsetof(struct collapse_log, has_probe),
 	     .sub = &probe_jt) },
 };

@@ -78,6 +78,17 @@ static void print_recovery_access(const struct results *r, const struct collapse
 		p->after_ns, p->n_after, refs);
 }
 
+/* collapse-khugepaged: the guest's fresh-memory touch that put QEMU on khugepaged's list */
+static void text_khp_reg(FILE *out, const struct khp_reg *g)
+{
+	if (isfinite(g->done_s))
+		fprintf(out, "    khugepaged's list: the guest touched %llu MiB of fresh memory (%.1f s), done %.1f s after"
+			     " the setting went in; host%% %.1f after it (its own huge page faults)\n", g->bytes >> 20,
+			g->touch_s, g->done_s, g->huge_pct_after_touch);
+	else
+		fprintf(out, "    khugepaged's list: the guest was asked to touch fresh memory; no report came back\n");
+}
+
 static void print_recovery(const struct results *r, FILE *out)
 {
 	size_t i, k;
@@ -124,6 +135,8 @@ static void print_recovery(const struct results *r, FILE *out)
 				c->khp.knobs_set ? " (set by --khugepaged)" : " (the host's)", c->khp.pages_to_scan,
 				c->khp.scan_sleep_ms, c->khp.alloc_sleep_ms, c->khp.defrag, c->khp.max_ptes_none,
 				c->khp.full_scans, c->khp.pages_collapsed, c->khp.cpu_s);
+		if (c->has_reg)
+			text_khp_reg(out, &c->reg);
 		else
 			fprintf(out, "    2M blocks: %llu collapsed of %llu; refused %llu (EINVAL: never touched by the guest, or not"
 				     " eligible), busy %llu (EAGAIN), no free huge page %llu (ENOMEM)\n",

@@ -70,6 +70,10 @@ struct probe_rx {
 	double guest_huge_pct;		/* the buffer's share on guest huge pages; NAN: not sent */
 	size_t n;
 	double t[RES_ACCESS_MAX], ns[RES_ACCESS_MAX];	/* host CLOCK_MONOTONIC at arrival; ns per access */
+	/* the fresh-buffer touch the host asked for (probe_touch): arrival, size, guest time */
+	bool touched;
+	double t_touch, touch_ms;
+	unsigned long long touch_bytes;
 };
 
 /* balloon.c: one guest's re-fault windows, from a free mark to its re-touch result */

@@ -152,6 +152,12 @@ int recovery_on_info(struct guest_ctx *gc, const struct record *rec)
 			p->t[p->n] = mono_s();
 			p->ns[p->n++] = ns;
 		}
+	} else if (!strcmp(ev, "probe_touch")) {
+		p->touched = true;
+		p->t_touch = mono_s();
+		p->touch_bytes = !rec_get_u64(rec, "bytes", &u) ? u : 0;
+		if (rec_get_f64(rec, "touch_ms", &p->touch_ms) || !isfinite(p->touch_ms))
+			p->touch_ms = NAN;
 	} else if (!strcmp(ev, "probe_end")) {
 		p->ended = true;
 		if ((v = rec_get(rec, "skipped")))
@@ -203,6 +209,25 @@ struct khp_watch {
 	double best_pct;
 };
 
+/*
+ * A plateau, and what it says: coverage that never rose while khugepaged
+ * scanned on means it never collapsed QEMU's memory (its pages_collapsed,
+ * if any, were another process's): QEMU is not on its list.
+ */
+static void plateau_why(struct collapse_log *cl, const struct khp_watch *kw, double t)
+{
+	long long scans = kw->last.full_scans - kw->scans_at_rise;
+
+	if (kw->best_pct <= cl->cov_before_pct + 0.1)
+		snprintf(cl->stopped, sizeof(cl->stopped),
+			 "plateau: QEMU not on khugepaged's list (coverage never moved in %lld full scans, %.0f s; "
+			 "%lld pages collapsed elsewhere)",
+			 scans, t - kw->t_rise, (long long)(kw->last.pages_collapsed - kw->s0.pages_collapsed));
+	else
+		snprintf(cl->stopped, sizeof(cl->stopped),
+			 "plateau: %lld full scans of khugepaged in %.0f s without more coverage", scans, t - kw->t_rise);
+}
+
 /* the series of one guest, from the setting going in to what stops it (one more sample after) */
 static int sample_series(const struct recovery *rc, struct guest_ctx *gc, const struct run_io *io,
 			 struct collapse_log *cl, struct call_thread *ct, struct khp_watch *kw, double t0, struct err *e)
@@ -242,9 +267,7 @@ static int sample_series(const struct recovery *rc, struct guest_ctx *gc, const 
 					snprintf(cl->stopped, sizeof(cl->stopped), "timeout (%.0f s, --recovery-timeout)", limit);
 				} else if (kw->last.full_scans >= 0 && kw->last.full_scans - kw->scans_at_rise >= PLATEAU_SCANS &&
 					   t - kw->t_rise >= PLATEAU_S) {
-					snprintf(cl->stopped, sizeof(cl->stopped),
-						 "plateau: %lld full scans of khugepaged in %.0f s without more coverage",
-						 (long long)(kw->last.full_scans - kw->scans_at_rise), t - kw->t_rise);
+					plateau_why(cl, kw, t);
 				}
 				if (cl->stopped[0]) {
 					cl->interval_s = t;
@@ -295,6 +318,45 @@ static void passes_after(const struct recovery *rc, struct guest_ctx *gc, const 
 	if (p->started && !p->ended && !gc->got_end && gc->g &&
 	    guest_send(gc->g, REC_PROBE_STOP, sizeof(REC_PROBE_STOP) - 1, &se))
 		run_note(io, "warning: %s: %s", gc->log->name, se.msg);
+}
+
+/*
+ * collapse-khugepaged: the guest is asked to fault a fresh buffer as the
+ * setting goes in. khugepaged scans only the processes on its list, and a
+ * QEMU whose RAM was madvised under never is not there; the kernel adds it
+ * at a huge page fault in an eligible mapping, which the guest's fresh
+ * memory (never backed by the host) gives, as a guest that keeps
+ * allocating would on a real host.
+ */
+static void registration_ask(struct guest_ctx *gc, const struct run_io *io, struct collapse_log *cl, double t0)
+{
+	struct err se = ERR_INIT;
+
+	if (!gc->probe.started || gc->probe.ended || gc->got_end || !gc->g)
+		return;
+	if (guest_send(gc->g, REC_PROBE_TOUCH, sizeof(REC_PROBE_TOUCH) - 1, &se)) {
+		run_note(io, "warning: %s: %s", gc->log->name, se.msg);
+		return;
+	}
+	cl->has_reg = true;
+	snprintf(cl->reg.method, sizeof(cl->reg.method), "guest_touch");
+	cl->reg.sent_s = mono_s() - t0;
+}
+
+static void registration_fill(struct collapse_log *cl, const struct probe_rx *p, double t0)
+{
+	size_t i;
+
+	if (!cl->has_reg || !p->touched)
+		return;
+	cl->reg.done_s = p->t_touch - t0;
+	cl->reg.touch_s = p->touch_ms / 1000;
+	cl->reg.bytes = p->touch_bytes;
+	for (i = 0; i < cl->n; i++)
+		if (cl->series[i].t_s >= cl->reg.done_s) {
+			cl->reg.huge_pct_after_touch = cl->series[i].huge_pct;
+			break;
+		}
 }
 
 /* the passes by phase, their times from the setting going in */
@@ -442,6 +504,8 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 		kw.pid = 0;
 	cl->mapping_kb = rs.bytes / 1024;
 	cl->ranges = (unsigned)rs.n;
+	if (khp)
+		registration_ask(gc, io, cl, t0);
 	if (khp) {
 		struct khp_state set;
 
@@ -517,11 +581,16 @@ restore:
 		cl->has_probe = true;
 		probe_fill(&cl->probe, &gc->probe, t0, cl->interval_s);
 	}
+	registration_fill(cl, &gc->probe, t0);
 	if (khp)
 		run_note(io, "recovery of guest %u (host %s, khugepaged): coverage %.1f%% -> %.1f%% in %.0f s (%s), "
 			 "khugepaged CPU %.2f s, %llu pages collapsed",
 			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->interval_s, cl->stopped,
 			 cl->khp.cpu_s, cl->khp.pages_collapsed);
+	if (cl->has_reg)
+		run_note(io, "  khugepaged's list: the guest touched %.0f MiB of fresh memory at %.1f s (%.1f s), "
+			 "coverage %.1f%% after it", (double)cl->reg.bytes / (1 << 20), cl->reg.done_s, cl->reg.touch_s,
+			 cl->reg.huge_pct_after_touch);
 	else
 		run_note(io, "recovery of guest %u (host %s): coverage %.1f%% -> %.1f%%, collapse %.2f s, %llu of %llu 2M blocks",
 			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->call_s, cl->collapsed, cl->blocks);

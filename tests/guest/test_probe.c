@@ -1,7 +1,8 @@
 /*
  * tests for guest/probe.c: the access passes of a recovery arm, written as
  * records to a memfd: their count and fields, no passes without a plan, and
- * the host's "stop" on the port ending them after the first.
+ * the host's "stop" on the port ending them after the first, its "touch"
+ * faulting one fresh buffer of MemFree less the margin, once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -141,12 +143,61 @@ static void test_host_stop(void **state)
 	assert_int_equal(v, 1);
 }
 
+static void test_host_touch(void **state)
+{
+	char root[] = "/tmp/test_probe.XXXXXX", path[64];
+	struct plan p;
+	struct emitter em;
+	struct stream s;
+	struct err e = ERR_INIT;
+	uint64_t v;
+	size_t i;
+	FILE *f;
+	int out = memfd_create("out", 0), fds[2];
+	const char *two = REC_PROBE_TOUCH REC_PROBE_TOUCH;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/proc", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/proc/meminfo", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "MemTotal:         524288 kB\nMemFree:           74752 kB\n");	/* 73 MiB */
+	fclose(f);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], two, strlen(two)), (ssize_t)strlen(two));
+	{
+		const struct probe_env env = { root, false, fds[0] };
+
+		small_plan(&p, 3);
+		emitter_init(&em, out, 1000);
+		assert_int_equal(probe_run(&env, &p, &em, &e), 0);
+	}
+	read_stream(out, &s);
+	close(out);
+	close(fds[0]);
+	close(fds[1]);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc", root);
+	rmdir(path);
+	rmdir(root);
+	assert_int_equal(count_event(&s, "probe"), 3);	/* the touch ends no pass */
+	assert_int_equal(count_event(&s, "probe_touch"), 1);	/* once, however often asked */
+	for (i = 0; i < s.n; i++)
+		if (rec_get(&s.rec[i], "event") && !strcmp(rec_get(&s.rec[i], "event"), "probe_touch"))
+			break;
+	assert_int_equal(rec_get_u64(&s.rec[i], "bytes", &v), 0);
+	assert_int_equal(v, 8ull << 20);	/* 73 MiB less 64, down to whole 2M */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_passes),
 		cmocka_unit_test(test_no_plan),
 		cmocka_unit_test(test_host_stop),
+		cmocka_unit_test(test_host_touch),
 	};
 
 	return cmocka_run_group_tests_name("guest/probe", tests, NULL, NULL);

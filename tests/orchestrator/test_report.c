@@ -912,6 +912,8 @@ static void test_text_recovery(void **state)
 	c->interval_s = 10;
 	c->has_khp = true;
 	c->khp = (struct khp_log){ true, 4096, 100, 60000, 1, 511, 64, 256, 2, 240000, 77, 1.25 };
+	c->has_reg = true;
+	c->reg = (struct khp_reg){ "guest_touch", 0, 1.5, 1.3, 240ull << 20, 44.5 };
 	c->has_probe = true;
 	snprintf(c->probe.guest_thp, sizeof(c->probe.guest_thp), "always");
 	c->probe.period_s = 1;
@@ -928,6 +930,8 @@ static void test_text_recovery(void **state)
 	assert_non_null(strstr(txt, "stopped by: 90% reached, 10.0 s after the setting went in"));
 	assert_non_null(strstr(txt, "khugepaged (set by --khugepaged): pages_to_scan 4096, scan_sleep_millisecs 100"));
 	assert_non_null(strstr(txt, "2 full scans, 240000 pages collapsed, CPU 1.25 s"));
+	assert_non_null(strstr(txt, "khugepaged's list: the guest touched 240 MiB of fresh memory (1.3 s), done 1.5 s after"
+				    " the setting went in; host% 44.5 after it"));
 	assert_non_null(strstr(txt, "access ns (guest always, 256 MiB, one pass a 1 s): before 900.0 (3 passes), during 850.0 (10),"
 				    " after 800.0 (5); a fresh always boot: "));
 	assert_non_null(strstr(txt, "guest 2, host always/ondemand, round 1: 512 MiB in 1 range, host% 0.0 -> 82.4;"

@@ -214,6 +214,8 @@ static void full_khugepaged(struct results *r)
 		c->series[i] = (struct cov_point){ 3.0 * (double)i, 30.5 * (double)i };
 	c->has_khp = true;
 	c->khp = (struct khp_log){ true, 4096, 100, 60000, 1, 511, 64, 256, 3, 230000, 77, 2.5 };
+	c->has_reg = true;
+	c->reg = (struct khp_reg){ "guest_touch", 0.25, 3.5, 2.75, 268435456, 40.5 };
 	c->has_probe = true;
 	SET(c->probe.guest_thp, "always");
 	c->probe.period_s = 1;
