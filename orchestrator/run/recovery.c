@@ -455,6 +455,114 @@ static int recovery_cell(struct results *res, const struct guest_ctx *gc, const 
 	return 0;
 }
 
+/* collapse-khugepaged: the knobs for the interval, khugepaged left to it, its counters and CPU time */
+static int recover_khugepaged(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc,
+			      struct collapse_log *cl, struct khp_watch *kw, const struct thp_settings *khp_prev,
+			      double t0, struct err *e)
+{
+	const struct run_config *cfg = gc->cfg;
+	struct err ke = ERR_INIT;
+	struct khp_state set;
+	int r, rr;
+
+	cl->has_khp = true;
+	cl->khp.knobs_set = khp_prev->n > 0;
+	r = khp_state_read(cfg->sysfs_root, &set, e);
+	if (!r) {
+		khp_fill(&cl->khp, &set, &kw->s0, &kw->s0);
+		kw->last = kw->s0;
+		kw->scans_at_rise = kw->s0.full_scans;
+		kw->best_pct = cl->cov_before_pct;
+		r = sample_series(rc, gc, io, cl, NULL, kw, t0, e);
+		if (!r && !khp_state_read(cfg->sysfs_root, &kw->last, &ke))
+			khp_fill(&cl->khp, &set, &kw->s0, &kw->last);
+		if (kw->pid) {
+			double cpu1;
+
+			if (khp_cpu_s(gc->proc_root, kw->pid, &cpu1, &ke) == 0)
+				cl->khp.cpu_s = cpu1 - kw->cpu0;
+		}
+	}
+	/* the knobs back for the next group (the journal keeps the originals too) */
+	rr = host_knob_opts_restore(rc->hs, khp_prev, &ke);
+	if (!r && rr)
+		r = err_set(e, rr, "%s", ke.msg);
+	return r;
+}
+
+/* collapse-madvise: MADV_COLLAPSE over guest RAM in a thread while the coverage is sampled */
+static int recover_madvise(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc,
+			   struct collapse_log *cl, const struct collapse_ranges *rs, double t0, struct err *e)
+{
+	struct call_thread ct;
+	pthread_t th;
+	int r;
+
+	memset(&ct, 0, sizeof(ct));
+	ct.pid = gc->qemu_pid;
+	ct.rs = rs;
+	ct.stop = io->stop;
+	err_clear(&ct.e);
+	atomic_init(&ct.done, false);
+	r = pthread_create(&th, NULL, call_main, &ct);
+	if (r)
+		return err_set(e, -r, "cannot start the collapse thread: %s", strerror(r));
+	r = sample_series(rc, gc, io, cl, &ct, NULL, t0, e);
+	pthread_join(th, NULL);
+	if (!r && ct.r)
+		r = err_set(e, ct.r, "%s", ct.e.msg);
+	if (r)
+		return r;
+	if (!cl->stopped[0])
+		snprintf(cl->stopped, sizeof(cl->stopped), "collapse calls done");
+	cl->call_s = ct.call.duration_s;
+	cl->blocks = ct.call.blocks;
+	cl->collapsed = ct.call.collapsed;
+	cl->refused = ct.call.refused;
+	cl->busy = ct.call.busy;
+	cl->nomem = ct.call.nomem;
+	if (ct.call.result)
+		errno_name(ct.call.result, cl->call_result, sizeof(cl->call_result));
+	else
+		snprintf(cl->call_result, sizeof(cl->call_result), "ok");
+	return 0;
+}
+
+/* the series' end, its times to 50% and 90% */
+static void series_times(struct collapse_log *cl)
+{
+	double t[RES_COVSERIES_MAX], p[RES_COVSERIES_MAX];
+	size_t i;
+
+	if (!cl->n)
+		return;
+	for (i = 0; i < cl->n; i++) {
+		t[i] = cl->series[i].t_s;
+		p[i] = cl->series[i].huge_pct;
+	}
+	cl->cov_after_pct = p[cl->n - 1];
+	cl->t50_s = collapse_time_to(t, p, cl->n, 50);
+	cl->t90_s = collapse_time_to(t, p, cl->n, 90);
+}
+
+/* the interval on the progress line */
+static void recovery_notes(const struct run_io *io, const struct guest_ctx *gc, const struct collapse_log *cl,
+			   bool khp)
+{
+	if (khp)
+		run_note(io, "recovery of guest %u (host %s, khugepaged): coverage %.1f%% -> %.1f%% in %.0f s (%s), "
+			 "khugepaged CPU %.2f s, %llu pages collapsed",
+			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->interval_s, cl->stopped,
+			 cl->khp.cpu_s, cl->khp.pages_collapsed);
+	else
+		run_note(io, "recovery of guest %u (host %s): coverage %.1f%% -> %.1f%%, collapse %.2f s, %llu of %llu 2M blocks",
+			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->call_s, cl->collapsed, cl->blocks);
+	if (cl->has_reg)
+		run_note(io, "  khugepaged's list: the guest touched %.0f MiB of fresh memory at %.1f s (%.1f s), "
+			 "coverage %.1f%% after it", (double)cl->reg.bytes / (1 << 20), cl->reg.done_s, cl->reg.touch_s,
+			 cl->reg.huge_pct_after_touch);
+}
+
 int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx *gc, struct results *res,
 		 struct err *e)
 {
@@ -464,12 +572,10 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	struct khp_watch kw;
 	struct collapse_ranges rs;
 	struct smaps_cov cov;
-	struct call_thread ct;
 	struct collapse_log *cl;
 	struct err ke = ERR_INIT;
-	pthread_t th;
 	double t0;
-	int r, rr;
+	int r;
 
 	gc->probe.recovered = true;
 	cl = results_collapse_add(res, e);
@@ -481,7 +587,6 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	cl->round = rc->round;
 	cl->boot = gc->boot;
 	memset(&kw, 0, sizeof(kw));
-	memset(&ct, 0, sizeof(ct));
 	r = cov_now(gc, &cl->cov_before_pct, &cov, e);
 	if (!r)
 		r = collapse_find_ranges(gc->proc_root, gc->qemu_pid, cfg->memory, &rs, e);
@@ -506,94 +611,17 @@ int recovery_run(struct recovery *rc, const struct run_io *io, struct guest_ctx 
 	cl->ranges = (unsigned)rs.n;
 	if (khp)
 		registration_ask(gc, io, cl, t0);
-	if (khp) {
-		struct khp_state set;
-
-		cl->has_khp = true;
-		cl->khp.knobs_set = khp_prev.n > 0;
-		r = khp_state_read(cfg->sysfs_root, &set, e);
-		if (r)
-			goto restore;
-		khp_fill(&cl->khp, &set, &kw.s0, &kw.s0);
-		kw.last = kw.s0;
-		kw.scans_at_rise = kw.s0.full_scans;
-		kw.best_pct = cl->cov_before_pct;
-		r = sample_series(rc, gc, io, cl, NULL, &kw, t0, e);
-		if (!r && !khp_state_read(cfg->sysfs_root, &kw.last, &ke))
-			khp_fill(&cl->khp, &set, &kw.s0, &kw.last);
-		if (kw.pid) {
-			double cpu1;
-
-			if (khp_cpu_s(gc->proc_root, kw.pid, &cpu1, &ke) == 0)
-				cl->khp.cpu_s = cpu1 - kw.cpu0;
-		}
-restore:
-		/* the knobs back for the next group (the journal keeps the originals too) */
-		rr = host_knob_opts_restore(rc->hs, &khp_prev, &ke);
-		if (!r && rr)
-			r = err_set(e, rr, "%s", ke.msg);
-		if (r)
-			goto out;
-	} else {
-		ct.pid = gc->qemu_pid;
-		ct.rs = &rs;
-		ct.stop = io->stop;
-		err_clear(&ct.e);
-		atomic_init(&ct.done, false);
-		r = pthread_create(&th, NULL, call_main, &ct);
-		if (r) {
-			r = err_set(e, -r, "cannot start the collapse thread: %s", strerror(r));
-			goto out;
-		}
-		r = sample_series(rc, gc, io, cl, &ct, NULL, t0, e);
-		pthread_join(th, NULL);
-		if (!r && ct.r)
-			r = err_set(e, ct.r, "%s", ct.e.msg);
-		if (r)
-			goto out;
-		if (!cl->stopped[0])
-			snprintf(cl->stopped, sizeof(cl->stopped), "collapse calls done");
-		cl->call_s = ct.call.duration_s;
-		cl->blocks = ct.call.blocks;
-		cl->collapsed = ct.call.collapsed;
-		cl->refused = ct.call.refused;
-		cl->busy = ct.call.busy;
-		cl->nomem = ct.call.nomem;
-		if (ct.call.result)
-			errno_name(ct.call.result, cl->call_result, sizeof(cl->call_result));
-		else
-			snprintf(cl->call_result, sizeof(cl->call_result), "ok");
-	}
-	if (cl->n) {
-		double t[RES_COVSERIES_MAX], p[RES_COVSERIES_MAX];
-		size_t i;
-
-		for (i = 0; i < cl->n; i++) {
-			t[i] = cl->series[i].t_s;
-			p[i] = cl->series[i].huge_pct;
-		}
-		cl->cov_after_pct = p[cl->n - 1];
-		cl->t50_s = collapse_time_to(t, p, cl->n, 50);
-		cl->t90_s = collapse_time_to(t, p, cl->n, 90);
-	}
+	r = khp ? recover_khugepaged(rc, io, gc, cl, &kw, &khp_prev, t0, e) : recover_madvise(rc, io, gc, cl, &rs, t0, e);
+	if (r)
+		goto out;
+	series_times(cl);
 	if (gc->probe.started) {
 		passes_after(rc, gc, io, t0 + cl->interval_s);
 		cl->has_probe = true;
 		probe_fill(&cl->probe, &gc->probe, t0, cl->interval_s);
 	}
 	registration_fill(cl, &gc->probe, t0);
-	if (khp)
-		run_note(io, "recovery of guest %u (host %s, khugepaged): coverage %.1f%% -> %.1f%% in %.0f s (%s), "
-			 "khugepaged CPU %.2f s, %llu pages collapsed",
-			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->interval_s, cl->stopped,
-			 cl->khp.cpu_s, cl->khp.pages_collapsed);
-	if (cl->has_reg)
-		run_note(io, "  khugepaged's list: the guest touched %.0f MiB of fresh memory at %.1f s (%.1f s), "
-			 "coverage %.1f%% after it", (double)cl->reg.bytes / (1 << 20), cl->reg.done_s, cl->reg.touch_s,
-			 cl->reg.huge_pct_after_touch);
-	else
-		run_note(io, "recovery of guest %u (host %s): coverage %.1f%% -> %.1f%%, collapse %.2f s, %llu of %llu 2M blocks",
-			 gc->boot, cl->host_thp, cl->cov_before_pct, cl->cov_after_pct, cl->call_s, cl->collapsed, cl->blocks);
+	recovery_notes(io, gc, cl, khp);
 	if ((r = recovery_cell(res, gc, cl, rc->hg, e)))
 		return r;
 	if (cl->has_probe)
