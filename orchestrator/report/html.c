@@ -317,6 +317,7 @@ static bool has_balloon(const struct report_input *in)
 static void html_balloon(const struct report_input *in, FILE *o)
 {
 	balloon_html(in->res, o);
+	html_balloon_charts(in, o);
 }
 
 static bool has_cells(const struct report_input *in)

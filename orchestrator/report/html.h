@@ -39,5 +39,7 @@ void html_effects(const struct report_input *in, FILE *o);
 void html_recovery(const struct report_input *in, FILE *o);
 /* the KSM arm's series (results.ksm) */
 void html_ksm(const struct report_input *in, FILE *o);
+/* the free page reporting arm's windows: QEMU's RSS over each (results.balloon) */
+void html_balloon_charts(const struct report_input *in, FILE *o);
 
 #endif

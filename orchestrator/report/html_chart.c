@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "orchestrator/analysis/effects.h"
+#include "orchestrator/model/balloon.h"
 
 const struct html_metric html_main_metrics[] = {
 	{ "fault_ns_per_4k", "First-touch cost (page faults)", "ns per 4 KiB, lower is better" },
@@ -692,5 +693,129 @@ void html_ksm(const struct report_input *in, FILE *o)
 			  k->full_scans, k->thp_split_pmd);
 		fputs("</h3>\n", o);
 		ksm_chart(k, o);
+	}
+}
+
+/*
+ * The free page reporting arm: per window of the reporting arm, QEMU's RSS
+ * (MiB, left axis; a line and a dot per sample) against seconds from the
+ * guest's free mark, the RSS at the free dashed and that less the freed
+ * buffer marked, and host huge-page coverage at the free, the least RSS and
+ * the re-touch as labelled dots on the right axis (0-100%).
+ */
+static void balloon_chart(const struct balloon_log *b, FILE *o)
+{
+	double tmax = b->window_s, mmax = 0, tmin_rss = NAN, w = CH_W - RC_LEFT - RC_RIGHT, step, t, least = INFINITY;
+	double cov[3] = { b->cov_before_pct, b->cov_after_free_pct, b->cov_after_retouch_pct }, ct[3];
+	static const char *const cov_name[3] = { "at the free", "while left", "after the re-touch" };
+	struct axis ax;
+	size_t i;
+	int k;
+#define BL_X(t) (RC_LEFT + (t) / tmax * w)
+
+	if (!isfinite(tmax) || tmax < 0)
+		tmax = 0;
+	for (i = 0; i < b->n; i++) {
+		if (!isfinite(b->series[i].t_s))
+			continue;
+		tmax = fmax(tmax, b->series[i].t_s);
+		mmax = fmax(mmax, (double)b->series[i].rss_kb / 1024);
+		if ((double)b->series[i].rss_kb < least) {
+			least = (double)b->series[i].rss_kb;
+			tmin_rss = b->series[i].t_s;
+		}
+	}
+	mmax = fmax(mmax, fmax((double)b->rss_before_kb, (double)b->rss_after_retouch_kb) / 1024);
+	ct[2] = tmax;	/* the re-touch: the window's end or the last sample, before the axis is rounded */
+	step = html_nice_step(fmax(tmax, 1) / 6);
+	tmax = ceil(fmax(tmax, 1) / step - 1e-9) * step;
+	axis_fit(&ax, mmax);
+	ct[0] = 0;
+	ct[1] = isfinite(tmin_rss) ? tmin_rss : ct[2] / 2;
+	fprintf(o, "<svg class=\"balloon-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" role=\"img\">", CH_W, RC_H + RC_TOP + 34, CH_W, RC_H + RC_TOP + 34);
+	fputs("<title>", o);
+	html_escf(o, "QEMU RSS over the free page reporting window, guest %u, host %s/%s", b->boot, b->host_thp,
+		  b->prefault);
+	fputs("</title>", o);
+	for (i = 0; i <= 5; i++) {
+		double y = rc_y(ax.max * (double)i / 5, ax.max);
+
+		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", RC_LEFT, y,
+			CH_W - RC_RIGHT, y);
+		fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.6g MiB</text>", RC_LEFT - 6,
+			y + 4, ax.max * (double)i / 5);
+		fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\">%zu%%</text>", CH_W - RC_RIGHT + 6, y + 4, i * 20);
+	}
+	for (t = 0; t <= tmax + step / 100; t += step)
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g s</text>", BL_X(t),
+			RC_TOP + RC_H + 16, t);
+	fprintf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", RC_LEFT, RC_TOP + RC_H,
+		CH_W - RC_RIGHT, RC_TOP + RC_H);
+	if (b->rss_before_kb) {
+		double mb = (double)b->rss_before_kb / 1024, y = rc_y(mb, ax.max);
+
+		fprintf(o, "<line stroke=\"#8893a0\" stroke-dasharray=\"4 3\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\">"
+			   "<title>RSS at the free: %.0f MiB</title></line>", RC_LEFT, y, CH_W - RC_RIGHT, y, mb);
+		if (b->freed_kb && b->freed_kb <= b->rss_before_kb) {
+			double fm = (double)b->freed_kb / 1024, yf = rc_y(mb - fm, ax.max);
+
+			fprintf(o, "<line class=\"minline\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"><title>RSS at the "
+				   "free less the %.0f MiB freed</title></line>", RC_LEFT, yf, CH_W - RC_RIGHT, yf, fm);
+			fprintf(o, "<text class=\"tick\" x=\"%d\" y=\"%.1f\">-%.0f MiB freed</text>", RC_LEFT + 6,
+				yf - 4, fm);
+		}
+	}
+	fputs("<polyline fill=\"none\" stroke=\"#3d6fb6\" stroke-width=\"2\" points=\"", o);
+	for (i = 0; i < b->n; i++)
+		if (isfinite(b->series[i].t_s))
+			fprintf(o, "%.1f,%.1f ", BL_X(b->series[i].t_s),
+				rc_y((double)b->series[i].rss_kb / 1024, ax.max));
+	fputs("\"/>", o);
+	for (i = 0; i < b->n; i++) {
+		if (!isfinite(b->series[i].t_s))
+			continue;
+		fprintf(o, "<circle class=\"bl-rss\" fill=\"#3d6fb6\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"><title>",
+			BL_X(b->series[i].t_s), rc_y((double)b->series[i].rss_kb / 1024, ax.max));
+		html_escf(o, "%.2f s: %.0f MiB", b->series[i].t_s, (double)b->series[i].rss_kb / 1024);
+		fputs("</title></circle>", o);
+	}
+	for (k = 0; k < 3; k++) {
+		if (!isfinite(cov[k]))
+			continue;
+		fprintf(o, "<circle class=\"bl-cov\" fill=\"#e08a2c\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>", BL_X(ct[k]),
+			rc_y(cov[k], 100));
+		html_escf(o, "host huge %s: %.1f%%", cov_name[k], cov[k]);
+		fputs("</title></circle>", o);
+		fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%.0f%%</text>", BL_X(ct[k]),
+			rc_y(cov[k], 100) - 8, k == 2 ? "end" : k ? "middle" : "start", cov[k]);
+	}
+	fputs("</svg>\n", o);
+#undef BL_X
+}
+
+void html_balloon_charts(const struct report_input *in, FILE *o)
+{
+	const struct results *r = in->res;
+	size_t i;
+	bool any = false;
+
+	for (i = 0; i < r->nballoons; i++) {
+		const struct balloon_log *b = &r->balloons[i];
+
+		if (strcmp(b->balloon, "reporting") || b->error[0])
+			continue;
+		if (!any)
+			fputs("<p class=\"sub\">Each window of the reporting arm: QEMU's RSS (line, left axis) against"
+			      " seconds from the guest's free mark to its re-touch, sampled every 250 ms; dashed: the RSS"
+			      " at the free; red: that less the freed buffer, where the RSS would be if the host got all"
+			      " of it back; dots: guest RAM on host huge pages (right axis) at the free, at the least RSS"
+			      " and after the re-touch.</p>\n", o);
+		any = true;
+		fputs("<h3>", o);
+		html_escf(o, "guest %u, host %s/%s, guest THP %s, round %u, rep %u: %.0f MiB freed", b->boot, b->host_thp,
+			  b->prefault, b->guest_thp, b->round + 1, b->rep, (double)b->freed_kb / 1024);
+		fputs("</h3>\n", o);
+		balloon_chart(b, o);
 	}
 }

@@ -1011,6 +1011,78 @@ static void test_text_balloon(void **state)
 	free(r);
 }
 
+static size_t count_str(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/* the reporting window's chart: a dot per RSS sample, the three coverage dots, no NaN; none without windows */
+static void test_html_balloon_chart(void **state)
+{
+	struct results *r = calloc(1, sizeof(*r));
+	struct report_input in = { .res = r };
+	struct err e = ERR_INIT;
+	struct cell_key k = { "guest", "always", "ondemand", "never", "memset", NULL, NULL, "reporting" };
+	struct balloon_log *b;
+	struct cell *c;
+	char *txt;
+	size_t i;
+
+	(void)state;
+	assert_non_null(r);
+	results_init(r);
+	snprintf(r->status, sizeof(r->status), "complete");
+	snprintf(r->accel, sizeof(r->accel), "tcg");
+	snprintf(r->settings.balloon_list, sizeof(r->settings.balloon_list), "none,reporting");
+	c = results_cell_key(r, &k, &e);
+	assert_non_null(c);
+	metric_add_boot(cell_metric(c, "refault_ns_per_4k", &e), 2000, 0);
+	c->reps_ok++;
+	txt = render(&in, REPORT_HTML, NULL);
+	assert_null(strstr(txt, "<svg class=\"balloon-chart\""));
+	free(txt);
+	b = results_balloon_add(r, &e);
+	assert_non_null(b);
+	snprintf(b->balloon, sizeof(b->balloon), "reporting");
+	snprintf(b->host_thp, sizeof(b->host_thp), "always");
+	snprintf(b->prefault, sizeof(b->prefault), "ondemand");
+	snprintf(b->guest_thp, sizeof(b->guest_thp), "never");
+	b->freed_kb = 256 * 1024;
+	b->rss_before_kb = 800 * 1024;
+	b->rss_after_free_kb = 600 * 1024;
+	b->rss_after_retouch_kb = 800 * 1024;
+	b->cov_before_pct = 98;
+	b->cov_after_free_pct = 60;
+	b->cov_after_retouch_pct = 90;
+	b->window_s = 2;
+	b->n = 8;
+	for (i = 0; i < b->n; i++) {
+		b->series[i].t_s = 0.25 * (double)i;
+		b->series[i].rss_kb = (800 - 25 * i) * 1024;
+	}
+	txt = render(&in, REPORT_HTML, NULL);
+	assert_int_equal(count_str(txt, "<svg class=\"balloon-chart\""), 1);
+	assert_int_equal(count_str(txt, "<circle class=\"bl-rss\""), 8);
+	assert_int_equal(count_str(txt, "<circle class=\"bl-cov\""), 3);
+	assert_non_null(strstr(txt, "<title>RSS at the free: 800 MiB</title>"));
+	assert_non_null(strstr(txt, "-256 MiB freed</text>"));
+	assert_non_null(strstr(txt, "<title>host huge while left: 60.0%</title>"));
+	assert_null(strstr(txt, "nan"));
+	free(txt);
+	/* a missing coverage point is left out, not printed */
+	b->cov_after_free_pct = NAN;
+	txt = render(&in, REPORT_HTML, NULL);
+	assert_int_equal(count_str(txt, "<circle class=\"bl-cov\""), 2);
+	assert_null(strstr(txt, "nan"));
+	free(txt);
+	results_release(r);
+	free(r);
+}
+
 /* the phase columns are headed in ns: an application's split metric carries its own unit */
 static void test_text_units(void **state)
 {
@@ -1219,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(test_text_units),
 		cmocka_unit_test(test_text_recovery),
 		cmocka_unit_test(test_text_balloon),
+		cmocka_unit_test(test_html_balloon_chart),
 		cmocka_unit_test(test_ksm_sections),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_cmd_report),
