@@ -1,7 +1,7 @@
 /*
  * html: internal to the HTML format (html.c: the page, its sections and
- * tables; html_chart.c, below it: the inline SVG charts, the effects section
- * and the headline metrics and number cell both use).
+ * tables; below it html_chart.c, the inline SVG charts and the headline
+ * metrics and number cell both use, and html_effects.c, the effects section).
  * Every piece of data goes through html_esc() (htmlesc.h); nothing here
  * fetches from the network or writes anywhere but the FILE* it is given.
  */
@@ -19,6 +19,14 @@ struct html_metric {
 };
 #define HTML_NMAIN_METRICS 2
 extern const struct html_metric html_main_metrics[HTML_NMAIN_METRICS];
+
+/* the charts' geometry: width, label column, right margin, row, top and axis heights */
+#define CH_W 1000
+#define CH_LABEL 250
+#define CH_RIGHT 200
+#define CH_ROW 30
+#define CH_TOP 8
+#define CH_AXIS 30
 
 /* the page's inline style sheet (the report's and the fleet page's) */
 extern const char html_css[];
