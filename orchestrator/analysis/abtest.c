@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/stats.h"
+#include "orchestrator/analysis/abrow.h"
 #include "orchestrator/analysis/boots.h"
 #include "orchestrator/analysis/compare.h"
 #include "orchestrator/analysis/effects.h"
@@ -39,35 +40,6 @@ bool abtest_applies(const struct results *r)
 	return seen[0] && seen[1];
 }
 
-static void row_init(struct ab_row *row, const char *what)
-{
-	memset(row, 0, sizeof(*row));
-	snprintf(row->what, sizeof(row->what), "%s", what);
-	row->a = row->b = row->log_ratio = row->log_se = row->df = NAN;
-	row->ratio = row->ratio_lo = row->ratio_hi = row->p = row->p_holm = NAN;
-}
-
-/* the interval and the two-sided p of a log difference d with its SE and df */
-static void row_finish(struct ab_row *row, double d, double se, double df)
-{
-	double half;
-
-	if (!isfinite(d) || !(se >= 0) || !(df > 0)) {
-		if (!row->note[0])
-			snprintf(row->note, sizeof(row->note), "no interval");
-		return;
-	}
-	half = t975(df) * se;
-	row->log_ratio = d;
-	row->log_se = se;
-	row->df = df;
-	row->ratio = exp(d);
-	row->ratio_lo = exp(d - half);
-	row->ratio_hi = exp(d + half);
-	row->p = se > 0 ? student_t_p2(d / se, df) : (d == 0 ? 1 : 0);
-	row->tested = true;
-}
-
 /* Welch over two independent means with their variances and dfs */
 static void welch(double ma, double va, double dfa, double mb, double vb, double dfb, double *d, double *se,
 		  double *df)
@@ -92,7 +64,7 @@ static void paired_finish(struct ab_row *row, unsigned np, double dsum, double d
 
 	row->pairs = np;
 	snprintf(row->method, sizeof(row->method), "paired");
-	row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
+	ab_row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
 }
 
 /*
@@ -161,7 +133,7 @@ static void metric_row(const struct results *r, const struct metric *m, struct a
 	welch(sum[0] / n[0], ss[0] / (n[0] - 1) / n[0], n[0] - 1, sum[1] / n[1], ss[1] / (n[1] - 1) / n[1],
 	      n[1] - 1, &d, &se, &df);
 	snprintf(row->method, sizeof(row->method), "welch");
-	row_finish(row, d, se, df);
+	ab_row_finish(row, d, se, df);
 }
 
 /* metric i of a cell, coverage included: n = nmetrics + 2 */
@@ -176,7 +148,7 @@ static struct ab_row *add_row(struct abtest *out, const char *what)
 {
 	if (out->n >= AB_MAX_ROWS)
 		return NULL;
-	row_init(&out->rows[out->n], what);
+	ab_row_init(&out->rows[out->n], what);
 	return &out->rows[out->n++];
 }
 
@@ -425,7 +397,7 @@ static void effect_rows(const struct effects *fa, const struct effects *fb, cons
 		if (er && er->available && er->boots_min >= 2) {
 			row->pairs = er->boots_min;
 			snprintf(row->method, sizeof(row->method), "paired");
-			row_finish(row, er->log_est, er->log_se, er->df);
+			ab_row_finish(row, er->log_est, er->log_se, er->df);
 		} else if (ea->available && eb->available && !strcmp(ea->method, "boots") &&
 			   !strcmp(eb->method, "boots")) {
 			double d, se, df;
@@ -433,40 +405,12 @@ static void effect_rows(const struct effects *fa, const struct effects *fb, cons
 			welch(ea->log_est, ea->log_se * ea->log_se, ea->df, eb->log_est, eb->log_se * eb->log_se,
 			      eb->df, &d, &se, &df);
 			snprintf(row->method, sizeof(row->method), "welch");
-			row_finish(row, d, se, df);
+			ab_row_finish(row, d, se, df);
 		} else {
 			snprintf(row->note, sizeof(row->note), "%.150s", !ea->available ? ea->note :
 				 !eb->available ? eb->note : "one boot per arm: no interval over boots");
 		}
 	}
-}
-
-/* Holm's step-down over the tested rows of one family: differs where the adjusted p < 0.05 */
-static size_t holm_family(struct abtest *out, const char *what, size_t *tested)
-{
-	size_t idx[AB_MAX_ROWS], m = 0, i, j, ndiff = 0;
-	double run = 0;
-
-	for (i = 0; i < out->n; i++)
-		if (!strcmp(out->rows[i].what, what) && out->rows[i].tested && isfinite(out->rows[i].p))
-			idx[m++] = i;
-	for (i = 1; i < m; i++)
-		for (j = i; j > 0 && out->rows[idx[j]].p < out->rows[idx[j - 1]].p; j--) {
-			size_t t = idx[j];
-
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	for (i = 0; i < m; i++) {
-		struct ab_row *row = &out->rows[idx[i]];
-
-		run = fmax(run, fmin(1.0, (double)(m - i) * row->p));
-		row->p_holm = run;
-		row->differs = run < 0.05;
-		ndiff += row->differs;
-	}
-	*tested = m;
-	return ndiff;
 }
 
 int abtest_compute(const struct results *r, struct abtest *out, struct err *e)
@@ -497,9 +441,9 @@ int abtest_compute(const struct results *r, struct abtest *out, struct err *e)
 	effects_compute(fb, xb);
 	effects_compute(fr, xr);
 	effect_rows(xa, xb, xr, out);
-	out->kinds_differ = holm_family(out, "kind", &out->kinds_tested);
-	out->metrics_differ = holm_family(out, "metric", &out->metrics_tested);
-	out->effects_differ = holm_family(out, "effect", &out->effects_tested);
+	out->kinds_differ = ab_holm(out, "kind", &out->kinds_tested);
+	out->metrics_differ = ab_holm(out, "metric", &out->metrics_tested);
+	out->effects_differ = ab_holm(out, "effect", &out->effects_tested);
 out:
 	filtered_free(fa);
 	filtered_free(fb);

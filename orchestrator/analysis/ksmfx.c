@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/stats.h"
+#include "orchestrator/analysis/abrow.h"
 #include "orchestrator/analysis/boots.h"
 #include "orchestrator/analysis/compare.h"
 
@@ -31,33 +32,6 @@ static const struct cell *off_cell(const struct results *r, const struct cell *c
 			return o;
 	}
 	return NULL;
-}
-
-static void row_init(struct ab_row *row)
-{
-	memset(row, 0, sizeof(*row));
-	snprintf(row->what, sizeof(row->what), "metric");
-	row->a = row->b = row->log_ratio = row->log_se = row->df = NAN;
-	row->ratio = row->ratio_lo = row->ratio_hi = row->p = row->p_holm = NAN;
-}
-
-static void row_finish(struct ab_row *row, double d, double se, double df)
-{
-	double half;
-
-	if (!isfinite(d) || !(se >= 0) || !(df > 0)) {
-		snprintf(row->note, sizeof(row->note), "no interval");
-		return;
-	}
-	half = t975(df) * se;
-	row->log_ratio = d;
-	row->log_se = se;
-	row->df = df;
-	row->ratio = exp(d);
-	row->ratio_lo = exp(d - half);
-	row->ratio_hi = exp(d + half);
-	row->p = se > 0 ? 2 * (1 - t_cdf(fabs(d / se), df)) : (d == 0 ? 1 : 0);
-	row->tested = true;
 }
 
 /* one arm's boot means of metric name in cell c: the log means, their rounds */
@@ -140,7 +114,7 @@ static void compare_arms(const struct arm_means *off, const struct arm_means *on
 		double mean = dsum / np, var = (dss - np * mean * mean) / (np - 1);
 
 		snprintf(row->method, sizeof(row->method), "paired");
-		row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
+		ab_row_finish(row, mean, sqrt(fmax(var, 0) / np), np - 1);
 		return;
 	}
 	if (off->n < 2 || on->n < 2) {
@@ -154,34 +128,7 @@ static void compare_arms(const struct arm_means *off, const struct arm_means *on
 	df = vo + vn > 0 ? (vo + vn) * (vo + vn) / (vo * vo / (double)(off->n - 1) + vn * vn / (double)(on->n - 1))
 			 : 1e9;
 	snprintf(row->method, sizeof(row->method), "welch");
-	row_finish(row, d, se, df);
-}
-
-/* Holm over the tested rows: p_holm and differs */
-static void holm(struct abtest *fx)
-{
-	size_t idx[AB_MAX_ROWS], m = 0, i, j;
-	double run = 0;
-
-	for (i = 0; i < fx->n; i++)
-		if (fx->rows[i].tested)
-			idx[m++] = i;
-	for (i = 1; i < m; i++)
-		for (j = i; j > 0 && fx->rows[idx[j]].p < fx->rows[idx[j - 1]].p; j--) {
-			size_t t = idx[j];
-
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	for (i = 0; i < m; i++) {
-		struct ab_row *row = &fx->rows[idx[i]];
-
-		run = fmax(run, fmin(1.0, (double)(m - i) * row->p));
-		row->p_holm = run;
-		row->differs = run < 0.05;
-		fx->metrics_differ += row->differs;
-	}
-	fx->metrics_tested = m;
+	ab_row_finish(row, d, se, df);
 }
 
 static void ksmfx_compute(const struct results *r, struct abtest *out)
@@ -206,7 +153,7 @@ static void ksmfx_compute(const struct results *r, struct abtest *out)
 			if (!metric_is_primary(c->workload, name) || metric_direction(name, c) == DIR_INFO)
 				continue;
 			row = &out->rows[out->n++];
-			row_init(row);
+			ab_row_init(row, "metric");
 			cell_label(c, row->label, sizeof(row->label));
 			snprintf(row->metric, sizeof(row->metric), "%s", name);
 			if (!o) {
@@ -228,7 +175,7 @@ static void ksmfx_compute(const struct results *r, struct abtest *out)
 			free(mn);
 		}
 	}
-	holm(out);
+	out->metrics_differ = ab_holm(out, "metric", &out->metrics_tested);
 }
 
 int ksmfx_attach(struct results *r, struct err *e)
