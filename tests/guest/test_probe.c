@@ -20,30 +20,7 @@
 
 #include "guest/probe.h"
 #include "lib/record.h"
-
-#define MAXREC 16
-
-struct stream {
-	size_t n;
-	struct record rec[MAXREC];
-};
-
-static void read_stream(int fd, struct stream *s)
-{
-	off_t len = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)len + 1), *line, *save = NULL, why[128];
-
-	assert_non_null(text);
-	assert_int_equal(pread(fd, text, (size_t)len, 0), len);
-	s->n = 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		assert_true(s->n < MAXREC);
-		if (rec_parse(line, strlen(line), &s->rec[s->n], why, sizeof(why)))
-			fail_msg("invalid record '%s': %s", line, why);
-		s->n++;
-	}
-	free(text);
-}
+#include "tests/guest/recstream.h"
 
 static size_t count_event(const struct stream *s, const char *ev)
 {

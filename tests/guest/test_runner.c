@@ -22,33 +22,9 @@
 #include "guest/sysinfo.h"
 #include "lib/argv.h"
 #include "lib/record.h"
+#include "tests/guest/recstream.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define MAXREC 64
-
-struct stream {
-	size_t n;
-	struct record rec[MAXREC];
-};
-
-/* Parse everything written to fd; every line must be a valid record. */
-static void read_stream(int fd, struct stream *s)
-{
-	off_t len = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)len + 1), *line, *save = NULL, why[128];
-
-	assert_non_null(text);
-	assert_int_equal(pread(fd, text, (size_t)len, 0), len);
-	s->n = 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		assert_true(s->n < MAXREC);
-		if (rec_parse(line, strlen(line), &s->rec[s->n], why, sizeof(why)))
-			fail_msg("runner wrote an invalid record '%s': %s", line, why);
-		s->n++;
-	}
-	free(text);
-}
-
 static size_t count_type(const struct stream *s, enum rec_type t)
 {
 	size_t i, n = 0;

@@ -56,6 +56,36 @@ static inline char *fixture_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* doc/thpeval.1 as text: font escapes removed, \- as - (the test fails if it cannot be read) */
+static inline char *fixture_man_text(void)
+{
+	char path[4096], *raw, *out, *o;
+	const char *p;
+	size_t n;
+
+	fixture_path(path, sizeof(path), "doc/thpeval.1");
+	raw = fixture_slurp(path, &n);
+	if (!raw)
+		fail_msg("%s missing (run from the repository root)", path);
+	out = calloc(1, n + 1);
+	assert_non_null(out);
+	for (p = raw ? raw : "", o = out; *p; p++) {
+		if (p[0] == '\\' && p[1] == 'f' && p[2]) {	/* \fB \fI \fR \fP */
+			p += 2;
+			continue;
+		}
+		if (p[0] == '\\' && (p[1] == '-' || p[1] == '&')) {
+			if (p[1] == '-')
+				*o++ = '-';
+			p++;
+			continue;
+		}
+		*o++ = *p;
+	}
+	free(raw);
+	return out;
+}
+
 /* the results file rel loaded (the test fails if it cannot be); free with fixture_results_free() */
 static inline struct results *fixture_results_at(const char *rel)
 {

@@ -24,42 +24,6 @@
 
 #define MAX_OPTS 64
 
-/* the man page with font escapes removed and \- as - */
-static char *man_text(void)
-{
-	char path[4096], *raw, *out, *o;
-	const char *p;
-	FILE *f;
-	long n;
-
-	fixture_path(path, sizeof(path), "doc/thpeval.1");
-	f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s missing (run from the repository root)", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	raw = calloc(1, (size_t)n + 1);
-	assert_int_equal(fread(raw, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	out = calloc(1, (size_t)n + 1);
-	for (p = raw, o = out; *p; p++) {
-		if (p[0] == '\\' && p[1] == 'f' && p[2]) {	/* \fB \fI \fR \fP */
-			p += 2;
-			continue;
-		}
-		if (p[0] == '\\' && (p[1] == '-' || p[1] == '&')) {
-			if (p[1] == '-')
-				*o++ = '-';
-			p++;
-			continue;
-		}
-		*o++ = *p;
-	}
-	free(raw);
-	return out;
-}
-
 /* the text of ".SS name" up to the next .SS or .SH; NULL if absent */
 static char *section(const char *man, const char *name)
 {
@@ -161,7 +125,7 @@ static void test_linked_tables(void **state)
 	const struct command *const cmds[] = { &run_cmd, &host_cmd, &image_cmd, &report_cmd,
 						 &compare_cmd, &history_cmd };
 	struct optdoc opts[MAX_OPTS];
-	char *man = man_text();
+	char *man = fixture_man_text();
 	size_t i;
 
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -206,7 +170,7 @@ static void test_all_commands_via_binary(void **state)
 {
 	char bin[4096], line[512], shell[4300];
 	struct optdoc opts[MAX_OPTS];
-	char *man = man_text();
+	char *man = fixture_man_text();
 	bool in_list = false;
 	size_t ncmds = 0;
 	FILE *p;

@@ -376,36 +376,6 @@ static void test_computed_defaults(void **state)
 	free(b);
 }
 
-/* the man page with font escapes removed and \- as - */
-static char *man_text(void)
-{
-	char path[4096], *raw, *out, *o;
-	const char *p;
-	size_t n;
-
-	fixture_path(path, sizeof(path), "doc/thpeval.1");
-	raw = fixture_slurp(path, &n);
-	if (!raw)
-		fail_msg("%s missing (run from the repository root)", path);
-	out = calloc(1, n + 1);
-	assert_non_null(out);
-	for (p = raw ? raw : "", o = out; *p; p++) {
-		if (p[0] == '\\' && p[1] == 'f' && p[2]) {	/* \fB \fI \fR \fP */
-			p += 2;
-			continue;
-		}
-		if (p[0] == '\\' && (p[1] == '-' || p[1] == '&')) {
-			if (p[1] == '-')
-				*o++ = '-';
-			p++;
-			continue;
-		}
-		*o++ = *p;
-	}
-	free(raw);
-	return out;
-}
-
 /* the ".TP" entry of --name in the run section: up to the next .TP, .SS or .SH */
 static char *man_entry(const char *man, const char *name)
 {
@@ -459,7 +429,7 @@ static size_t man_mismatch(const struct command *cmd, const char *man, char *why
 
 static void test_man_defaults(void **state)
 {
-	char *man = man_text(), why[1024];
+	char *man = fixture_man_text(), why[1024];
 	size_t n = man_mismatch(&run_cmd, man, why, sizeof(why));
 
 	if (n)
@@ -469,7 +439,7 @@ static void test_man_defaults(void **state)
 
 static void test_planted_man_default(void **state)
 {
-	char *man = man_text(), why[1024], *entry = man_entry(man, "reps"), *at;
+	char *man = fixture_man_text(), why[1024], *entry = man_entry(man, "reps"), *at;
 
 	assert_non_null(entry);
 	at = strstr(man, entry);
