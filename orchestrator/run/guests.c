@@ -189,6 +189,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.balloon_reporting = hg->balloon == BALLOON_REPORTING;
 	spec.description = "thpeval guest";
 	spec.emulator = ab_emulator(cfg, hg->arm);
+	spec.quick_cpu_check = accel == ACCEL_TCG && virt_quick_cpu_check(v);
 	spec.emulator_pin = -1;
 	if (cfg->pin && guest_pins(cfg, gi, n, pins)) {
 		spec.vcpu_pin = pins;

@@ -216,6 +216,13 @@ bool virt_alive(struct virt *v)
 	return v && v->conn && virConnectIsAlive(v->conn) == 1;
 }
 
+bool virt_quick_cpu_check(struct virt *v)
+{
+	unsigned long lv = 0;
+
+	return v && v->conn && virConnectGetLibVersion(v->conn, &lv) == 0 && lv >= 6000000;
+}
+
 /* ---- accelerator ----------------------------------------------------------- */
 
 int accel_decide(enum accel requested, bool dev_kvm_ok, bool cpu_virt_flags, bool caps_kvm,

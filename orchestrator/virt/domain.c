@@ -315,10 +315,28 @@ static void write_devices(struct xw *x, const struct domain_spec *s)
 	end(x);			/* devices */
 }
 
+#define QEMU_NS "http://libvirt.org/schemas/domain/qemu/1.0"
+
+/*
+ * libvirt verifies a started guest's CPU by reading each of the CPU's ~400
+ * QOM properties over QMP when QEMU offers 'unavailable-features'; without
+ * that capability it reads the two feature-word lists, the same check.
+ */
+static void write_qemu_caps(struct xw *x, const struct domain_spec *s)
+{
+	if (!s->quick_cpu_check)
+		return;
+	start(x, "qemu:capabilities");
+	empty(x, "qemu:del", "capability", "cpu-unavailable-features", NULL, NULL, NULL, NULL);
+	end(x);
+}
+
 static void write_domain(struct xw *x, const struct domain_spec *s)
 {
 	start(x, "domain");
 	attr(x, "type", s->accel == ACCEL_KVM ? "kvm" : "qemu");
+	if (s->quick_cpu_check)
+		attr(x, "xmlns:qemu", QEMU_NS);
 	elem(x, "name", s->name);
 	if (set(s->uuid))
 		elem(x, "uuid", s->uuid);
@@ -328,6 +346,7 @@ static void write_domain(struct xw *x, const struct domain_spec *s)
 	write_vcpus(x, s);
 	write_os(x, s);
 	write_devices(x, s);
+	write_qemu_caps(x, s);
 	end(x);			/* domain */
 }
 

@@ -55,6 +55,10 @@ struct domain_spec {
 	bool balloon_reporting;		/* <memballoon model='virtio' freePageReporting='on'/>, else none */
 	bool share_pages;		/* no <nosharepages/>: KSM may merge guest RAM (the KSM arm) */
 	const char *emulator;		/* optional: libvirt picks one */
+	/* check the guest CPU with QEMU's two feature-word properties instead of
+	 * one QMP read per CPU property (a second of every TCG boot); TCG only, the
+	 * KVM path keeps libvirt's own check */
+	bool quick_cpu_check;
 	/* optional pinning: host CPU of each vCPU (vcpus entries) and of QEMU's other threads,
 	 * -1 or a NULL vcpu_pin for none (<cputune>) */
 	const int *vcpu_pin;

@@ -155,6 +155,9 @@ int virt_reap_stale(struct virt *v, int *removed, struct err *e);
 
 /* the connection still answers (false after libvirtd died or was restarted) */
 bool virt_alive(struct virt *v);
+
+/* whether the daemon takes <qemu:capabilities> (libvirt 6.0 and later) */
+bool virt_quick_cpu_check(struct virt *v);
 /* destroy (and undefine) a domain by name if it exists: cleanup after a reconnect */
 int virt_destroy_name(struct virt *v, const char *name, struct err *e);
 

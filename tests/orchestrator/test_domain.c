@@ -17,6 +17,7 @@
 
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
 
 #include "orchestrator/virt/domain.h"
 #include "orchestrator/virt/virt.h"
@@ -304,6 +305,43 @@ static void test_share_pages(void **state)
 	free(xml);
 }
 
+/*
+ * The quick CPU check: libvirt's <qemu:capabilities> in its own namespace
+ * (a parser that knows the namespace finds the element), and nothing of the
+ * namespace without it.
+ */
+static void test_quick_cpu_check(void **state)
+{
+	struct domain_spec s = {
+		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 1, .accel = ACCEL_TCG,
+		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+	};
+	struct err e = ERR_INIT;
+	xmlXPathContextPtr ctx;
+	xmlXPathObjectPtr obj;
+	xmlDocPtr doc;
+	char *xml = NULL;
+
+	(void)state;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_null(strstr(xml, "qemu:"));
+	free(xml);
+	s.quick_cpu_check = true;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	doc = xmlReadMemory(xml, (int)strlen(xml), "d.xml", NULL, XML_PARSE_NONET);
+	assert_non_null(doc);
+	ctx = xmlXPathNewContext(doc);
+	assert_int_equal(xmlXPathRegisterNs(ctx, (const xmlChar *)"q",
+					    (const xmlChar *)"http://libvirt.org/schemas/domain/qemu/1.0"), 0);
+	obj = xmlXPathEvalExpression((const xmlChar *)"string(/domain/q:capabilities/q:del/@capability)", ctx);
+	assert_non_null(obj);
+	assert_string_equal((const char *)obj->stringval, "cpu-unavailable-features");
+	xmlXPathFreeObject(obj);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	free(xml);
+}
+
 /* --pin: <cputune> with a vcpupin per pinned vCPU and the emulator's; none without pins */
 static void test_pinning(void **state)
 {
@@ -490,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_hugetlbfs_ondemand),
 		cmocka_unit_test(test_pinning),
 		cmocka_unit_test(test_share_pages),
+		cmocka_unit_test(test_quick_cpu_check),
 		cmocka_unit_test(test_accel_decide),
 		cmocka_unit_test(test_balloon_reporting),
 	};
