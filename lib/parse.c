@@ -152,13 +152,50 @@ int parse_size(const char *s, uint64_t *bytes)
 	return parse_with_unit(s, tab, sizeof(tab) / sizeof(tab[0]), bytes);
 }
 
+/*
+ * One number and unit, or several with units from larger to smaller, each at
+ * most once ("4m30s", "1h30m", "1s500ms"); a bare number is seconds.
+ */
 int parse_duration_ms(const char *s, uint64_t *ms)
 {
 	static const struct unit tab[] = {
-		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		{ "h", 3600000 }, { "m", 60000 }, { "s", 1000 }, { "ms", 1 },
 	};
+	const size_t nt = sizeof(tab) / sizeof(tab[0]);
+	uint64_t total = 0, v;
+	size_t next = 0, i, n;
+	char num[32];
+	const char *sfx;
+	int r;
 
-	return parse_with_unit(s, tab, sizeof(tab) / sizeof(tab[0]), ms);
+	r = split_suffix(s, num, sizeof(num), &sfx);
+	if (r)
+		return r;
+	if (!*sfx) {
+		static const struct unit secs[] = { { "", 1000 } };
+
+		return parse_with_unit(s, secs, 1, ms);
+	}
+	while (*s) {
+		r = split_suffix(s, num, sizeof(num), &sfx);
+		if (r || (r = parse_u64(num, &v)))
+			return r;
+		/* the unit: "ms" before "m", and each one after the last */
+		for (i = next, n = 0; i < nt; i++) {
+			n = strlen(tab[i].sfx);
+			if (!strncmp(sfx, tab[i].sfx, n) && !(n == 1 && sfx[0] == 'm' && sfx[1] == 's'))
+				break;
+		}
+		if (i == nt)
+			return -EINVAL;
+		if (v > UINT64_MAX / tab[i].mult || total > UINT64_MAX - v * tab[i].mult)
+			return -ERANGE;
+		total += v * tab[i].mult;
+		next = i + 1;
+		s = sfx + n;
+	}
+	*ms = total;
+	return 0;
 }
 
 int parse_list_check(const char *s)

@@ -19,7 +19,7 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_double(const char *s, double *out);
 /* bytes with optional binary suffix: K, M, G, T (also KiB, MiB, GiB, TiB, k) */
 int parse_size(const char *s, uint64_t *bytes);
-/* seconds with optional suffix ms, s, m, h; result in milliseconds */
+/* seconds, or numbers with units h, m, s, ms in that order ("4m30s"); result in milliseconds */
 int parse_duration_ms(const char *s, uint64_t *ms);
 /* a comma-separated list with no empty item (no leading, trailing or double comma) */
 int parse_list_check(const char *s);

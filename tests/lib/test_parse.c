@@ -66,7 +66,9 @@ static void test_duration(void **state)
 	static const struct { const char *in; int rc; uint64_t ms; } cases[] = {
 		{ "30", 0, 30000 }, { "30s", 0, 30000 }, { "250ms", 0, 250 }, { "2m", 0, 120000 },
 		{ "1h", 0, 3600000 }, { "", -EINVAL, 0 }, { "5d", -EINVAL, 0 }, { "s", -EINVAL, 0 },
-		{ "-1s", -EINVAL, 0 },
+		{ "-1s", -EINVAL, 0 }, { "4m30s", 0, 270000 }, { "1h30m", 0, 5400000 }, { "1s500ms", 0, 1500 },
+		{ "2m0s", 0, 120000 }, { "30s4m", -EINVAL, 0 }, { "1m1m", -EINVAL, 0 }, { "4m30", -EINVAL, 0 },
+		{ "4m 30s", -EINVAL, 0 }, { "1ms1s", -EINVAL, 0 }, { "99999999999999999999h", -ERANGE, 0 },
 	};
 	size_t i;
 
