@@ -183,7 +183,7 @@ int run_config_check(struct run_config *c, struct err *e)
 			       "buffer of %llu MiB does not fit a guest of %llu MiB: raise --memory to at least %llu MiB or lower --size",
 			       (unsigned long long)(c->size >> 20), (unsigned long long)(c->memory >> 20),
 			       (unsigned long long)((c->size + margin) >> 20));
-	if (!c->boots_set && !c->target_ci_set) {	/* the default: narrow the split within 9 minutes */
+	if (!c->boots_set && !c->target_ci_set) {	/* the default: narrow the split within the budget */
 		c->target_ci_host = RUN_TARGET_CI_HOST;
 		c->target_ci_guest = RUN_TARGET_CI_GUEST;
 		if (!c->budget_ms)

@@ -200,14 +200,15 @@ static void test_target_defaults(void **state)
 		unsigned boots, max_reps;
 		unsigned long long budget_ms;
 	} t[] = {
-		{ { NULL }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 150, RUN_BUDGET_MS },
-		{ { "--reps=5" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 250, RUN_BUDGET_MS },
-		{ { "--budget=20m" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 4, 150, 20ull * 60 * 1000 },
-		{ { "--boots=2" }, 0, 0, 2, 150, 0 },
-		{ { "--boots=12" }, 0, 0, 12, 150, 0 },
-		{ { "--boots=2", "--target-ci=10" }, 10, 10, 2, 150, 0 },
-		{ { "--target-ci=20,4", "--max-reps=60" }, 20, 4, 4, 60, 0 },
-		{ { "--target-ci=none" }, 0, 0, 4, 150, 0 },
+		{ { NULL }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 6, 100, RUN_BUDGET_MS },
+		{ { "--reps=5" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 6, 250, RUN_BUDGET_MS },
+		{ { "--budget=20m" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 6, 100, 20ull * 60 * 1000 },
+		{ { "--budget=4m30s" }, RUN_TARGET_CI_HOST, RUN_TARGET_CI_GUEST, 6, 100, 270000 },
+		{ { "--boots=2" }, 0, 0, 2, 100, 0 },
+		{ { "--boots=12" }, 0, 0, 12, 100, 0 },
+		{ { "--boots=2", "--target-ci=10" }, 10, 10, 2, 100, 0 },
+		{ { "--target-ci=20,4", "--max-reps=60" }, 20, 4, 6, 60, 0 },
+		{ { "--target-ci=none" }, 0, 0, 6, 100, 0 },
 	};
 	size_t i;
 

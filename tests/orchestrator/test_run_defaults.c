@@ -67,7 +67,7 @@ static bool is_alias(const char *name)
 static const char *const computed[] = {
 	"target-ci",	/* 15,5 unless --boots: what run_config_check() sets */
 	"max-reps",	/* 50 x --reps: run_config_check() */
-	"budget",	/* 9m with the default target: run_config_check() */
+	"budget",	/* 4m45s with the default target: run_config_check() */
 	"seed",		/* time-based: 0 here, cmd_run() picks one */
 	"out",		/* thpeval-results/<time>: empty here, cmd_run() stamps it */
 	"kernel",	/* newest /boot/vmlinuz-*: empty here, the image finds it */
@@ -328,7 +328,7 @@ static void test_planted_override(void **state)
 	char why[1024];
 
 	assert_int_equal(defaults_mismatch(&run_cmd, init_overridden, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "--reps: --help says the default is '3'"));
+	assert_non_null(strstr(why, "--reps: --help says the default is '2'"));
 }
 
 /* the defaults said in words: what each promises of the configuration with no option */
@@ -361,10 +361,10 @@ static void test_computed_defaults(void **state)
 	assert_int_equal(parse_one(&run_cmd, init_real, "target-ci", "15,5", b, &e), 0);
 	assert_true(a->target_ci_host == b->target_ci_host && a->target_ci_guest == b->target_ci_guest);
 	assert_true(strstr(note_of("target-ci"), "15,5 ") != NULL);
-	/* "9m with the default target" */
-	assert_int_equal(parse_one(&run_cmd, init_real, "budget", "9m", b, &e), 0);
+	/* "4m45s with the default target" */
+	assert_int_equal(parse_one(&run_cmd, init_real, "budget", "4m45s", b, &e), 0);
 	assert_int_equal(a->budget_ms, b->budget_ms);
-	assert_true(strncmp(note_of("budget"), "9m ", 3) == 0);
+	assert_true(strncmp(note_of("budget"), "4m45s ", 6) == 0);
 	/* "50 x --reps" */
 	assert_int_equal(a->max_reps, 50 * a->reps);
 	assert_true(strncmp(note_of("max-reps"), "50 x --reps", 11) == 0);
@@ -444,11 +444,11 @@ static void test_planted_man_default(void **state)
 	assert_non_null(entry);
 	at = strstr(man, entry);
 	assert_non_null(at);
-	at = strstr(at, "Default: 3");
+	at = strstr(at, "Default: 2");
 	assert_non_null(at);
 	at[strlen("Default: ")] = '4';
 	assert_int_equal(man_mismatch(&run_cmd, man, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "--reps: doc/thpeval.1 says another default (the table's: '3')"));
+	assert_non_null(strstr(why, "--reps: doc/thpeval.1 says another default (the table's: '2')"));
 	free(entry);
 	free(man);
 }
