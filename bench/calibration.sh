@@ -5,7 +5,7 @@
 #    hold it (target: RUNS - 1 or more), the spread of the estimates (sd, range)
 #    beside the mean CI half-width (target half-widths: host-side <= 15 points,
 #    guest-side <= 5, in every run: the default run adds boots until they are met
-#    or its 9-minute budget is spent);
+#    or its budget (4m45s) is spent);
 #  - per memset effect, the spread between the runs beyond what each run's own
 #    interval allows (a random-effects view of the runs on the log scale,
 #    DerSimonian-Laird): Cochran's Q on RUNS - 1 df, I2 (the share of the spread
@@ -14,7 +14,7 @@
 #  - A/A: `thpeval compare` of every pair of runs (10 for 5 runs; target: at most
 #    1 fails the gate), and one run against a copy of itself with access_ns 20%
 #    worse (target: the gate fails);
-#  - the wall time of each run (target: <= 10 minutes).
+#  - the wall time of each run (target: <= 5 minutes).
 # Figures to bench/results/calibration.json and stdout. Takes RUNS x the default
 # run (about 4 minutes each under TCG here). Needs root.
 set -u
@@ -67,7 +67,7 @@ CALIB_JQ='
 		| .narrow_enough = (.max_half_width_pct != null and .max_half_width_pct <= .half_width_target_pct))
 	| { benchmark: "calibration", runs: $runs, run_seconds: $secs, max_run_s: ($secs | max),
 	    rounds: $rounds, rounds_stopped: $stopped,
-	    run_target_s: 600, effects: .,
+	    run_target_s: 300, effects: .,
 	    aa: { comparisons: $aa_n, flagged: $aa_flagged, target_max_flagged: 1 },
 	    worse_access_20pct: { gate_failed: ($worse_rc == 1) } }
 	| .all_calibrated = ([.effects[].calibrated] | all)
