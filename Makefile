@@ -164,6 +164,10 @@ IT_SCRIPTS += tests/integration/valgrind.sh tests/integration/fleet.sh tests/int
 # the recovery arms: real guests, their knobs killed and restored (a few minutes)
 IT_SCRIPTS += tests/integration/recovery.sh
 endif
+# a second libvirt daemon, a SIGKILL mid-migration and 'host restore' (the plain pass)
+ifeq ($(SANITIZE),)
+IT_SCRIPTS += tests/integration/migrate.sh
+endif
 # IT_CORE_ONCE=1 (make check): IT_CORE is left to the sanitizer pass, which runs
 # the same scripts over the same code, instrumented; twice was 18 minutes of TCG
 # guests for nothing more. The plain build still boots guests in check: kcompile,
