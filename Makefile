@@ -166,6 +166,10 @@ IT_SCRIPTS += tests/integration/recovery.sh
 endif
 # the KSM arm: two guests at once, KSM's knobs put back also after a SIGKILL
 IT_SCRIPTS += tests/integration/ksm.sh
+# a second libvirt daemon, a SIGKILL mid-migration and 'host restore' (the plain pass)
+ifeq ($(SANITIZE),)
+IT_SCRIPTS += tests/integration/migrate.sh
+endif
 # IT_CORE_ONCE=1 (make check): IT_CORE is left to the sanitizer pass, which runs
 # the same scripts over the same code, instrumented; twice was 18 minutes of TCG
 # guests for nothing more. The plain build still boots guests in check: kcompile,

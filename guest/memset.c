@@ -32,6 +32,16 @@ static const struct wl_param memset_params[] = {
 	{ "passes", WL_P_U64, offsetof(struct memset_opts, passes), "1", 1, 100000,
 	  "fault cycles (map, fault phase, unmap) in this process; the last one also runs the "
 	  "access phase; loop_mib_s is the throughput over all of them (for the fidelity bench)" },
+	/* the host chooses these for its live-migration arms (thpeval run --migrate) */
+	{ "keep", WL_P_U64, offsetof(struct memset_opts, keep), "0", 0, 86400,
+	  "seconds: after the access phase keep the buffer and loop passes (a store to every 4K "
+	  "page, then the access chase), one info record each (event=keep), while the host "
+	  "migrates the guest; 0: none" },
+	{ "keep-rep", WL_P_U64, offsetof(struct memset_opts, keep_rep), "0", 0, 1000000,
+	  "the repetition (--rep) that keeps; the others do not" },
+	{ "keep-thp", WL_P_WORD, offsetof(struct memset_opts, keep_thp), "any", 0,
+	  sizeof(((struct memset_opts *)0)->keep_thp),
+	  "the guest_thp cell that keeps (never, always, madvise), or any" },
 	/* the host watches QEMU's RSS meanwhile: free page reporting waits 2 s, then reports */
 	{ "refault-wait", WL_P_U64, offsetof(struct memset_opts, refault_wait_ms), "0", 0, 600000,
 	  "0: off; N: after the access phase the freed buffer is left N ms to the host (info "
@@ -75,6 +85,8 @@ static const struct wl_metric memset_metrics[] = {
 	{ "access_vm_thp_collapse_alloc", "  thp_collapse_alloc" },
 	{ "unmap_ns", "munmap() of the buffer after the access phase" },
 	{ "cycle_mib_s", "size / (fault phase + munmap): one stress-ng --vm pass's work" },
+	{ "keep_passes", "keep phase: passes run (0: none) (their info records carry keep_pass, keep_t_ms, "
+	  "keep_write_ns_per_4k, keep_access_ns)" },
 	{ "refault_wait_ms", "--refault-wait: the time the freed buffer was left to the host" },
 	{ "refault_elapsed_ns", "wall time of the touch of the fresh buffer after that wait" },
 	{ "refault_ns_per_4k", "that time per 4K page: the re-fault cost after the free" },
@@ -91,6 +103,11 @@ static int memset_check(const void *opts, const struct wl_env *env, struct err *
 	if (a->hold && a->passes > 1)
 		return err_set(e, -EINVAL, "--hold=1 keeps one buffer: it takes --passes=1, not %" PRIu64,
 			       a->passes);
+	if (a->keep && a->hold)
+		return err_set(e, -EINVAL, "--keep loops the access phase, which --hold=1 leaves out");
+	if (strcmp(a->keep_thp, "any") && strcmp(a->keep_thp, "never") && strcmp(a->keep_thp, "always") &&
+	    strcmp(a->keep_thp, "madvise"))
+		return err_set(e, -EINVAL, "--keep-thp=%s: give never, always, madvise or any", a->keep_thp);
 	fmt_size(a->size, s, sizeof(s));
 	if (a->size < MEMSET_HUGE || a->size % MEMSET_HUGE)
 		return err_set(e, -EINVAL, "size %s is not a multiple of 2M", s);
@@ -196,6 +213,7 @@ struct memset_times {
 	struct smaps_vma vma;
 	struct memset_probe probe;
 	bool probed;
+	uint64_t keep_passes;	/* the keep phase ran this many passes (0: it did not run) */
 };
 
 static int add_metrics(struct record *res, const struct memset_opts *a,
@@ -244,6 +262,7 @@ static int add_metrics(struct record *res, const struct memset_opts *a,
 	r |= rec_add_f64(res, "access_ns", (double)access_ns / (double)a->accesses);
 	r |= guest_vmstat_add(res, "access_vm_", &t->vm2, &t->vm3);
 	r |= rec_add_u64(res, "unmap_ns", t->unmap_ns);
+	r |= rec_add_u64(res, "keep_passes", t->keep_passes);
 	r |= rec_add_f64(res, "cycle_mib_s",
 			 (double)a->size / (1024.0 * 1024.0) / (cycle_s > 0 ? cycle_s : 1e-9));
 	r |= rec_add_u64(res, "passes", a->passes);
@@ -358,6 +377,65 @@ static int early_passes(const struct memset_opts *a, struct memset_times *t, str
 	return 0;
 }
 
+/* this repetition keeps: asked for, not a warm-up, its rep and its guest_thp cell */
+static bool keep_here(const struct memset_opts *a, const struct wl_env *env)
+{
+	const struct wl_common *c = env->common;
+	size_t i;
+
+	if (!a->keep || !c || c->warmup || c->rep != a->keep_rep)
+		return false;
+	if (!strcmp(a->keep_thp, "any"))
+		return true;
+	for (i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, "guest_thp"))
+			return !strcmp(c->labels[i].val, a->keep_thp);
+	return false;
+}
+
+/*
+ * The keep phase: for a->keep seconds, passes over the mapped buffer, each a
+ * store to every 4K page (beside its chain node, which it leaves intact:
+ * the pages stay dirty for a precopy migration, and a page not yet on a
+ * postcopy destination is fetched by the store) and then the timed chase.
+ * One info record per pass; the host reads them as the series around the
+ * migration it runs meanwhile.
+ */
+static int keep_phase(const struct memset_opts *a, const struct wl_env *env, char *buf, void **pp,
+		      struct memset_times *t, struct err *e)
+{
+	size_t npages = a->size / MEMSET_PAGE, i;
+	uint64_t start = harness_now_ns(), end = start + a->keep * 1000000000ull, t0, w_ns, a_ns;
+	uint64_t seed = env->common->seed;
+	void *p = *pp;
+	struct record r;
+	int ret;
+
+	while (harness_now_ns() < end) {
+		t0 = harness_now_ns();
+		for (i = 0; i < npages; i++)
+			*(volatile uint64_t *)(void *)(buf + i * MEMSET_PAGE + node_offset(seed, i) + 8) =
+				t->keep_passes;
+		w_ns = harness_now_ns() - t0;
+		t0 = harness_now_ns();
+		p = memset_chase(p, a->accesses);
+		a_ns = harness_now_ns() - t0;
+		harness_record_init(env, REC_INFO, &r);
+		ret = rec_add_str(&r, "event", "keep");
+		ret |= rec_add_u64(&r, "keep_pass", t->keep_passes);
+		ret |= rec_add_u64(&r, "keep_t_ms", (harness_now_ns() - start) / 1000000);
+		ret |= rec_add_f64(&r, "keep_write_ns_per_4k", (double)w_ns / (double)npages);
+		ret |= rec_add_f64(&r, "keep_access_ns", (double)a_ns / (double)a->accesses);
+		if (ret)
+			return err_set(e, -EINVAL, "cannot build a keep record");
+		if ((ret = harness_emit(env, &r, e)))
+			return ret;
+		t->keep_passes++;
+	}
+	*pp = p;
+	return 0;
+}
+
 /* an info record marking the re-fault step for the host: balloon_event=EVENT */
 static int refault_mark(const struct wl_env *env, const char *event, uint64_t size, struct err *e)
 {
@@ -444,6 +522,8 @@ static int memset_run(const void *opts, const struct wl_env *env, struct record 
 	t.access_ns = harness_now_ns() - t0;
 	guest_vmstat_read(t.root, &t.vm3);
 	__asm__ volatile("" : : "r"(p) : "memory");	/* the sink: the chase cannot be dropped */
+	if (keep_here(a, env) && (ret = keep_phase(a, env, buf, &p, &t, e)))
+		goto cleanup;
 
 	refault = a->refault_wait_ms && !env->common->warmup;
 	if (refault && (ret = refault_mark(env, "free", a->size, e)))

@@ -42,6 +42,10 @@ struct memset_opts {
 	bool hold;		/* report the fault phase, keep the buffer until killed */
 	bool probe;		/* per-2M first-touch probe (mincore) in the fault phase */
 	bool populate_read;	/* MADV_POPULATE_READ first (stress-ng --vm's loop) */
+	/* the keep phase (a host's live migration runs meanwhile): seconds, 0 = none */
+	uint64_t keep;
+	uint64_t keep_rep;	/* only in this repetition (--rep) */
+	char keep_thp[16];	/* only in the cell of this guest_thp label; "any": every cell */
 };
 
 extern const struct workload wl_memset;

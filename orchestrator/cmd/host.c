@@ -8,6 +8,8 @@
 #include "host/thp.h"
 #include "lib/err.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/virt/migrate.h"
+#include "orchestrator/virt/virt.h"
 
 enum host_opt { HO_SYSFS_ROOT, HO_STATE_DIR };
 
@@ -114,6 +116,35 @@ static int host_set(const struct host_args *a, int argc, char **argv)
 	return CMD_OK;
 }
 
+/*
+ * What a killed run left besides host settings: the migration arms' second
+ * libvirt daemon with its guests, and guests of dead runs on the default
+ * daemon (a migration's source). Only on the real host: a fake root has none.
+ */
+static void restore_guests(const struct host_args *a)
+{
+	struct err e = ERR_INIT;
+	struct virt *v = NULL;
+	char what[256];
+	bool found = false;
+	int removed = 0;
+
+	if (!cmd_is_host_root(a->root))
+		return;
+	if (migd_reap_stale(a->state_dir, &found, what, sizeof(what), &e))
+		cmd_error("host restore: %s", e.msg);
+	else if (found)
+		printf("second libvirt daemon of a killed run: %s\n", what);
+	err_clear(&e);
+	if (virt_open(NULL, &v, &e))
+		return;	/* no libvirtd here: no guests to remove */
+	if (virt_reap_stale(v, &removed, &e))
+		cmd_error("host restore: %s", e.msg);
+	if (removed)
+		printf("removed %d guest(s) left by a killed thpeval run\n", removed);
+	virt_close(v);
+}
+
 static int host_restore(const struct host_args *a)
 {
 	struct err e = ERR_INIT;
@@ -124,6 +155,7 @@ static int host_restore(const struct host_args *a)
 		return CMD_ERROR;
 	if (host_restore_journal(a->root, a->state_dir, &restored, holder, sizeof(holder), &e))
 		return cmd_fail(&e, CMD_ERROR);
+	restore_guests(a);
 	if (restored)
 		printf("host THP settings restored from the journal\n");
 	else if (holder[0])

@@ -29,6 +29,7 @@
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/text.h"
 #include "orchestrator/run/config.h"
+#include "orchestrator/run/migrate.h"
 #include "orchestrator/run/progress.h"
 #include "orchestrator/run/run.h"
 
@@ -337,6 +338,9 @@ static int run_init_workloads(struct run_config *cfg, uint64_t given)
 	if (run_opts_check(cfg, given, &we) ||
 	    (cfg->wl_opts[0] && workload_opts_check(cfg->wl_opts, cfg->wl, cfg->n_wl, cfg->wl_info,
 						    cfg->n_wl_info, &we)))
+		return cmd_fail(&we, CMD_USAGE);
+	/* --migrate: the keep phase it asks of memset, checked before any boot */
+	if (migrate_config_check(cfg, &we))
 		return cmd_fail(&we, CMD_USAGE);
 	return CMD_OK;
 }

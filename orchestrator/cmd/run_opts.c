@@ -21,6 +21,7 @@
 #include "orchestrator/run/abaxis.h"
 #include "orchestrator/run/balloon.h"
 #include "orchestrator/run/config.h"
+#include "orchestrator/run/migrate.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/virt/virt.h"
 
@@ -35,6 +36,7 @@ enum run_opt {
 	RO_BOOTS, RO_GATE, RO_PIN, RO_EXEC, RO_EXEC_METRIC, RO_EXEC_DIRECTION, RO_EXEC_TIMEOUT,
 	RO_IMAGE_PACKAGES, RO_GUEST_SHMEM, RO_WL_OPTS, RO_FAIL_ON, RO_EMULATOR,
 	RO_KHUGEPAGED, RO_RECOVERY_TIMEOUT, RO_BALLOON, RO_KSM,
+	RO_MIGRATE,
 };
 
 /* the target of a typed row in struct run_config */
@@ -150,6 +152,8 @@ static const struct opt run_opts[] = {
 	  RC(kernel), .what = "kernel", .help = "guest kernel for the image" },
 	{ .name = "emulator", .arg = "PATH[,PATH]", .def_note = "libvirt's", .id = RO_EMULATOR, .type = OPT_CALL,
 	  .help = "the QEMU binary of every guest (libvirt <emulator>); with two, an A/B axis of the run: every host setting of every round boots once with each, in the rounds' interleaved order, and each gated metric and split effect is compared B against A over the run's boots ('emulator B vs A' in results.txt, \"ab\" in results.json); the same path twice is an A/A check. Each must be an executable file" },
+	{ .name = "migrate", .arg = "LIST", .def = "none", .id = RO_MIGRATE, .type = OPT_CALL,
+	  .help = "live-migration arms: precopy, postcopy or both (none, the arm without, is implied); each round's guests take one arm in turn: after its warm series memset keeps looping passes over its buffer while the guest is migrated to a second libvirt daemon that thpeval starts on this machine (its own mount namespace, sockets and host UUID) and its series goes on there; reports the destination's huge-page coverage right after and every second until it settles (time to 90%), the access and write times before, right after and after settling against the none arm, and libvirt's job statistics ('migration' in results.json). Needs --workloads=memset" },
 	{ .name = "guest-bin", .arg = "PATH", .def_note = "thpeval-guest beside thpeval, else ../libexec/thpeval/",
 	  .id = RO_GUEST_BIN, .type = OPT_STRING, RC(guest_bin), .what = "guest program",
 	  .help = "static guest program" },
@@ -445,6 +449,8 @@ int run_config_opt(void *ctx, int id, const char *arg, struct err *e)
 		return prefault_list_parse(arg, c, e);
 	case RO_BALLOON:
 		return balloon_parse(c, arg, e);
+	case RO_MIGRATE:
+		return migrate_opt_parse(c, arg, e);
 	case RO_KHUGEPAGED:
 		if (khp_opts_parse(arg, &c->khugepaged, e))
 			return err_wrap(e, "--khugepaged");

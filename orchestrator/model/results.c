@@ -32,6 +32,12 @@ void results_release(struct results *r)
 	free(r->collapses);
 	r->collapses = NULL;
 	r->ncollapses = r->cap_collapses = 0;
+	free(r->migrations);
+	r->migrations = NULL;
+	r->nmigrations = r->cap_migrations = 0;
+	free(r->migsum);
+	r->migsum = NULL;
+	r->nmigsum = r->cap_migsum = 0;
 	free(r->balloons);
 	r->balloons = NULL;
 	r->nballoons = r->cap_balloons = 0;
@@ -166,6 +172,37 @@ struct ksm_log *results_ksm_add(struct results *r, struct err *e)
 	memset(k, 0, sizeof(*k));
 	k->t_sharing_s = k->waited_s = k->access_before_ns = k->access_after_ns = NAN;
 	return k;
+}
+
+struct migration_log *results_migration_add(struct results *r, struct err *e)
+{
+	struct migration_log *m;
+
+	if (grow((void **)&r->migrations, &r->cap_migrations, r->nmigrations + 1, sizeof(*m))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	m = &r->migrations[r->nmigrations++];
+	memset(m, 0, sizeof(*m));
+	m->src_cov_pct = m->dst_cov_first_pct = m->dst_cov_last_pct = m->t90_s = m->migrate_s = NAN;
+	m->total_ms = m->downtime_ms = m->setup_ms = m->settled_s = NAN;
+	m->access_before_ns = m->access_after_ns = m->access_settled_ns = NAN;
+	m->write_before_ns = m->write_after_ns = m->write_settled_ns = NAN;
+	return m;
+}
+
+struct mig_summary *results_migsum_add(struct results *r, struct err *e)
+{
+	struct mig_summary *m;
+
+	if (grow((void **)&r->migsum, &r->cap_migsum, r->nmigsum + 1, sizeof(*m))) {
+		err_set(e, -ENOMEM, "out of memory for results");
+		return NULL;
+	}
+	m = &r->migsum[r->nmigsum++];
+	memset(m, 0, sizeof(*m));
+	m->mean = m->ci_lo = m->ci_hi = m->effect_pct = m->effect_lo_pct = m->effect_hi_pct = NAN;
+	return m;
 }
 
 struct collapse_log *results_collapse_add(struct results *r, struct err *e)

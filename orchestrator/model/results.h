@@ -287,6 +287,54 @@ struct ksm_log {
 };
 
 /*
+ * A migration arm of one guest (--migrate): its warm series done, the memset
+ * keep phase ran passes while the guest was live-migrated to a second
+ * libvirt daemon on this machine (none: it was not), its series going on on
+ * the destination.
+ */
+struct mig_pass {
+	double t_s;			/* the pass's start on the host's clock, from the migration's start */
+	double write_ns_per_4k, access_ns;
+};
+
+#define RES_MIGPASS_MAX 400
+
+struct migration_log {
+	char arm[16];			/* "none", "precopy", "postcopy" */
+	char host_thp[RES_NAME_MAX];
+	unsigned round, boot;		/* boot: the guest's index in results.guests */
+	double src_cov_pct;		/* the source QEMU's coverage of guest RAM as the migration starts */
+	double dst_cov_first_pct;	/* the destination's, right after it */
+	double dst_cov_last_pct;
+	double t90_s;			/* from the migration's end to 90% on the destination; NAN: never */
+	char t90_why[96];		/* why never */
+	double migrate_s;		/* the migration call's wall time on the host */
+	bool postcopy_switched;		/* postcopy: the switch happened (else the migration ended in precopy) */
+	/* libvirt's job statistics (completed job) */
+	bool have_stats;
+	double total_ms, downtime_ms, setup_ms;
+	unsigned long long data_bytes, memory_bytes, memory_total_bytes, bandwidth_bps, dirty_rate_pps,
+		postcopy_requests, iterations;
+	/* the guest's per-boot means: before the migration, the first pass after, after settling */
+	double access_before_ns, access_after_ns, access_settled_ns;
+	double write_before_ns, write_after_ns, write_settled_ns;
+	double settled_s;		/* when the destination's coverage settled, from the migration's end */
+	size_t n;
+	struct cov_point series[RES_COVSERIES_MAX];	/* destination coverage, t from the migration's end */
+	size_t npass;
+	struct mig_pass pass[RES_MIGPASS_MAX];
+	char error[ERR_MSG_MAX];
+};
+
+/* per arm, metric and phase over the boots: the mean, its 95% interval, the effect against none */
+struct mig_summary {
+	char arm[16], host_thp[RES_NAME_MAX], metric[32], phase[16];
+	unsigned boots;
+	double mean, ci_lo, ci_hi;
+	double effect_pct, effect_lo_pct, effect_hi_pct;	/* against the none arm; NAN: none to compare */
+};
+
+/*
  * The ranges of the run settings results.json echoes: `thpeval run` refuses
  * an option outside its range (cmd/run_opts.c), and the loader a file's value
  * (results_json.c), from these same numbers.
@@ -380,6 +428,10 @@ struct results {
 					 * without an A/B axis; owned here */
 	size_t ncollapses, cap_collapses;
 	struct collapse_log *collapses;
+	size_t nmigrations, cap_migrations;	/* --migrate: one per boot */
+	struct migration_log *migrations;
+	size_t nmigsum, cap_migsum;
+	struct mig_summary *migsum;
 	size_t nballoons, cap_balloons;	/* the free page reporting arm (model/balloon.h) */
 	struct balloon_log *balloons;
 	size_t nksms, cap_ksms;
@@ -399,6 +451,8 @@ struct cell *results_cell(struct results *r, const char *target, const char *hos
 struct guest_log *results_guest_add(struct results *r, struct err *e);
 struct frag_log *results_frag_add(struct results *r, struct err *e);
 struct collapse_log *results_collapse_add(struct results *r, struct err *e);
+struct migration_log *results_migration_add(struct results *r, struct err *e);
+struct mig_summary *results_migsum_add(struct results *r, struct err *e);
 /*
  * The reference a recovery arm's access passes are compared with: the mean
  * access_ns of the run's fresh-host memset cell at the same host and guest

@@ -186,6 +186,10 @@ static const struct jt_field results_fields[] = {
 	{ RS("fragmentation", JT_ARR, frags, JT_OPT, .count = offsetof(struct results, nfrags), .sub = &frag_jt) },
 	{ RS("recovery", JT_ARR, collapses, JT_OPT, .count = offsetof(struct results, ncollapses),
 	     .sub = &collapse_jt) },
+	{ RS("migration", JT_ARR, migrations, JT_OPT, .count = offsetof(struct results, nmigrations),
+	     .sub = &migration_jt) },
+	{ RS("migration_summary", JT_ARR, migsum, JT_OPT, .count = offsetof(struct results, nmigsum),
+	     .sub = &migsum_jt) },
 	{ RS("balloon", JT_ARR, balloons, JT_OPT, .count = offsetof(struct results, nballoons),
 	     .sub = &balloon_log_jt) },
 	/* in struct effects, which results->effects points to */

@@ -433,3 +433,110 @@ static const struct jt_field ksm_fields[] = {
 
 const struct jt_table ksm_jt = { sizeof(struct ksm_log), ksm_init, ksm_put,
 					sizeof(ksm_fields) / sizeof(ksm_fields[0]), ksm_fields };
+/* ---- migration arms ---------------------------------------------------------------------- */
+
+#define MP(k, kind, m, ...) JT_F(k, kind, struct mig_pass, m, __VA_ARGS__)
+static const struct jt_field mig_pass_fields[] = {
+	{ MP("t_s", JT_DOUBLE, t_s, 0) },
+	{ MP("write_ns_per_4k", JT_DOUBLE, write_ns_per_4k, 0) },
+	{ MP("access_ns", JT_DOUBLE, access_ns, 0) },
+};
+static const struct jt_table mig_pass_jt = JT_TABLE(struct mig_pass, mig_pass_fields);
+
+static void migration_init(void *elem)
+{
+	struct migration_log *m = elem;
+
+	m->src_cov_pct = m->dst_cov_first_pct = m->dst_cov_last_pct = m->t90_s = m->migrate_s = NAN;
+	m->total_ms = m->downtime_ms = m->setup_ms = m->settled_s = NAN;
+	m->access_before_ns = m->access_after_ns = m->access_settled_ns = NAN;
+	m->write_before_ns = m->write_after_ns = m->write_settled_ns = NAN;
+}
+
+static int migration_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct migration_log *m = results_migration_add(parent, c->e);
+
+	(void)at;
+	if (!m)
+		return -ENOMEM;
+	*m = *(struct migration_log *)elem;
+	return 0;
+}
+
+#define MG(k, kind, m, ...) JT_F(k, kind, struct migration_log, m, __VA_ARGS__)
+static const struct jt_field migration_fields[] = {
+	{ MG("arm", JT_STR, arm, 0) },
+	{ MG("host_thp", JT_STR, host_thp, 0) },
+	{ MG("round", JT_INT, round, 0) },
+	{ MG("boot", JT_INT, boot, 0) },
+	{ MG("source_huge_pct_before", JT_DOUBLE, src_cov_pct, 0) },
+	{ MG("dest_huge_pct_first", JT_DOUBLE, dst_cov_first_pct, 0) },
+	{ MG("dest_huge_pct_last", JT_DOUBLE, dst_cov_last_pct, 0) },
+	{ MG("dest_time_to_90pct_s", JT_DOUBLE, t90_s, 0) },
+	{ MG("dest_never_90pct_why", JT_STR, t90_why, JT_NULL | JT_WNULL) },
+	{ MG("dest_settled_s", JT_DOUBLE, settled_s, 0) },
+	{ MG("migrate_call_s", JT_DOUBLE, migrate_s, 0) },
+	{ MG("postcopy_switched", JT_BOOL, postcopy_switched, JT_OPT) },
+	{ MG("job_stats", JT_BOOL, have_stats, 0) },
+	{ MG("job_total_ms", JT_DOUBLE, total_ms, 0) },
+	{ MG("job_downtime_ms", JT_DOUBLE, downtime_ms, 0) },
+	{ MG("job_setup_ms", JT_DOUBLE, setup_ms, 0) },
+	{ MG("job_data_bytes", JT_INT, data_bytes, 0) },
+	{ MG("job_memory_bytes", JT_INT, memory_bytes, 0) },
+	{ MG("job_memory_total_bytes", JT_INT, memory_total_bytes, 0) },
+	{ MG("job_bandwidth_bytes_s", JT_INT, bandwidth_bps, 0) },
+	{ MG("job_dirty_rate_pages_s", JT_INT, dirty_rate_pps, 0) },
+	{ MG("job_postcopy_requests", JT_INT, postcopy_requests, 0) },
+	{ MG("job_iterations", JT_INT, iterations, 0) },
+	{ MG("access_before_ns", JT_DOUBLE, access_before_ns, 0) },
+	{ MG("access_after_ns", JT_DOUBLE, access_after_ns, 0) },
+	{ MG("access_settled_ns", JT_DOUBLE, access_settled_ns, 0) },
+	{ MG("write_before_ns_per_4k", JT_DOUBLE, write_before_ns, 0) },
+	{ MG("write_after_ns_per_4k", JT_DOUBLE, write_after_ns, 0) },
+	{ MG("write_settled_ns_per_4k", JT_DOUBLE, write_settled_ns, 0) },
+	{ MG("dest_series", JT_ARR, series, JT_INLINE, .count = offsetof(struct migration_log, n),
+	     .cap = RES_COVSERIES_MAX, .sub = &cov_point_jt) },
+	{ MG("passes", JT_ARR, pass, JT_INLINE, .count = offsetof(struct migration_log, npass),
+	     .cap = RES_MIGPASS_MAX, .sub = &mig_pass_jt) },
+	{ MG("error", JT_STR, error, JT_NULL | JT_WNULL) },
+};
+
+const struct jt_table migration_jt = { sizeof(struct migration_log), migration_init, migration_put,
+				       sizeof(migration_fields) / sizeof(migration_fields[0]), migration_fields };
+
+static void migsum_init(void *elem)
+{
+	struct mig_summary *m = elem;
+
+	m->mean = m->ci_lo = m->ci_hi = m->effect_pct = m->effect_lo_pct = m->effect_hi_pct = NAN;
+}
+
+static int migsum_put(const struct jt_ctx *c, void *parent, void *elem, const char *at)
+{
+	struct mig_summary *m = results_migsum_add(parent, c->e);
+
+	(void)at;
+	if (!m)
+		return -ENOMEM;
+	*m = *(struct mig_summary *)elem;
+	return 0;
+}
+
+#define MS(k, kind, m, ...) JT_F(k, kind, struct mig_summary, m, __VA_ARGS__)
+static const struct jt_field migsum_fields[] = {
+	{ MS("arm", JT_STR, arm, 0) },
+	{ MS("host_thp", JT_STR, host_thp, 0) },
+	{ MS("metric", JT_STR, metric, 0) },
+	{ MS("phase", JT_STR, phase, 0) },
+	{ MS("boots", JT_INT, boots, 0) },
+	{ MS("mean", JT_DOUBLE, mean, 0) },
+	{ MS("ci95_lo", JT_DOUBLE, ci_lo, 0) },
+	{ MS("ci95_hi", JT_DOUBLE, ci_hi, 0) },
+	{ MS("effect_vs_none_pct", JT_DOUBLE, effect_pct, 0) },
+	{ MS("effect_ci95_lo_pct", JT_DOUBLE, effect_lo_pct, 0) },
+	{ MS("effect_ci95_hi_pct", JT_DOUBLE, effect_hi_pct, 0) },
+};
+
+const struct jt_table migsum_jt = { sizeof(struct mig_summary), migsum_init, migsum_put,
+				    sizeof(migsum_fields) / sizeof(migsum_fields[0]), migsum_fields };

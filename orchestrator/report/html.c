@@ -1,4 +1,5 @@
 #include "orchestrator/report/html.h"
+#include "orchestrator/report/migreport.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -364,6 +365,16 @@ static bool has_guests(const struct report_input *in)
  * The page is this table: a new section is one entry and a renderer;
  * present() says whether the results have anything for it.
  */
+static bool has_migration(const struct report_input *in)
+{
+	return migreport_present(in->res);
+}
+
+static void html_migration(const struct report_input *in, FILE *o)
+{
+	migreport_html(in->res, o);
+}
+
 static const struct html_section {
 	const char *id, *title;
 	bool (*present)(const struct report_input *in);
@@ -379,6 +390,7 @@ static const struct html_section {
 	{ "balloon", "Free page reporting", has_balloon, html_balloon },
 	{ "validity", "Validity and failed repetitions", has_problems, html_validity },
 	{ "comparison", "Against the baseline", has_cmp, html_comparison },
+	{ "migration", "Live migration", has_migration, html_migration },
 	{ "run", "Run", NULL, html_run },
 	{ "guests", "Guests", has_guests, html_guests },
 };

@@ -1,4 +1,5 @@
 #include "orchestrator/report/text.h"
+#include "orchestrator/report/migreport.h"
 #include "orchestrator/report/abtest_text.h"
 #include "orchestrator/report/ksm_text.h"
 #include "orchestrator/report/render.h"
@@ -242,6 +243,7 @@ static void print_table(const struct results *r, FILE *out)
 	}
 	print_cold_evidence(r, out);
 	print_recovery(r, out);
+	migreport_text(r, out);
 	balloon_print(r, out);
 	if (r->effects)
 		effects_print(r->effects, out);

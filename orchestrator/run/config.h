@@ -123,6 +123,9 @@ struct run_config {
 	bool mthp_sweep;		/* add "<N>K:always" for every size the host offers */
 	char image_pkgs[IMAGE_PKGS_MAX][IMAGE_PKG_MAX];	/* --image-packages */
 	size_t n_image_pkgs;
+	/* --migrate (run/migrate.h): enum migrate_mode values, "none" last; 0 = no axis */
+	unsigned migrate[3];
+	unsigned n_migrate;
 	char emulator[2][256];		/* --emulator=A[,B] (run/abaxis.h); none: libvirt chooses */
 	unsigned n_emulator;
 	/* the recovery arms (run/recovery.c): --khugepaged's knobs, journaled for the

@@ -12,6 +12,7 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/migrate.h"
 #include "orchestrator/run/balloon.h"
 #include "orchestrator/run/ksm.h"
 #include "orchestrator/run/note.h"
@@ -97,6 +98,9 @@ bool guest_pins(const struct run_config *cfg, unsigned gi, unsigned n, int *pins
 		pins[i] = (int)(1 + gi * cfg->vcpus + i);
 	return true;
 }
+
+/* what the migration arms call back (run/migrate.h) */
+static const struct migrate_cb mig_cb = { run_note, on_record };
 
 /* the guest's name, its results.guests entry (failed until it ends well) and its files' paths */
 static int gr_log_init(const struct run_config *cfg, const struct host_group *hg, unsigned idx, unsigned gi,
@@ -219,6 +223,8 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	gr->gc.proc_root = "/proc";
 	gr->gc.qemu_pid = -1;
 	gr->gc.kvm = accel == ACCEL_KVM;
+	if ((r = migrate_guest_begin(&gr->gc, round, &mig_cb, e)))
+		return r;
 	if (n > 1)
 		run_note(io, "booting %s (guest %u of %u; host THP %s, allocation %s, host %s, %s)", gr->name, gi + 1, n,
 			 hg->host_thp, gr->gc.prefault, gr->gc.host_state, accel_name(accel));
@@ -285,6 +291,7 @@ static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struc
 
 static void gr_finish(struct guest_run *gr)
 {
+	migrate_guest_end(&gr->gc, gr->r);
 	guest_pmu_close(&gr->gc.pmu);
 	if (gr->gc.g) {
 		double t0 = mono_s();
@@ -353,6 +360,20 @@ int run_guests(const struct run_config *cfg, const struct run_io *io, struct vir
 			if (gr[i].done)
 				continue;
 			balloon_tick(&gr[i].gc);
+			if (gr[i].gc.mig) {
+				/* a migration arm: while it migrates the guest is polled there */
+				bool handled = false;
+				int mr = migrate_tick(&gr[i].gc, &handled, &gr[i].e);
+
+				if (mr) {
+					gr[i].r = mr;
+					gr[i].done = true;
+					gr[i].t_end = mono_s();
+					left--;
+				}
+				if (mr || handled)
+					continue;
+			}
 			if (gr_poll(cfg, io, &gr[i], t0)) {
 				gr[i].done = true;
 				gr[i].t_end = mono_s();

@@ -111,6 +111,7 @@ struct guest_ctx {
 	bool pmu_tried;
 	struct guest_pmu pmu;
 	struct err err;		/* a protocol violation that stops this guest */
+	struct migrate_guest *mig;	/* its migration arm (run/migrate.c), else NULL */
 	struct probe_rx probe;	/* a recovery arm's access passes */
 };
 

@@ -13,6 +13,7 @@
 #include "orchestrator/model/results_json.h"
 #include "lib/wltraits.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/migrate.h"
 #include "orchestrator/run/balloon.h"
 #include "orchestrator/run/progress.h"
 #include "orchestrator/run/arms.h"
@@ -695,12 +696,16 @@ static int end_run(struct run_state *st, int r, struct err *e)
 	return r;
 }
 
+/* what the migration arms call back (run/migrate.h) */
+static const struct migrate_cb mig_cb = { run_note, on_record };
+
 int run_experiment(const struct run_config *cfg, const struct run_io *io, struct results *res,
 		   char *json_path, size_t json_len, struct err *e)
 {
 	struct run_state *st;
 	char gdir[PATH_MAX];
 	bool stale = false;
+	struct run_io mio = *io;	/* with the migration arms' daemon (run/migrate.h) */
 	int r;
 
 	if (snprintf(json_path, json_len, "%s/results.json", cfg->out_dir) >= (int)json_len ||
@@ -713,7 +718,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 	if (!st)
 		return err_set(e, -ENOMEM, "out of memory");
 	st->cfg = cfg;
-	st->io = io;
+	mio.migd = NULL;
+	st->io = &mio;
 	st->res = res;
 	st->json_path = json_path;
 	st->hp.before = &res->thp_before;
@@ -728,6 +734,8 @@ int run_experiment(const struct run_config *cfg, const struct run_io *io, struct
 		return r;
 	}
 	r = prepare_guests(st, e);
+	if (!r && cfg->target_guest)
+		r = migrate_axis_start(cfg, &mio, &mig_cb, e);
 	if (r)
 		goto out;
 	telemetry_notes(res, st->accel, cfg->target_guest);
@@ -745,6 +753,7 @@ out:
 	if (io->bar && io->bar->total)
 		progress_finish(io->bar);
 	guest_mthp_note(cfg, io, res);
+	migrate_axis_stop(&mio, res, &mig_cb);
 	r = end_run(st, r, e);
 	free(st);
 	return r;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
+#include "orchestrator/run/migrate.h"
 #include "orchestrator/run/progress.h"
 #include "orchestrator/run/note.h"
 #include "orchestrator/run/planned.h"
@@ -211,6 +212,8 @@ int on_record(void *opaque, enum guest_event ev, const struct record *rec, const
 			 msg);
 		return 0;
 	case REC_INFO:
+		if (gc->mig)
+			migrate_on_info(gc, rec);
 		if (recovery_on_info(gc, rec))
 			return 1;
 		return balloon_on_info(gc, rec);

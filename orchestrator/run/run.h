@@ -16,11 +16,13 @@
 #include "orchestrator/model/results.h"
 
 struct progress;
+struct migd;
 
 struct run_io {
 	volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
 	FILE *progress;			/* NULL = quiet */
 	struct progress *bar;		/* cells done/total, elapsed, ETA; may be NULL */
+	struct migd *migd;		/* the migration arms' second daemon (run/migrate.h); NULL */
 };
 
 /* returns 0, or a negative errno with e set; -EINTR when stopped by a signal */

@@ -188,6 +188,65 @@ static void full_collapse(struct results *r, bool ok)
 		SET(c->error, "process 4242 is gone: cannot collapse its memory");
 }
 
+static void full_migration(struct results *r, bool ok)
+{
+	struct migration_log *m = results_migration_add(r, NULL);
+	struct mig_summary *s = results_migsum_add(r, NULL);
+	size_t i;
+
+	assert_non_null(m);
+	assert_non_null(s);
+	SET(m->arm, ok ? "postcopy" : "precopy");
+	SET(m->host_thp, "always");
+	m->round = ok ? 1 : 0;
+	m->boot = ok ? 2 : 1;
+	m->src_cov_pct = 99.2;
+	m->dst_cov_first_pct = ok ? 12.5 : NAN;
+	m->dst_cov_last_pct = ok ? 60.25 : NAN;
+	m->t90_s = ok ? 5.5 : NAN;
+	if (!ok)
+		SET(m->t90_why, "settled at 60.2% (no change over 5 s)");
+	m->settled_s = ok ? 7 : NAN;
+	m->migrate_s = 14.5;
+	m->postcopy_switched = ok;
+	m->have_stats = ok;
+	m->total_ms = ok ? 14151 : NAN;
+	m->downtime_ms = ok ? 116 : NAN;
+	m->setup_ms = ok ? 16 : NAN;
+	m->data_bytes = 91820000;
+	m->memory_bytes = 91820000;
+	m->memory_total_bytes = 537403392;
+	m->bandwidth_bps = 11283000;
+	m->dirty_rate_pps = 12;
+	m->postcopy_requests = ok ? 731 : 0;
+	m->iterations = 4;
+	m->access_before_ns = 700.5;
+	m->access_after_ns = ok ? 1500.25 : NAN;
+	m->access_settled_ns = ok ? 800 : NAN;
+	m->write_before_ns = 30.5;
+	m->write_after_ns = ok ? 900 : NAN;
+	m->write_settled_ns = ok ? 35 : NAN;
+	m->n = ok ? 3 : 0;
+	for (i = 0; i < m->n; i++)
+		m->series[i] = (struct cov_point){ (double)i, 12.5 + 10 * (double)i };
+	m->npass = 2;
+	for (i = 0; i < m->npass; i++)
+		m->pass[i] = (struct mig_pass){ (double)i - 1.5, 30.5, 700.5 };
+	if (!ok)
+		SET(m->error, "cannot migrate guest 'thpeval-1-1' (precopy): no route");
+	SET(s->arm, ok ? "postcopy" : "none");
+	SET(s->host_thp, "always");
+	SET(s->metric, "access_ns");
+	SET(s->phase, ok ? "right_after" : "before");
+	s->boots = ok ? 4 : 1;
+	s->mean = 1500.25;
+	s->ci_lo = ok ? 1400 : NAN;
+	s->ci_hi = ok ? 1600.5 : NAN;
+	s->effect_pct = ok ? 114.25 : NAN;
+	s->effect_lo_pct = ok ? 90.5 : NAN;
+	s->effect_hi_pct = ok ? 140 : NAN;
+}
+
 /* a collapse-khugepaged entry: khugepaged's settings and deltas, the guest's access passes */
 static void full_khugepaged(struct results *r)
 {
@@ -524,6 +583,8 @@ static struct results *full_model(void)
 	full_khugepaged(r);
 	full_collapse(r, true);
 	full_collapse(r, false);
+	full_migration(r, true);
+	full_migration(r, false);
 	full_balloon(r, true);
 	full_balloon(r, false);
 	/* the free page reporting arm's cell beside the split's */
