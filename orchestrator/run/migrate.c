@@ -73,6 +73,18 @@ int migrate_config_check(struct run_config *c, struct err *e)
 		return err_set(e, -EINVAL, "--migrate migrates guests: it takes --target=guest or both");
 	if (c->guests > 1)
 		return err_set(e, -EINVAL, "--migrate runs one guest at a time: drop --guests=%u", c->guests);
+	/* each of these arms watches its guest's QEMU over the series, which a migration replaces */
+	for (n = 0; n < c->n_host_state; n++)
+		if (c->host_state[n] == HOST_COLLAPSE_MADVISE || c->host_state[n] == HOST_COLLAPSE_KHUGEPAGED)
+			return err_set(e, -EINVAL, "--migrate and --host-state=%s watch the same QEMU: run them "
+				       "separately", host_state_name(c->host_state[n]));
+	for (n = 0; n < c->n_balloon; n++)
+		if (c->balloon[n] == BALLOON_REPORTING)
+			return err_set(e, -EINVAL, "--migrate and --balloon=reporting watch the same QEMU: run "
+				       "them separately");
+	if (c->ksm & RUN_KSM_ON)
+		return err_set(e, -EINVAL, "--migrate and --ksm=on cannot run together (the KSM arm boots "
+			       "several guests at once): run them separately");
 	if (strstr(c->wl_opts, "memset:keep"))
 		return err_set(e, -EINVAL, "--migrate sets memset's keep parameters itself: drop them from "
 			       "--workload-opts");

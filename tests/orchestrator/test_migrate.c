@@ -84,6 +84,27 @@ static void test_config_check(void **state)
 	assert_non_null(strstr(e.msg, "--guests"));
 	err_clear(&e);
 	cfg.guests = 1;
+	/* the arms that watch the guest's QEMU over its series */
+	cfg.host_state[cfg.n_host_state++] = HOST_COLLAPSE_KHUGEPAGED;
+	assert_int_equal(migrate_config_check(&cfg, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "--host-state=collapse-khugepaged"));
+	err_clear(&e);
+	cfg.host_state[cfg.n_host_state - 1] = HOST_COLLAPSE_MADVISE;
+	assert_int_equal(migrate_config_check(&cfg, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "--host-state=collapse-madvise"));
+	err_clear(&e);
+	cfg.n_host_state--;
+	cfg.balloon[cfg.n_balloon++] = BALLOON_REPORTING;
+	assert_int_equal(migrate_config_check(&cfg, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "--balloon=reporting"));
+	err_clear(&e);
+	cfg.n_balloon--;
+	cfg.ksm = RUN_KSM_OFF | RUN_KSM_ON;
+	assert_int_equal(migrate_config_check(&cfg, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "--ksm=on"));
+	err_clear(&e);
+	cfg.ksm = 0;
+	assert_string_equal(cfg.wl_opts, "");	/* nothing added by a refused check */
 	cfg.warmup = 1;
 	cfg.reps = 2;
 	{
