@@ -135,12 +135,27 @@ static int gr_log_init(const struct run_config *cfg, const struct host_group *hg
 	return 0;
 }
 
+/* <guests dir>/<name>.serial.log as an absolute path (QEMU opens it); -1 if it cannot be made */
+static int serial_log_path(const char *console_path, const char *name, char *out, size_t len)
+{
+	char dir[PATH_MAX], abs[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", console_path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if (!realpath(dir, abs) || snprintf(out, len, "%s/%s.serial.log", abs, name) >= (int)len)
+		return -1;
+	return 0;
+}
+
 static int gr_start(const struct run_config *cfg, const struct run_io *io, struct virt *v, enum accel accel,
 		    const struct image *img, const struct srcdisk *sd, const struct host_group *hg, unsigned idx,
 		    unsigned gi, unsigned n, unsigned round, struct results *res, struct group_shared *grp,
 		    struct guest_run *gr)
 {
-	char cmdline[GUEST_CMDLINE_MAX + 2];
+	char cmdline[GUEST_CMDLINE_MAX + 2], serial[PATH_MAX];
 	int pins[64];
 	struct domain_spec spec = { 0 };
 	struct guest_opts go = { 0 };
@@ -192,6 +207,9 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.hugetlb_kb = hg->hugetlb_kb;
 	spec.balloon_reporting = hg->balloon == BALLOON_REPORTING;
 	spec.description = "thpeval guest";
+	/* a migrated guest's console: QEMU on either end writes it, the stream is the source's */
+	if (cfg->n_migrate && serial_log_path(log->console_path, gr->name, serial, sizeof(serial)) == 0)
+		spec.serial_log = serial;
 	spec.emulator = ab_emulator(cfg, hg->arm);
 	spec.quick_cpu_check = accel == ACCEL_TCG && virt_quick_cpu_check(v);
 	spec.emulator_pin = -1;

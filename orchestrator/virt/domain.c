@@ -56,6 +56,9 @@ static int check_spec(const struct domain_spec *s, struct err *e)
 	r = r ?: check_text("kernel", s->kernel, false, true, e);
 	r = r ?: check_text("initrd", s->initrd, false, false, e);
 	r = r ?: check_text("cmdline", s->cmdline, false, false, e);
+	r = r ?: check_text("serial_log", s->serial_log, false, false, e);
+	if (!r && s->serial_log && *s->serial_log && s->serial_log[0] != '/')
+		r = err_set(e, -EINVAL, "domain spec: 'serial_log' must be an absolute path");
 	r = r ?: check_text("disk_path", s->disk_path, false, false, e);
 	r = r ?: check_text("ro_disk_path", s->ro_disk_path, false, false, e);
 	r = r ?: check_text("channel_name", s->channel_name, false, true, e);
@@ -297,6 +300,8 @@ static void write_devices(struct xw *x, const struct domain_spec *s)
 	write_disks(x, s);
 	start(x, "serial");
 	attr(x, "type", "pty");
+	if (set(s->serial_log))
+		empty(x, "log", "file", s->serial_log, "append", "on", NULL, NULL);
 	empty(x, "target", "port", "0", NULL, NULL, NULL, NULL);
 	end(x);
 	start(x, "console");

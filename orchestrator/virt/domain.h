@@ -55,6 +55,9 @@ struct domain_spec {
 	bool balloon_reporting;		/* <memballoon model='virtio' freePageReporting='on'/>, else none */
 	bool share_pages;		/* no <nosharepages/>: KSM may merge guest RAM (the KSM arm) */
 	const char *emulator;		/* optional: libvirt picks one */
+	/* optional: an absolute path QEMU appends the serial console to (<log>), the
+	 * destination's QEMU too after a migration */
+	const char *serial_log;
 	/* check the guest CPU with QEMU's two feature-word properties instead of
 	 * one QMP read per CPU property (a second of every TCG boot); TCG only, the
 	 * KVM path keeps libvirt's own check */

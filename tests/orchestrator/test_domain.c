@@ -342,6 +342,29 @@ static void test_quick_cpu_check(void **state)
 	free(xml);
 }
 
+/* a migrated guest's console also goes to a file QEMU appends to; the path must be absolute */
+static void test_serial_log(void **state)
+{
+	struct domain_spec s = {
+		.name = "thpeval-1234-9", .memory_bytes = 512ull << 20, .vcpus = 1, .accel = ACCEL_TCG,
+		.kernel = "/boot/vmlinuz", .channel_name = DOMAIN_CHANNEL_NAME, .prefault = PREFAULT_ONDEMAND,
+	};
+	struct err e = ERR_INIT;
+	char *xml = NULL;
+
+	(void)state;
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_null(strstr(xml, "<log "));
+	free(xml);
+	s.serial_log = "/tmp/out/guests/thpeval-1234-9.serial.log";
+	assert_int_equal(domain_xml(&s, &xml, &e), 0);
+	assert_non_null(strstr(xml, "<log file=\"/tmp/out/guests/thpeval-1234-9.serial.log\" append=\"on\"/>"));
+	free(xml);
+	s.serial_log = "out/x.log";
+	assert_int_equal(domain_xml(&s, &xml, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "absolute"));
+}
+
 /* --pin: <cputune> with a vcpupin per pinned vCPU and the emulator's; none without pins */
 static void test_pinning(void **state)
 {
@@ -529,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_pinning),
 		cmocka_unit_test(test_share_pages),
 		cmocka_unit_test(test_quick_cpu_check),
+		cmocka_unit_test(test_serial_log),
 		cmocka_unit_test(test_accel_decide),
 		cmocka_unit_test(test_balloon_reporting),
 	};
