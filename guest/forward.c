@@ -75,33 +75,68 @@ static int fwd_line(void *opaque, enum rec_line_kind kind, const char *line, siz
 	return 0;
 }
 
-int runner_forward(int in_fd, struct emitter *em, const struct record *context,
-		   uint64_t deadline_ns, struct fwd_stats *st, struct err *e)
+/* the host's words on the stream's fd: its stop word creates the stop file; false when the fd is quiet */
+static bool watch_read(int fd, const struct fwd_watch *w, char *got, size_t cap, size_t *have)
+{
+	ssize_t n = read(fd, got + *have, cap - 1 - *have);
+
+	if (n <= 0)
+		return false;
+	*have += (size_t)n;
+	got[*have] = '\0';
+	if (strstr(got, REC_PROBE_STOP)) {
+		int sf = open(w->stop_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		if (sf >= 0)
+			close(sf);
+		*have = 0;
+	} else if (*have == cap - 1) {
+		*have = 0;	/* no word of ours: drop it */
+	}
+	return true;
+}
+
+static int forward_loop(int in_fd, struct emitter *em, const struct record *context, uint64_t deadline_ns,
+			const struct fwd_watch *w, struct fwd_stats *st, struct err *e)
 {
 	struct fwd f = { em, context, st, 0, e };
 	struct rec_reader rd;
-	char buf[4096];
+	char buf[4096], words[64];
+	size_t have = 0;
+	uint64_t quiet_until = 0;	/* the host's side hung up: look again after a while */
 	int ret;
 
 	rec_reader_init(&rd);
 	for (;;) {
-		struct pollfd pfd = { in_fd, POLLIN, 0 };
+		struct pollfd pfd[2] = { { in_fd, POLLIN, 0 }, { w ? em->fd : -1, POLLIN, 0 } };
+		uint64_t now = harness_now_ns();
 		int wait = -1, r;
 		ssize_t n;
 
+		if (pfd[1].fd >= 0 && now < quiet_until) {
+			pfd[1].fd = -1;
+			wait = (int)((quiet_until - now) / 1000000u) + 1;
+		}
 		if (deadline_ns) {
-			uint64_t now = harness_now_ns();
+			int left;
 
 			if (now >= deadline_ns)
 				return -ETIMEDOUT;
-			wait = (int)((deadline_ns - now) / 1000000u) + 1;
+			left = (int)((deadline_ns - now) / 1000000u) + 1;
 			if ((deadline_ns - now) / 1000000u > 60000)
-				wait = 60000;
+				left = 60000;
+			if (wait < 0 || left < wait)
+				wait = left;
 		}
-		r = poll(&pfd, 1, wait);
+		r = poll(pfd, 2, wait);
 		if (r < 0 && errno != EINTR)
 			return err_set(e, -errno, "cannot poll workload output: %s", strerror(errno));
 		if (r <= 0)
+			continue;
+		if (w && pfd[1].revents &&
+		    !((pfd[1].revents & POLLIN) && watch_read(em->fd, w, words, sizeof(words), &have)))
+			quiet_until = harness_now_ns() + 100000000u;
+		if (!pfd[0].revents)
 			continue;
 		n = read(in_fd, buf, sizeof(buf));
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -117,6 +152,12 @@ int runner_forward(int in_fd, struct emitter *em, const struct record *context,
 	if (rd.len && !rd.overflow)
 		return fwd_bad(&f, "output ends inside a line (no newline)");
 	return 0;
+}
+
+int runner_forward(int in_fd, struct emitter *em, const struct record *context,
+		   uint64_t deadline_ns, struct fwd_stats *st, struct err *e)
+{
+	return forward_loop(in_fd, em, context, deadline_ns, NULL, st, e);
 }
 
 /* ---- running one child ---------------------------------------------------- */
@@ -165,14 +206,10 @@ fail:
 	_exit(127);
 }
 
-int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
-		uint64_t timeout_ms, struct fwd_stats *st, struct err *e)
-{
-	return runner_exec_hold(argv, em, context, timeout_ms, st, NULL, e);
-}
 
-int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
-		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e)
+static int exec_child(char *const argv[], struct emitter *em, const struct record *context,
+		      uint64_t timeout_ms, const struct fwd_watch *w, struct fwd_stats *st, pid_t *held,
+		      struct err *e)
 {
 	uint64_t deadline = harness_now_ns() + timeout_ms * 1000000u;
 	int out[2], ep[2], status = 0, exec_errno = 0, ret;
@@ -215,7 +252,7 @@ int runner_exec_hold(char *const argv[], struct emitter *em, const struct record
 
 	if (held)
 		*held = -1;
-	ret = runner_forward(out[0], em, context, deadline, st, e);
+	ret = forward_loop(out[0], em, context, deadline, w, st, e);
 	close(out[0]);
 	if (ret == -ETIMEDOUT)
 		timed_out = true;
@@ -251,6 +288,26 @@ int runner_exec_hold(char *const argv[], struct emitter *em, const struct record
 				 "workload exited without a result record", e);
 	}
 	return 0;
+}
+
+int runner_exec(char *const argv[], struct emitter *em, const struct record *context,
+		uint64_t timeout_ms, struct fwd_stats *st, struct err *e)
+{
+	return exec_child(argv, em, context, timeout_ms, NULL, st, NULL, e);
+}
+
+int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
+		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e)
+{
+	return exec_child(argv, em, context, timeout_ms, NULL, st, held, e);
+}
+
+int runner_exec_watch(char *const argv[], struct emitter *em, const struct record *context,
+		      uint64_t timeout_ms, const struct fwd_watch *w, struct fwd_stats *st, struct err *e)
+{
+	if (w && w->stop_file)
+		unlink(w->stop_file);
+	return exec_child(argv, em, context, timeout_ms, w && w->stop_file ? w : NULL, st, NULL, e);
 }
 
 void runner_release(pid_t *pids, size_t n)

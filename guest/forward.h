@@ -36,6 +36,15 @@ int runner_forward(int in_fd, struct emitter *em, const struct record *context,
 		   uint64_t deadline_ns, struct fwd_stats *st, struct err *e);
 
 /*
+ * What the host may say while a child runs: with stop_file set, the runner
+ * reads its stream's fd too, and the host's REC_PROBE_STOP word creates
+ * stop_file (removed before the child starts), which the child polls.
+ */
+struct fwd_watch {
+	const char *stop_file;
+};
+
+/*
  * fork + exec argv[0] (stdout to a pipe, stdin /dev/null, stderr inherited),
  * forward its records, kill it with SIGKILL after timeout_ms (fail record,
  * reason "timeout"), and add a fail record when it died or exited non-zero
@@ -52,6 +61,9 @@ int runner_exec(char *const argv[], struct emitter *em, const struct record *con
  */
 int runner_exec_hold(char *const argv[], struct emitter *em, const struct record *context,
 		     uint64_t timeout_ms, struct fwd_stats *st, pid_t *held, struct err *e);
+/* runner_exec while the host's words are watched for (w->stop_file) */
+int runner_exec_watch(char *const argv[], struct emitter *em, const struct record *context,
+		      uint64_t timeout_ms, const struct fwd_watch *w, struct fwd_stats *st, struct err *e);
 /* SIGKILL and reap the held children (entries <= 0 are skipped); sets them to -1 */
 void runner_release(pid_t *pids, size_t n);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "prng.h"
@@ -34,8 +35,9 @@ static const struct wl_param memset_params[] = {
 	  "access phase; loop_mib_s is the throughput over all of them (for the fidelity bench)" },
 	/* the host chooses these for its live-migration arms (thpeval run --migrate) */
 	{ "keep", WL_P_U64, offsetof(struct memset_opts, keep), "0", 0, 86400,
-	  "seconds: after the access phase keep the buffer and loop passes (a store to every 4K "
-	  "page, then the access chase), one info record each (event=keep), while the host "
+	  "seconds at most: after the access phase keep the buffer and loop passes (a store to every "
+	  "4K page, then the access chase), one info record each (event=keep), until the host's "
+	  "stop word or this limit, while the host "
 	  "migrates the guest; 0: none" },
 	{ "keep-rep", WL_P_U64, offsetof(struct memset_opts, keep_rep), "0", 0, 1000000,
 	  "the repetition (--rep) that keeps; the others do not" },
@@ -411,7 +413,7 @@ static int keep_phase(const struct memset_opts *a, const struct wl_env *env, cha
 	struct record r;
 	int ret;
 
-	while (harness_now_ns() < end) {
+	while (harness_now_ns() < end && access(MEMSET_KEEP_STOP_FILE, F_OK) != 0) {
 		t0 = harness_now_ns();
 		for (i = 0; i < npages; i++)
 			*(volatile uint64_t *)(void *)(buf + i * MEMSET_PAGE + node_offset(seed, i) + 8) =

@@ -48,6 +48,9 @@ struct memset_opts {
 	char keep_thp[16];	/* only in the cell of this guest_thp label; "any": every cell */
 };
 
+/* the file whose presence ends the keep phase (the runner creates it on the host's word) */
+#define MEMSET_KEEP_STOP_FILE "/tmp/thpeval-keep-stop"
+
 extern const struct workload wl_memset;
 
 /*

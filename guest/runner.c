@@ -19,6 +19,7 @@
 #include "appsrv.h"
 #include "harness.h"
 #include "kcompile.h"
+#include "memset.h"
 #include "lib/parse.h"
 #include "lib/wltraits.h"
 #include "plan.h"
@@ -422,6 +423,9 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 		struct fwd_stats st;
 		struct record ctx;
 		size_t k, v, nvar = cell_shmem(rn, w, shm, shm_vars);
+		/* memset's keep phase ends early on the host's word (a migration settled) */
+		const char *keep = cell_opt(p, w, "keep");
+		const struct fwd_watch watch = { rn->vport && keep && strcmp(keep, "0") ? MEMSET_KEEP_STOP_FILE : NULL };
 		uint64_t t0;
 		int n;
 
@@ -459,7 +463,7 @@ static int run_cell(struct runner *rn, unsigned round, enum guest_thp t, struct 
 			argv[n] = extra ? xvar : NULL;
 			argv[n + 1] = NULL;
 			t0 = harness_now_ns();
-			r = runner_exec(argv, &rn->em, &ctx, timeout_ms, &st, e);
+			r = runner_exec_watch(argv, &rn->em, &ctx, timeout_ms, &watch, &st, e);
 			if (r)
 				return r;
 			if (st.by_type[REC_RESULT] == 0)

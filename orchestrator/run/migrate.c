@@ -156,7 +156,8 @@ struct migrate_guest {
 	unsigned passes;
 	double t_start, t_end;		/* host clock: the migration's start and end (none: start = end) */
 	double next_sample;
-	bool settled, sampled_src;
+	bool settled, sampled_src, stop_sent;
+	double t_settled;		/* host clock: when the coverage settled */
 	double pass_t[RES_MIGPASS_MAX];	/* host arrival of each pass */
 };
 
@@ -260,6 +261,7 @@ static void sample(struct guest_ctx *gc)
 	l->series[l->n++] = (struct cov_point){ now - mg->t_end, pct };
 	if (pct >= 90) {
 		mg->settled = true;
+		mg->t_settled = now;
 		l->settled_s = now - mg->t_end;
 		return;
 	}
@@ -272,6 +274,7 @@ static void sample(struct guest_ctx *gc)
 		}
 		if (hi - lo <= SETTLE_BAND) {
 			mg->settled = true;
+			mg->t_settled = now;
 			l->settled_s = l->series[l->n - SETTLE_WINDOW].t_s;
 			snprintf(l->t90_why, sizeof(l->t90_why), "settled at %.1f%% (no change over %d s): khugepaged "
 				 "did not raise it to 90%%", pct, SETTLE_WINDOW);
@@ -280,6 +283,7 @@ static void sample(struct guest_ctx *gc)
 	}
 	if (now - mg->t_end >= MIGRATE_SETTLE_CAP_S) {
 		mg->settled = true;
+		mg->t_settled = now;
 		snprintf(l->t90_why, sizeof(l->t90_why), "still %.1f%% after %d s, the longest thpeval samples", pct,
 			 MIGRATE_SETTLE_CAP_S);
 	}
@@ -369,6 +373,26 @@ static int finish_migration(struct guest_ctx *gc, struct err *e)
 	return 0;
 }
 
+/* the coverage settled and the guest ran its passes after it: the keep phase may end */
+static void keep_stop(struct guest_ctx *gc)
+{
+	struct migrate_guest *mg = gc->mig;
+	const struct migration_log *l = mlog(gc);
+	struct err e = ERR_INIT;
+	unsigned after = 0;
+	size_t i;
+
+	if (!mg->settled || mg->stop_sent)
+		return;
+	for (i = 0; i < l->npass; i++)
+		after += mg->pass_t[i] >= mg->t_settled;
+	if (after < MIGRATE_AFTER_PASSES)
+		return;
+	mg->stop_sent = true;
+	if (guest_send(gc->g, REC_PROBE_STOP, sizeof(REC_PROBE_STOP) - 1, &e))
+		mg->cb.note(gc->io, "  %s: warning: the keep phase runs to its end: %s", gc->log->name, e.msg);
+}
+
 int migrate_tick(struct guest_ctx *gc, bool *handled, struct err *e)
 {
 	struct migrate_guest *mg = gc->mig;
@@ -400,6 +424,7 @@ int migrate_tick(struct guest_ctx *gc, bool *handled, struct err *e)
 		return 0;
 	case MG_DEST:
 		sample(gc);
+		keep_stop(gc);
 		return 0;
 	case MG_DONE:
 		break;

@@ -19,7 +19,8 @@
 #include "orchestrator/virt/virt.h"
 
 #define MIGRATE_BEFORE_PASSES 3		/* keep passes on the source before the migration starts */
-#define MIGRATE_KEEP_S 90		/* the keep phase the host asks of the guest */
+#define MIGRATE_KEEP_S 90		/* the longest keep phase: the host's stop word ends it sooner */
+#define MIGRATE_AFTER_PASSES 3		/* keep passes after the coverage settled, then the stop word */
 #define MIGRATE_SETTLE_CAP_S 60		/* coverage sampled at most this long after the migration */
 
 /* "precopy,postcopy[,none]" into c->migrate (the migrating arms, then "none", implied); 0 or -EINVAL */
