@@ -12,6 +12,7 @@
 #include "lib/clock.h"
 #include "lib/fstree.h"
 #include "orchestrator/run/abaxis.h"
+#include "orchestrator/run/crashlog.h"
 #include "orchestrator/run/migrate.h"
 #include "orchestrator/run/balloon.h"
 #include "orchestrator/run/ksm.h"
@@ -260,6 +261,22 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	return 0;
 }
 
+/* a guest gone before its end: its kernel's last words when it panicked (a migrated one's on either end) */
+static void gr_gone(const struct run_config *cfg, struct guest_run *gr)
+{
+	char serial[PATH_MAX], said[400];
+	const char *log = gr->log->console_path;
+
+	if (cfg->n_migrate && serial_log_path(gr->log->console_path, gr->name, serial, sizeof(serial)) == 0)
+		log = serial;
+	if (crashlog_panic(log, said, sizeof(said)) == 0)
+		gr->r = err_set(&gr->e, -EIO, "guest %s stopped before it finished: its kernel panicked (%s): see %s",
+				gr->name, said, log);
+	else
+		gr->r = err_set(&gr->e, -EIO, "guest %s stopped before it finished (QEMU killed or guest crashed): "
+				"see %s", gr->name, log);
+}
+
 /* one non-blocking round for one guest: true when it is finished (gr->r says how) */
 static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struct guest_run *gr, double t0)
 {
@@ -292,8 +309,7 @@ static bool gr_poll(const struct run_config *cfg, const struct run_io *io, struc
 		gr->r = err_set(e, -EINTR, "interrupted");
 		return true;
 	case GUEST_POLL_GUEST_GONE:
-		gr->r = err_set(e, -EIO, "guest %s stopped before it finished (QEMU killed or guest crashed): see %s",
-				gr->name, gr->log->console_path);
+		gr_gone(cfg, gr);
 		return true;
 	default:
 		break;

@@ -16,9 +16,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <unistd.h>
 
 #include "orchestrator/analysis/migration.h"
 #include "orchestrator/cmd/commands.h"
+#include "orchestrator/run/crashlog.h"
 #include "orchestrator/run/migrate.h"
 #include "orchestrator/virt/migrate.h"
 
@@ -119,6 +121,45 @@ static void test_config_check(void **state)
 	assert_non_null(strstr(e.msg, "keep"));
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* a guest's last words: the oops and the panic of a destination's console, stamps dropped */
+static void test_crashlog(void **state)
+{
+	char path[] = "/tmp/thpeval-crashlog-XXXXXX", said[400];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_text(path, "thpeval: round 1 guest_thp=never memset\n"
+		   "[   36.632094] BUG: kernel NULL pointer dereference, address: 0000000000000000\n"
+		   "[   36.645513] Oops: 0010 [#1] PREEMPT SMP NOPTI\n"
+		   "[   36.741291] Kernel panic - not syncing: Fatal exception in interrupt\n"
+		   "[   36.746943] Rebooting in 1 seconds..\n");
+	assert_int_equal(crashlog_panic(path, said, sizeof(said)), 0);
+	assert_string_equal(said, "Oops: 0010 [#1] PREEMPT SMP NOPTI; Kernel panic - not syncing: Fatal exception "
+			    "in interrupt");
+	/* no panic: nothing said */
+	write_text(path, "thpeval: runner 0.1.0 starting as PID 1\nBUG: not a kernel line\n");
+	assert_int_equal(crashlog_panic(path, said, sizeof(said)), -1);
+	assert_string_equal(said, "");
+	/* the guest's bytes are untrusted: control characters do not pass */
+	write_text(path, "Kernel panic - not syncing: \x1b[31mred\x07\n");
+	assert_int_equal(crashlog_panic(path, said, sizeof(said)), 0);
+	assert_null(strchr(said, 0x1b));
+	assert_null(strchr(said, 0x07));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(crashlog_panic(path, said, sizeof(said)), -1);
+}
+
 static void add(struct results *r, const char *arm, double access_after)
 {
 	struct migration_log *m = results_migration_add(r, NULL);
@@ -187,7 +228,7 @@ static void test_mode_names(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[N(opt_cases) + 3];
+	struct CMUnitTest tests[N(opt_cases) + 4];
 	size_t i, n = 0;
 
 	for (i = 0; i < N(opt_cases); i++)
@@ -196,5 +237,6 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){ "the keep phase and the refusals", test_config_check, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "summary over boots", test_summary, NULL, NULL, NULL };
 	tests[n++] = (struct CMUnitTest){ "mode names", test_mode_names, NULL, NULL, NULL };
+	tests[n++] = (struct CMUnitTest){ "a panicked guest's last words", test_crashlog, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("migrate", tests, n, NULL, NULL);
 }
