@@ -59,14 +59,13 @@ static bool cmdline_names_guest(long pid, const char *name)
 	return found;
 }
 
-static long pid_from_file(const char *name)
+long virt_pid_file(const char *path)
 {
-	char path[PATH_MAX], text[32];
+	char text[32];
 	uint64_t pid;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/run/libvirt/qemu/%s.pid", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -103,6 +102,7 @@ static long pid_from_proc_scan(const char *name)
 
 int guest_qemu_pid(struct guest *g)
 {
+	char path[PATH_MAX];
 	long pid;
 
 	if (!g)
@@ -110,7 +110,8 @@ int guest_qemu_pid(struct guest *g)
 	if (g->qemu_pid > 0 && cmdline_names_guest(g->qemu_pid, g->name))
 		return g->qemu_pid;
 	/* the pid file is only trusted if that process really runs this guest */
-	pid = pid_from_file(g->name);
+	snprintf(path, sizeof(path), "/run/libvirt/qemu/%s.pid", g->name);
+	pid = virt_pid_file(path);
 	if (pid <= 0 || !cmdline_names_guest(pid, g->name))
 		pid = pid_from_proc_scan(g->name);
 	g->qemu_pid = pid > 0 ? (int)pid : -1;

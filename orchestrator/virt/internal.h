@@ -49,6 +49,9 @@ struct guest {
 };
 
 /* libvirt messages can quote QEMU's multi-line stderr: ours stay one line */
+/* the pid in a libvirt pid file (either daemon's run directory); -1 if none or not a pid */
+long virt_pid_file(const char *path);
+
 int virt_oneline(struct err *e, int rc);
 
 #define lv_err(e, code, ...) virt_oneline((e), err_set((e), (code), __VA_ARGS__))

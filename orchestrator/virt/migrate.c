@@ -337,26 +337,12 @@ fail:
 
 int migd_qemu_pid(const struct migd *d, const char *name)
 {
-	char path[PATH_MAX], text[32];
-	uint64_t pid;
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX];
 
 	if (!d || !name)
 		return -1;
 	snprintf(path, sizeof(path), "%s/run/qemu/%s.pid", d->dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
-	text[strcspn(text, "\n")] = '\0';
-	if (parse_u64_range(text, 1, INT_MAX, &pid) < 0)
-		return -1;
-	return (int)pid;
+	return (int)virt_pid_file(path);
 }
 
 /* every domain of the daemon is a thpeval guest: destroy them all */
