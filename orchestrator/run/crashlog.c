@@ -19,6 +19,8 @@ static void keep_line(const char *s, const char *e, char *buf, size_t len)
 	}
 	while (s < e && *s == ' ')
 		s++;
+	while (e > s && e[-1] == '\r')	/* a serial console's line ends */
+		e--;
 	for (; s < e && n + 1 < len && n < LINE_MAX_KEEP; s++)
 		buf[n++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
 	buf[n] = '\0';

@@ -142,7 +142,7 @@ static void test_crashlog(void **state)
 	write_text(path, "thpeval: round 1 guest_thp=never memset\n"
 		   "[   36.632094] BUG: kernel NULL pointer dereference, address: 0000000000000000\n"
 		   "[   36.645513] Oops: 0010 [#1] PREEMPT SMP NOPTI\n"
-		   "[   36.741291] Kernel panic - not syncing: Fatal exception in interrupt\n"
+		   "[   36.741291] Kernel panic - not syncing: Fatal exception in interrupt\r\n"
 		   "[   36.746943] Rebooting in 1 seconds..\n");
 	assert_int_equal(crashlog_panic(path, said, sizeof(said)), 0);
 	assert_string_equal(said, "Oops: 0010 [#1] PREEMPT SMP NOPTI; Kernel panic - not syncing: Fatal exception "
