@@ -506,71 +506,110 @@ static size_t str_end(const char *text, size_t i)
 struct dup_scan {
 	const char *text;
 	size_t len;
-	char *key;		/* a decoded key */
-	size_t cap;		/* key's size: the longest raw key so far */
-	size_t at;		/* where the repeated key is */
+	char *key;		/* the repeated key, decoded (malloc'd) */
+	size_t at;		/* where its second occurrence is */
 };
 
-/* the key at text[*i] decoded into s->key (grown to the raw length); -ENOMEM */
-static int key_decode(struct dup_scan *s, size_t *i)
+/* one key of an object: decoded as json-c keeps it (up to a NUL), and where it is */
+struct key_at {
+	char *k;
+	size_t at;
+};
+
+static int key_cmp(const void *a, const void *b)
 {
-	size_t need = str_end(s->text, *i) - *i;
+	const struct key_at *x = a, *y = b;
+	int c = strcmp(x->k, y->k);
 
-	if (need > s->cap) {
-		char *k = realloc(s->key, need);
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
 
-		if (!k)
-			return -ENOMEM;
-		s->key = k;
-		s->cap = need;
-	}
-	str_decode(s->text, i, s->key);
-	return 0;
+static void keys_free(struct key_at *k, size_t n)
+{
+	while (n--)
+		free(k[n].k);
+	free(k);
 }
 
 /*
- * The value at text[*i] (valid JSON, the one json-c parsed into v), walked
- * beside v: an object's keys in the text against v's keys in insertion
- * order. json-c keeps a repeated key at its first place (with the last
- * value), so the first key of the text that differs from v's key at the same
- * place, or one past v's keys, is a repeat. Linear in the text; as deep as
- * json-c let the document be. 1 (s->key, s->at: the repeat), -ENOMEM or 0.
+ * A repeat among an object's keys: sorted by key then place, the later of two
+ * equal neighbours; of several, the first in the text. 1 (s->key, s->at), 0.
  */
-static int dup_walk(struct dup_scan *s, size_t *i, json_object *v)
+static int keys_repeat(struct dup_scan *s, struct key_at *k, size_t n)
+{
+	size_t m, best = SIZE_MAX, bi = 0;
+
+	qsort(k, n, sizeof(*k), key_cmp);
+	for (m = 1; m < n; m++)
+		if (!strcmp(k[m - 1].k, k[m].k) && k[m].at < best) {
+			best = k[m].at;
+			bi = m;
+		}
+	if (best == SIZE_MAX)
+		return 0;
+	s->key = k[bi].k;
+	s->at = best;
+	k[bi].k = NULL;
+	return 1;
+}
+
+/*
+ * The value at text[*i] (valid JSON, as json-c parsed it) walked for an
+ * object that repeats a key: json-c keeps one of them silently, so the text
+ * itself is read, not the tree. Each object's keys are sorted once; as deep
+ * as json-c let the document be. 1 (s->key, s->at: the repeat), -ENOMEM or 0.
+ */
+static int dup_walk(struct dup_scan *s, size_t *i)
 {
 	const char *t = s->text;
-	size_t j = skip_ws(t, *i, s->len), n = 0;
-
+	size_t j = skip_ws(t, *i, s->len);
 	int r;
 
 	if (t[j] == '{') {
-		struct lh_entry *ent = lh_table_head(json_object_get_object(v));
+		struct key_at *keys = NULL;
+		size_t n = 0, cap = 0;
 
 		j = skip_ws(t, j + 1, s->len);
 		while (t[j] != '}') {
 			size_t kat = j;
+			char *k;
 
-			if (key_decode(s, &j))
-				return -ENOMEM;
-			if (!ent || strcmp(s->key, (const char *)lh_entry_k(ent))) {
-				s->at = kat;
-				return 1;
+			if (n == cap) {
+				struct key_at *g = realloc(keys, (cap = cap ? 2 * cap : 8) * sizeof(*keys));
+
+				if (!g) {
+					keys_free(keys, n);
+					return -ENOMEM;
+				}
+				keys = g;
 			}
+			if (!(k = malloc(str_end(t, j) - j))) {
+				keys_free(keys, n);
+				return -ENOMEM;
+			}
+			str_decode(t, &j, k);
+			keys[n].k = k;
+			keys[n++].at = kat;
 			j = skip_ws(t, j, s->len) + 1;	/* ':' */
-			if ((r = dup_walk(s, &j, (json_object *)lh_entry_v(ent))))
+			if ((r = dup_walk(s, &j))) {
+				keys_free(keys, n);
 				return r;
-			ent = lh_entry_next(ent);
+			}
 			j = skip_ws(t, j, s->len);
 			if (t[j] == ',')
 				j = skip_ws(t, j + 1, s->len);
 		}
+		r = keys_repeat(s, keys, n);
+		keys_free(keys, n);
+		if (r)
+			return r;
 		*i = j + 1;
 		return 0;
 	}
 	if (t[j] == '[') {
 		j = skip_ws(t, j + 1, s->len);
 		while (t[j] != ']') {
-			if ((r = dup_walk(s, &j, json_object_array_get_idx(v, n++))))
+			if ((r = dup_walk(s, &j)))
 				return r;
 			j = skip_ws(t, j, s->len);
 			if (t[j] == ',')
@@ -594,7 +633,7 @@ int jt_parse(const char *text, size_t len, int depth, json_object **out, size_t 
 {
 	struct json_tokener *tok;
 	enum json_tokener_error jerr;
-	struct dup_scan s = { text, len, NULL, 0, 0 };
+	struct dup_scan s = { text, len, NULL, 0 };
 	json_object *root;
 	const char *lex = NULL;
 	size_t end, i = 0;
@@ -637,7 +676,7 @@ int jt_parse(const char *text, size_t len, int depth, json_object **out, size_t 
 		snprintf(why, whylen, "data after the end of the document");
 		return -EINVAL;
 	}
-	r = dup_walk(&s, &i, root);
+	r = dup_walk(&s, &i);
 	if (r) {
 		json_object_put(root);
 		*off = s.at;
