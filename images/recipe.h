@@ -15,6 +15,11 @@
 #include "lib/err.h"
 
 #define IMAGE_CACHE_DIR_DEFAULT "/var/cache/thpeval/images"
+/* thpeval's guest kernels (images/kbuild), shared by every image cache */
+#define IMAGE_KERNEL_CACHE_DEFAULT "/var/cache/thpeval/kernels"
+/* what they are built from (Debian's linux-source-6.1) */
+#define IMAGE_KERNEL_SOURCE_PACKAGE "linux-source-6.1"
+#define IMAGE_KERNEL_SOURCE "/usr/src/linux-source-6.1.tar.xz"
 #define IMAGE_ID_LEN 16		/* hex digits */
 #define IMAGE_PKGS_MAX 16	/* packages a user adds (--image-packages, --packages) */
 #define IMAGE_PKG_MAX 64	/* bytes of one package name, with the NUL */
@@ -23,7 +28,9 @@
 
 struct image_opts {
 	const char *cache_dir;	/* NULL = IMAGE_CACHE_DIR_DEFAULT */
-	const char *kernel;	/* vmlinuz-<version> path; NULL = newest /boot/vmlinuz-* */
+	const char *kernel;	/* a Debian vmlinuz-<version> to boot, with a slim initrd; NULL = thpeval's
+				 * own kernel (images/kbuild), no initrd */
+	const char *kernel_cache;	/* NULL = IMAGE_KERNEL_CACHE_DEFAULT */
 	const char *guest_bin;	/* the static guest program, installed as /init */
 	const char *const *extra_packages; /* NULL-terminated, may be NULL: host Debian packages added to the root */
 	const char *const *user_packages;  /* the same, the user's (--image-packages): both join the id */
@@ -35,14 +42,17 @@ struct image_opts {
 struct image {
 	char id[IMAGE_ID_LEN + 1];	/* content hash, 16 hex digits */
 	char dir[PATH_MAX];		/* <cache_dir>/<id>, absolute */
-	char kernel[PATH_MAX];		/* <dir>/kernel (0644): the ELF vmlinux from the vmlinuz (QEMU boots it
-					 * through its PVH entry), or a copy of the vmlinuz if it could not be unpacked */
-	char initrd[PATH_MAX];		/* <dir>/initrd: supermin's mini initrd, cut to the modules the guest
-					 * needs (virtio, ext4, virtio_console); mounts root= */
+	char kernel[PATH_MAX];		/* <dir>/kernel (0644): thpeval's own vmlinux, or the ELF vmlinux from
+					 * a Debian vmlinuz (QEMU boots either through its PVH entry), or a copy
+					 * of the vmlinuz if it could not be unpacked */
+	char initrd[PATH_MAX];		/* <dir>/initrd: with a Debian kernel, supermin's mini initrd cut to
+					 * the modules the guest needs (virtio, ext4, virtio_console), mounting
+					 * root=; "" with thpeval's kernel, which has them built in */
 	char root[PATH_MAX];		/* <dir>/root: raw ext2 disk image, never written after the build */
 	char cmdline[256];		/* what the image needs to boot: "root=UUID=... console=ttyS0 panic=1"
 					 * and boot-time savers; append your own params */
-	char kernel_version[64];	/* e.g. "6.1.0-57-amd64"; /lib/modules/<it> is in the root */
+	char kernel_version[64];	/* the booted kernel's release: "6.1.158-thpeval", or a Debian one
+					 * ("6.1.0-57-amd64") whose /lib/modules/<it> is in the root */
 	/* from the build's metadata (images built before they were recorded: 0 and "") */
 	double build_s;			/* seconds the build took */
 	char packages[1024];		/* the packages added to the base set, comma-separated */
