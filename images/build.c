@@ -10,6 +10,7 @@
 #include "images/boot.h"
 #include "images/cache.h"
 #include "images/gfs.h"
+#include "images/kbuild.h"
 #include "images/spawn.h"
 #include "lib/clock.h"
 #include "lib/fstree.h"
@@ -97,8 +98,32 @@ static int collect_outputs(const char *tmp, struct err *e)
 /* what boot_files() made; goes into the metadata */
 struct boot_info {
 	const char *kernel;	/* "vmlinux" (ELF, PVH entry) or "bzImage" */
-	const char *initrd;	/* "slim" or "supermin" */
+	const char *initrd;	/* "slim", "supermin" or "none" */
+	const char *kver;	/* the booted kernel's release */
 };
+
+/* thpeval's kernel in place of supermin's, and no initrd: the kernel mounts the root itself */
+static int own_boot_files(const struct kbuild *kb, const char *tmp, struct boot_info *bi, struct err *e)
+{
+	char kernel[PATH_MAX], initrd[PATH_MAX], *buf = NULL;
+	size_t n;
+	int r;
+
+	if (fstree_join(kernel, tmp, "kernel", e) || fstree_join(initrd, tmp, "initrd", e))
+		return e->code;
+	if ((r = read_regular(kb->vmlinux, "guest kernel", "", 0, (size_t)1 << 30, &buf, &n, e)))
+		return r;
+	r = write_file_atomic(kernel, buf, n, 0644, e);
+	free(buf);
+	if (r)
+		return r;
+	if (unlink(initrd) && errno != ENOENT)
+		return err_set(e, -errno, "cannot remove '%s': %s", initrd, strerror(errno));
+	bi->kernel = "vmlinux";
+	bi->initrd = "none";
+	bi->kver = kb->release;
+	return 0;
+}
 
 /*
  * Make supermin's kernel and initrd quick to boot: the kernel unpacked to the
@@ -107,13 +132,16 @@ struct boot_info {
  * with a progress note, when that cannot be done: the guest still boots, only
  * slower (seconds under TCG).
  */
-static int boot_files(const struct image_opts *o, const struct inputs *in,
+static int boot_files(const struct image_opts *o, const struct inputs *in, const struct kbuild *kb,
 		      const char *tmp, struct boot_info *bi, struct err *e)
 {
 	char kernel[PATH_MAX], initrd[PATH_MAX], dep[PATH_MAX], p[PATH_MAX];
 	struct err le = ERR_INIT;
 	size_t kept = 0, total = 0;
 
+	bi->kver = in->kver;
+	if (in->own_kernel)
+		return own_boot_files(kb, tmp, bi, e);
 	bi->kernel = "bzImage";
 	bi->initrd = "supermin";
 	if (fstree_join(kernel, tmp, "kernel", e) || fstree_join(p, tmp, "kernel.elf", e))
@@ -237,18 +265,23 @@ static int build_dirs(const struct inputs *in, char abs[PATH_MAX], char final[PA
 static int build_seal(const struct inputs *in, const char *tmp, const char *uuid, const struct boot_info *bi,
 		      double t0, const char *extras, struct err *e)
 {
-	static const char *const synced[] = { "kernel", "initrd", "root" };
-	char p[PATH_MAX], meta[768 + sizeof(((const struct image *)NULL)->packages)];
+	static const char *const synced[] = { "kernel", "root", "initrd" };
+	char p[PATH_MAX], root[128], meta[768 + sizeof(((const struct image *)NULL)->packages)];
 	size_t i;
 
+	/* no initrd: the kernel mounts the first disk (the guest's overlay) and runs /init */
+	if (in->own_kernel)
+		snprintf(root, sizeof(root), "root=/dev/vda rw rootfstype=ext4 init=/init");
+	else
+		snprintf(root, sizeof(root), "root=UUID=%s", uuid);
 	snprintf(meta, sizeof(meta),
-		 "id=%s\nkernel_version=%s\ncmdline=root=UUID=%s console=ttyS0 panic=1 %s\n"
+		 "id=%s\nkernel_version=%s\ncmdline=%s console=ttyS0 panic=1 %s\n"
 		 "kernel_format=%s\ninitrd=%s\nbuilder=%s\nbuild_s=%.1f\npackages=%s\n",
-		 in->id, in->kver, uuid, IMAGE_BOOT_PARAMS, bi->kernel, bi->initrd,
+		 in->id, bi->kver, root, IMAGE_BOOT_PARAMS, bi->kernel, bi->initrd,
 		 IMAGE_BUILDER_VERSION, mono_s() - t0, extras);
 	if (fstree_join(p, tmp, "meta", e) || write_file_synced(p, meta, e))
 		return e->code;
-	for (i = 0; i < sizeof(synced) / sizeof(synced[0]); i++)
+	for (i = 0; i < sizeof(synced) / sizeof(synced[0]) - in->own_kernel; i++)
 		if (fstree_join(p, tmp, synced[i], e) || fsync_path(p, e))
 			return e->code;
 	if (fstree_join(p, tmp, "complete", e) || write_file_synced(p, "", e) ||
@@ -262,16 +295,21 @@ int image_build_in(const struct image_opts *o, const struct inputs *in,
 {
 	char abs[PATH_MAX], tmp[PATH_MAX] = "", final[PATH_MAX], p[PATH_MAX];
 	char uuid[64], extras[sizeof(out->packages)] = "";
-	struct boot_info bi;
+	struct boot_info bi = { "bzImage", "supermin", "" };
+	struct kbuild kb;
 	double t0 = mono_s(), t1, t2;
 	int ret;
 
+	memset(&kb, 0, sizeof(kb));
+	if (in->own_kernel && (ret = kbuild_ensure(o, IMAGE_KERNEL_SOURCE, in->kernel_id, &kb, e)))
+		return ret;
+	t0 = mono_s();	/* the image's own time, without the kernel's build */
 	ret = build_dirs(in, abs, final, tmp, e);
 	if (ret)
 		goto cleanup;
 
 	progress(o, "building guest image %s (supermin, kernel %s, %zu packages)",
-		 in->id, in->kver, in->npkgs);
+		 in->id, in->own_kernel ? kb.release : in->kver, in->npkgs);
 	ret = run_supermin(in, tmp, e);
 	if (!ret)
 		ret = collect_outputs(tmp, e);
@@ -279,7 +317,7 @@ int image_build_in(const struct image_opts *o, const struct inputs *in,
 		goto cleanup;
 	t1 = mono_s();
 	progress(o, "supermin done in %.1f s", t1 - t0);
-	ret = boot_files(o, in, tmp, &bi, e);
+	ret = boot_files(o, in, &kb, tmp, &bi, e);
 	if (ret)
 		goto cleanup;
 	t1 = mono_s();

@@ -71,8 +71,7 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 	    fstree_join(img.root, img.dir, "root", e) ||
 	    fstree_join(p, img.dir, "complete", e))
 		return e->code;
-	if (!is_regular_file(p) || !is_regular_file(img.kernel) ||
-	    !is_regular_file(img.initrd) || !is_regular_file(img.root))
+	if (!is_regular_file(p) || !is_regular_file(img.kernel) || !is_regular_file(img.root))
 		return err_set(e, -ENOENT, "no complete image '%s' in '%s': build it (again)",
 			       id, abs);
 	if (fstree_join(p, img.dir, "meta", e))
@@ -93,6 +92,11 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 	    strncmp(img.cmdline, "root=", 5))
 		return err_set(e, -EBADMSG, "image metadata '%s' is malformed: rebuild the image with --force",
 			       p);
+	/* thpeval's own kernel boots without one */
+	if (meta_get(text, "initrd", val, sizeof(val)) == 0 && !strcmp(val, "none"))
+		img.initrd[0] = '\0';
+	else if (!is_regular_file(img.initrd))
+		return err_set(e, -ENOENT, "no complete image '%s' in '%s': build it (again)", id, abs);
 	/* recorded since images with packages: absent in older ones */
 	if (meta_get(text, "build_s", val, sizeof(val)) == 0)
 		img.build_s = strtod(val, NULL);
@@ -102,7 +106,7 @@ int image_load(const char *cache_dir, const char *id, struct image *out,
 	files[1] = img.initrd;
 	files[2] = img.root;
 	for (i = 0; i < 3; i++)
-		if (stat(files[i], &fst) == 0)
+		if (files[i][0] && stat(files[i], &fst) == 0)
 			img.disk_bytes += (unsigned long long)fst.st_blocks * 512;
 	snprintf(img.id, sizeof(img.id), "%s", id);
 	*out = img;

@@ -122,7 +122,7 @@ int image_verify(const struct image *img, struct err *e)
 
 	if (!img)
 		return err_set(e, -EINVAL, "no image given");
-	if (!is_regular_file(img->kernel) || !is_regular_file(img->initrd) ||
+	if (!is_regular_file(img->kernel) || (img->initrd[0] && !is_regular_file(img->initrd)) ||
 	    !is_regular_file(img->root))
 		return err_set(e, -ENOENT, "image '%s' is incomplete (kernel, initrd or root missing in '%s'): rebuild it with --force",
 			       img->id, img->dir);
@@ -153,7 +153,10 @@ int image_verify(const struct image *img, struct err *e)
 			      img->id, IMAGE_GUEST_PATH);
 		goto cleanup;
 	}
+	/* a Debian kernel's initrd loads its modules from the root; thpeval's has them built in */
 	snprintf(modules, sizeof(modules), "/lib/modules/%s", img->kernel_version);
+	if (!img->initrd[0])
+		goto modules_done;
 	if (guestfs_is_dir_opts(g, modules, -1) != 1) {
 		ret = err_set(e, -ENOENT, "image '%s' has no %s: the guest cannot load modules; rebuild it with --force",
 			      img->id, modules);
@@ -166,6 +169,7 @@ int image_verify(const struct image *img, struct err *e)
 			      img->id, modules);
 		goto cleanup;
 	}
+modules_done:
 	idtext = guestfs_cat(g, "/etc/thpeval-image");
 	if (!idtext) {
 		ret = gfs_fail(g, e, "image '%s' has no /etc/thpeval-image", img->id);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "images/kbuild.h"
 #include "images/spawn.h"
 #include "lib/fstree.h"
 
@@ -177,6 +178,42 @@ static int kernel_pick(const char *given, struct inputs *in, struct err *e)
 		return err_set(e, -EINVAL, "cannot tell the version of kernel '%s': its file name must be vmlinuz-<version> (pass it with --kernel)",
 			       in->kernel);
 	snprintf(in->kver, sizeof(in->kver), "%s", base + 8);
+	return 0;
+}
+
+/*
+ * thpeval's kernel: its build's id from the source tarball (package version,
+ * path, size and time), the configuration and the compiler that builds it
+ */
+static int own_kernel_id(struct inputs *in, struct err *e)
+{
+	const char *dpkg[] = { "dpkg-query", "-W", "-f=${Version}", IMAGE_KERNEL_SOURCE_PACKAGE, NULL };
+	const char *gcc[] = { "gcc", "--version", NULL };
+	char version[128], cc[512], num[64];
+	uint64_t h = FNV_OFFSET;
+	struct stat st;
+	size_t i;
+
+	if (stat(IMAGE_KERNEL_SOURCE, &st) || !S_ISREG(st.st_mode))
+		return err_set(e, -ENOENT, "no kernel source '%s' (thpeval builds its guest kernel from it): install it "
+			       "with 'apt-get install %s', or pass --kernel=/boot/vmlinuz-VERSION to boot a Debian kernel",
+			       IMAGE_KERNEL_SOURCE, IMAGE_KERNEL_SOURCE_PACKAGE);
+	if (spawn_run(gcc, NULL, cc, sizeof(cc), NULL))
+		return err_set(e, -ENOENT, "no gcc to build the guest kernel with: install it with 'apt-get install gcc "
+			       "make flex bison bc libelf-dev', or pass --kernel=/boot/vmlinuz-VERSION to boot a Debian "
+			       "kernel");
+	cc[strcspn(cc, "\n")] = '\0';
+	if (spawn_run(dpkg, NULL, version, sizeof(version), NULL) || !version[0])
+		snprintf(version, sizeof(version), "unpackaged");
+	snprintf(num, sizeof(num), "%lld:%lld", (long long)st.st_size, (long long)st.st_mtime);
+	fnv_field(&h, "source", IMAGE_KERNEL_SOURCE, strlen(IMAGE_KERNEL_SOURCE));
+	fnv_field(&h, "version", version, strlen(version));
+	fnv_field(&h, "stat", num, strlen(num));
+	fnv_field(&h, "cc", cc, strlen(cc));
+	for (i = 0; kbuild_config[i]; i++)
+		fnv_field(&h, "config", kbuild_config[i], strlen(kbuild_config[i]));
+	snprintf(in->kernel_id, sizeof(in->kernel_id), "%016llx", (unsigned long long)h);
+	in->own_kernel = true;
 	return 0;
 }
 
@@ -384,6 +421,8 @@ int inputs_prepare(const struct image_opts *o, struct inputs *in,
 	if (!o->guest_bin || !*o->guest_bin)
 		return err_set(e, -EINVAL, "no guest program given: build bin/thpeval-guest with 'make' and pass it");
 	ret = kernel_pick(o->kernel, in, e);
+	if (!ret && !o->kernel)
+		ret = own_kernel_id(in, e);
 	if (ret)
 		return ret;
 	ret = pkgs_build(o, in, e);
@@ -395,6 +434,8 @@ int inputs_prepare(const struct image_opts *o, struct inputs *in,
 	for (i = 0; image_initrd_modules[i]; i++)
 		fnv_field(&h, "initrd-module", image_initrd_modules[i], strlen(image_initrd_modules[i]));
 	fnv_field(&h, "kver", in->kver, strlen(in->kver));
+	if (in->own_kernel)
+		fnv_field(&h, "own-kernel", in->kernel_id, strlen(in->kernel_id));
 	ret = fnv_file(&h, "kernel", in->kernel, "kernel", "", e);
 	if (ret)
 		return ret;

@@ -22,8 +22,8 @@ struct image_args {
 #define IA(field) OPT_AT(struct image_args, field)
 
 static const struct opt image_opts[] = {
-	{ .name = "kernel", .arg = "PATH", .def_note = "newest /boot/vmlinuz-*", .id = IO_KERNEL, .type = OPT_STRING,
-	  IA(kernel), .what = "kernel", .help = "guest kernel" },
+	{ .name = "kernel", .arg = "PATH", .def_note = "thpeval's own, from linux-source-6.1", .id = IO_KERNEL, .type = OPT_STRING,
+	  IA(kernel), .what = "kernel", .help = "guest kernel: a Debian vmlinuz-<version> from /boot, booted with a slim initrd of its modules; without it thpeval's own: tinyconfig plus what the guest uses, drivers built in, no modules or initrd, built once (minutes on a fresh host) and cached in /var/cache/thpeval/kernels" },
 	{ .name = "cache-dir", .arg = "DIR", .def = "/var/cache/thpeval/images", .id = IO_CACHE_DIR,
 	  .type = OPT_STRING, IA(cache_dir), .what = "cache", .help = "image cache" },
 	{ .name = "guest-bin", .arg = "PATH", .def_note = "thpeval-guest beside thpeval, else ../libexec/thpeval/",
@@ -40,8 +40,8 @@ static const struct opt image_opts[] = {
 const struct command image_cmd = {
 	.name = "image",
 	.args = "build | show",
-	.summary = "Build (or show) the guest image: a Debian kernel and a root made from host packages\n"
-		   "with the guest program as /init, cached by content.",
+	.summary = "Build (or show) the guest image: thpeval's own kernel (or a Debian one) and a root made\n"
+		   "from host packages with the guest program as /init, cached by content.",
 	CLI_OPTS(image_opts),
 };
 
@@ -114,7 +114,8 @@ static int image_main(int argc, char **argv)
 		return cmd_fail(&e, CMD_ERROR);
 	printf("image %s (%s%s)\n  kernel  %s (%s)\n  initrd  %s\n  root    %s\n  cmdline %s\n", img.id,
 	       built ? "built" : "cached", a.kcompile ? ", kcompile: with the toolchain" : "", img.kernel,
-	       img.kernel_version, img.initrd, img.root, img.cmdline);
+	       img.kernel_version, img.initrd[0] ? img.initrd : "none (the kernel has its drivers built in)", img.root,
+	       img.cmdline);
 	printf("  packages %s\n  size    %.0f MiB on disk (kernel, initrd and the sparse root)\n",
 	       img.packages[0] ? img.packages : "(the base set only)", (double)img.disk_bytes / (1 << 20));
 	if (img.build_s > 0)

@@ -196,7 +196,7 @@ static int gr_start(const struct run_config *cfg, const struct run_io *io, struc
 	spec.vcpus = cfg->vcpus;
 	spec.accel = accel;
 	spec.kernel = img->kernel;
-	spec.initrd = img->initrd;
+	spec.initrd = img->initrd[0] ? img->initrd : NULL;
 	spec.cmdline = cmdline;
 	spec.disk_path = gr->overlay;
 	spec.disk_format = "qcow2";

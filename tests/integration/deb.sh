@@ -93,7 +93,7 @@ check "Package thpeval, Version $VERSION, Architecture $ARCH" \
 	[ "$(field Package) $(field Version) $(field Architecture)" = "thpeval $VERSION $ARCH" ]
 # Depends as one name a line, versions and alternatives' bars dropped
 field Depends | tr ',|' '\n' | sed 's/(.*)//; s/^ *//; s/ *$//' | sed '/^$/d' >"$WORK/depends"
-for p in libvirt-daemon-system qemu-system-x86 supermin linux-image-amd64 \
+for p in libvirt-daemon-system qemu-system-x86 supermin linux-image-amd64 linux-source-6.1 gcc make flex bison bc \
 	libguestfs0 libvirt0 libjson-c5 libsqlite3-0 libxml2 liblzma5 libc6; do
 	check "Depends: $p" grep -qx "$p" "$WORK/depends"
 done

@@ -70,7 +70,7 @@ static const char *const computed[] = {
 	"budget",	/* 4m45s with the default target: run_config_check() */
 	"seed",		/* time-based: 0 here, cmd_run() picks one */
 	"out",		/* thpeval-results/<time>: empty here, cmd_run() stamps it */
-	"kernel",	/* newest /boot/vmlinuz-*: empty here, the image finds it */
+	"kernel",	/* thpeval's own: empty here, the image builds it */
 	"emulator",	/* libvirt's: none here */
 	"guest-bin",	/* beside thpeval: empty here, cmd_run() looks it up */
 	"khugepaged",	/* the host's: no knob set, the host's values are recorded */
