@@ -539,6 +539,8 @@ static int keys_repeat(struct dup_scan *s, struct key_at *k, size_t n)
 {
 	size_t m, best = SIZE_MAX, bi = 0;
 
+	if (n < 2)	/* an empty object has no keys (and no array) */
+		return 0;
 	qsort(k, n, sizeof(*k), key_cmp);
 	for (m = 1; m < n; m++)
 		if (!strcmp(k[m - 1].k, k[m].k) && k[m].at < best) {
