@@ -21,9 +21,14 @@
  * perf's software events and the THP, hugetlbfs and KSM knobs; the
  * workloads need what a Debian userland uses (SysV IPC, futexes, epoll,
  * sockets on the loopback for redis and PostgreSQL, io_uring, userfaultfd).
- * Paging is as Debian's kernel has it: 5-level page tables and PTI, so that
- * guest page walks and TLB flushes cost what they cost there. No keyboard,
- * mouse or VT: probing them is most of a small kernel's start under TCG.
+ * Where a measurement passes through, it is built as Debian's kernel is:
+ * -O2 rather than tinyconfig's -Os, SLUB, full-size tables (a small base
+ * caps the page cache's folios below 2M, so shmem never got huge pages),
+ * NUMA, page allocator shuffling, init_on_alloc, voluntary preemption,
+ * THP always at boot, 5-level page tables, PTI, x2APIC and paravirtual
+ * spinlocks, so that faults, page walks and TLB flushes run the same code.
+ * No keyboard, mouse or VT: probing them is most of a small kernel's start
+ * under TCG.
  */
 const char *const kbuild_config[] = {
 	"CONFIG_64BIT=y", "CONFIG_SMP=y", "CONFIG_NR_CPUS=64", "CONFIG_LOCALVERSION=\"-thpeval\"",
@@ -33,16 +38,19 @@ const char *const kbuild_config[] = {
 	"CONFIG_AIO=y", "CONFIG_IO_URING=y", "CONFIG_ADVISE_SYSCALLS=y", "CONFIG_MEMBARRIER=y",
 	"CONFIG_FILE_LOCKING=y", "CONFIG_POSIX_TIMERS=y", "CONFIG_USERFAULTFD=y", "CONFIG_PERF_EVENTS=y",
 	"CONFIG_CGROUPS=y", "CONFIG_MEMCG=y", "CONFIG_HIGH_RES_TIMERS=y", "CONFIG_NO_HZ_IDLE=y",
-	"CONFIG_HZ_250=y",
+	"CONFIG_HZ_250=y", "CONFIG_BASE_FULL=y", "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE=y", "CONFIG_SLUB=y",
+	"CONFIG_RSEQ=y", "CONFIG_PREEMPT_VOLUNTARY=y", "CONFIG_STACKPROTECTOR=y", "CONFIG_STACKPROTECTOR_STRONG=y",
+	"CONFIG_HARDENED_USERCOPY=y", "CONFIG_SLAB_FREELIST_RANDOM=y", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON=y",
 	/* a guest of QEMU/KVM, booted through PVH */
-	"CONFIG_HYPERVISOR_GUEST=y", "CONFIG_PARAVIRT=y", "CONFIG_KVM_GUEST=y", "CONFIG_PVH=y",
+	"CONFIG_HYPERVISOR_GUEST=y", "CONFIG_PARAVIRT=y", "CONFIG_PARAVIRT_SPINLOCKS=y", "CONFIG_KVM_GUEST=y",
+	"CONFIG_PVH=y", "CONFIG_X86_X2APIC=y", "CONFIG_MTRR=y", "CONFIG_X86_PAT=y", "CONFIG_NUMA=y",
 	"CONFIG_ACPI=y", "CONFIG_PCI=y", "CONFIG_PCI_MSI=y",
 	/* paging and mitigations as Debian's */
 	"CONFIG_X86_5LEVEL=y", "CONFIG_CPU_MITIGATIONS=y", "CONFIG_PAGE_TABLE_ISOLATION=y",
 	"CONFIG_RETPOLINE=y",
 	/* memory: what the workloads measure */
-	"CONFIG_COMPACTION=y", "CONFIG_MIGRATION=y", "CONFIG_TRANSPARENT_HUGEPAGE=y",
-	"CONFIG_TRANSPARENT_HUGEPAGE_MADVISE=y", "CONFIG_HUGETLBFS=y", "CONFIG_KSM=y",
+	"CONFIG_ZONE_DMA=y", "CONFIG_SHUFFLE_PAGE_ALLOCATOR=y", "CONFIG_COMPACTION=y", "CONFIG_MIGRATION=y",
+	"CONFIG_TRANSPARENT_HUGEPAGE=y", "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS=y", "CONFIG_HUGETLBFS=y", "CONFIG_KSM=y",
 	"CONFIG_PAGE_REPORTING=y", "CONFIG_BALLOON_COMPACTION=y",
 	/* files and devices */
 	"CONFIG_BINFMT_ELF=y", "CONFIG_BINFMT_SCRIPT=y", "CONFIG_PROC_FS=y", "CONFIG_PROC_SYSCTL=y",
@@ -132,8 +140,10 @@ static int config_check(const char *src, struct err *e)
 		return r;
 	for (i = 0; kbuild_config[i]; i++) {
 		const char *c = kbuild_config[i], *eq = strchr(c, '=');
-		bool off = !strcmp(eq, "=n");
+		bool off = eq && !strcmp(eq, "=n");
 
+		if (!eq)
+			continue;	/* every entry is CONFIG_X=value */
 		if (off)
 			snprintf(want, sizeof(want), "\n%.*s=y\n", (int)(eq - c), c);
 		else
